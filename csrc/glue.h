@@ -1,0 +1,37 @@
+/* glue.h - what the C files of gpuprims._core share. */
+#ifndef GPUPRIMS_GLUE_H
+#define GPUPRIMS_GLUE_H
+
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030B0000 /* the stable ABI of Python 3.11 */
+#endif
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "../cuda/gpuprims.h"
+
+typedef struct {
+    PyObject *CudaError;
+    PyObject *NoDeviceError;
+    PyObject *DeviceBuffer;
+    int device_ready;
+} gp_state;
+
+static inline gp_state *gp_get_state(PyObject *module)
+{
+    return (gp_state *)PyModule_GetState(module);
+}
+
+/* module.c */
+PyObject *gp_raise_cuda(PyObject *module, cudaError_t err, const char *where);
+int gp_ensure_device(PyObject *module);
+cudaError_t gp_sync(cudaStream_t stream);
+
+/* reduce.c */
+PyObject *gp_variants(PyObject *module, PyObject *args);
+PyObject *gp_reduce(PyObject *module, PyObject *args);
+PyObject *gp_reduce_host(PyObject *module, PyObject *args);
+PyObject *gp_time_reduce(PyObject *module, PyObject *args);
+PyObject *gp_time_copy(PyObject *module, PyObject *args);
+
+#endif

@@ -1,0 +1,117 @@
+// common.cuh - what every kernel file shares: the launch macro, error
+// handling, ceil_div, the reduction operators with their identities, the
+// warp/block helpers and the dtype dispatch.
+#pragma once
+
+#include <cstdint>
+#include <cfloat>
+#include <climits>
+#include <cuda_runtime.h>
+
+#include "gpuprims.h"
+
+// Return the first CUDA error from a host launcher instead of exiting: the
+// Python glue turns it into gpuprims.CudaError.
+#define GP_TRY(...)                                                         \
+    do {                                                                    \
+        cudaError_t gp_err_ = (__VA_ARGS__);                                \
+        if (gp_err_ != cudaSuccess) return gp_err_;                         \
+    } while (0)
+
+// The one way kernels are launched in gpuprims (no bare <<< >>> elsewhere):
+// it launches and returns from the enclosing launcher on a launch error.
+#define GP_LAUNCH(kernel, grid, block, smem, stream, ...)                   \
+    do {                                                                    \
+        kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__);         \
+        GP_TRY(cudaGetLastError());                                         \
+    } while (0)
+
+namespace gp {
+
+template <class T>
+__host__ __device__ constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
+
+// Round a byte count up to a multiple of 256 so that scratch slices stay
+// aligned for 16-byte vector loads.
+__host__ __device__ constexpr size_t align_up(size_t bytes) { return (bytes + 255) & ~size_t(255); }
+
+// ---------------------------------------------------------------- operators
+// Each operator carries its identity, so padding lanes and empty inputs
+// contribute nothing.  min/max propagate NaN the way numpy.min/max do.
+template <class T> struct Limits;
+template <> struct Limits<int> {
+    __host__ __device__ static constexpr int lowest() { return INT_MIN; }
+    __host__ __device__ static constexpr int highest() { return INT_MAX; }
+};
+template <> struct Limits<long long> {
+    __host__ __device__ static constexpr long long lowest() { return LLONG_MIN; }
+    __host__ __device__ static constexpr long long highest() { return LLONG_MAX; }
+};
+template <> struct Limits<float> {
+    __host__ __device__ static constexpr float lowest() { return -__builtin_huge_valf(); }
+    __host__ __device__ static constexpr float highest() { return __builtin_huge_valf(); }
+};
+template <> struct Limits<double> {
+    __host__ __device__ static constexpr double lowest() { return -__builtin_huge_val(); }
+    __host__ __device__ static constexpr double highest() { return __builtin_huge_val(); }
+};
+
+template <class T> __host__ __device__ inline bool is_nan(T x) { return x != x; }
+
+template <class T> struct Sum {
+    using type = T;
+    __host__ __device__ static constexpr T identity() { return T(0); }
+    __host__ __device__ T operator()(T a, T b) const { return a + b; }
+};
+template <class T> struct Min {
+    using type = T;
+    __host__ __device__ static constexpr T identity() { return Limits<T>::highest(); }
+    __host__ __device__ T operator()(T a, T b) const {
+        return is_nan(a) ? a : (is_nan(b) ? b : (b < a ? b : a));
+    }
+};
+template <class T> struct Max {
+    using type = T;
+    __host__ __device__ static constexpr T identity() { return Limits<T>::lowest(); }
+    __host__ __device__ T operator()(T a, T b) const {
+        return is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a));
+    }
+};
+
+// --------------------------------------------------------- warp and block
+constexpr unsigned FULL_MASK = 0xffffffffu;
+constexpr int WARP = 32;
+
+// Butterfly-free tree: after it, lane 0 holds the reduction of the warp.
+template <class T, class Op>
+__device__ inline T warp_reduce(T v, Op op) {
+#pragma unroll
+    for (int offset = WARP / 2; offset > 0; offset >>= 1)
+        v = op(v, __shfl_down_sync(FULL_MASK, v, offset));
+    return v;
+}
+
+// Reduce over a whole block of BLOCK threads; the result is valid in
+// thread 0.  `smem` holds BLOCK / 32 values.  Every thread must call it.
+template <int BLOCK, class T, class Op>
+__device__ inline T block_reduce(T v, Op op, T *smem) {
+    static_assert(BLOCK % WARP == 0 && BLOCK <= 1024, "block of whole warps");
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    v = warp_reduce(v, op);
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < BLOCK / WARP ? smem[lane] : Op::identity();
+        v = warp_reduce(v, op);
+    }
+    return v;
+}
+
+// ------------------------------------------------------------- dtype map
+template <gp_dtype D> struct CType;
+template <> struct CType<GP_INT32> { using type = int; };
+template <> struct CType<GP_INT64> { using type = long long; };
+template <> struct CType<GP_FLOAT32> { using type = float; };
+template <> struct CType<GP_FLOAT64> { using type = double; };
+
+}  // namespace gp

@@ -1,0 +1,83 @@
+/* gpuprims.h - the C ABI between the CUDA launchers (cuda/) and the
+ * CPython glue (csrc/).  Plain C so that csrc/ stays C99.
+ *
+ * Every family exposes one registry table of gp_variant rows.  Python reads
+ * its variant lists from these tables and nowhere else.
+ */
+#ifndef GPUPRIMS_H
+#define GPUPRIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types.  The codes are part of the ABI with python/gpuprims. */
+typedef enum gp_dtype {
+    GP_INT32 = 0,
+    GP_INT64 = 1,
+    GP_FLOAT32 = 2,
+    GP_FLOAT64 = 3,
+    GP_NDTYPES = 4
+} gp_dtype;
+
+typedef enum gp_op { GP_SUM = 0, GP_MIN = 1, GP_MAX = 2, GP_NOPS = 3 } gp_op;
+
+/* Where a variant runs. */
+typedef enum gp_where { GP_ON_DEVICE = 0, GP_ON_HOST = 1 } gp_where;
+
+/* Arguments of one reduction.  `in` holds n elements of in_t; `out` receives
+ * one element of acc_t.  Both live where the variant runs (device memory for
+ * GP_ON_DEVICE, host memory for GP_ON_HOST).
+ *
+ * Two-phase like CUB: called with scratch == NULL, a launcher only stores the
+ * bytes of scratch it needs in scratch_bytes and returns cudaSuccess.  Called
+ * again with that much scratch, it enqueues its work on `stream` and returns
+ * the first error met; it never synchronizes and never allocates.  On that
+ * second call scratch must be non-NULL even where 0 bytes were asked for. */
+typedef struct gp_reduce_args {
+    const void *in;
+    void *out;
+    int64_t n;
+    gp_dtype in_t;
+    gp_dtype acc_t;
+    gp_op op;
+    void *scratch;
+    size_t scratch_bytes;
+    cudaStream_t stream;
+} gp_reduce_args;
+
+typedef cudaError_t (*gp_reduce_fn)(gp_reduce_args *args);
+
+/* One row of a registry. */
+typedef struct gp_variant {
+    const char *name;        /* stable snake_case id */
+    const char *title;       /* one line */
+    const char *source;      /* seed kernel or published technique */
+    const char *description; /* one paragraph */
+    int64_t max_n;           /* largest n accepted, or -1 for none */
+    int block_size;          /* threads per block, 0 where not applicable */
+    gp_where where;
+    gp_reduce_fn launch;
+} gp_variant;
+
+/* The reduction registry, in journey order (cuda/reduce/registry.cu). */
+extern const gp_variant gp_reduce_variants[];
+extern const int gp_reduce_nvariants;
+
+/* Which (op, in_t, acc_t) combinations the kernels are instantiated for.
+ * Anything else is converted by the caller first. */
+int gp_reduce_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t);
+
+/* Convert n elements from one dtype to another on the device (cuda/cast.cu). */
+cudaError_t gp_cast(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
+                    cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPRIMS_H */

@@ -1,0 +1,48 @@
+// Step 2 - reduceNeighboredLess (seed 003): the same pairs, fewer divergent
+// warps.
+//
+// What changed from step 1: thread tid now works on element 2*stride*tid, so
+// the busy threads are the first ones of the block - whole warps either work
+// or idle, and the idle warps retire early.  The pairing in memory is still
+// neighbouring, so the accesses of a warp spread over 2*stride*32 elements.
+//
+// Fixed from the seed: as in step 1 (scratch tile, no early return before a
+// barrier, identity padding); the seed's `if (idx > n)` was also off by one.
+#include "reduce.cuh"
+
+namespace {
+using namespace gp;
+
+template <class In, class Op>
+__global__ void reduce_neighbored_less(const In *in, typename Op::type *work,
+                                       typename Op::type *partial, int64_t n) {
+    using Acc = typename Op::type;
+    const Op op;
+    const unsigned tid = threadIdx.x;
+    const int64_t idx = int64_t(blockIdx.x) * blockDim.x + tid;
+    Acc *idata = work + int64_t(blockIdx.x) * blockDim.x;
+    idata[tid] = reduce::load_or_identity<Op>(in, idx, n);
+    __syncthreads();
+    for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
+        const unsigned index = 2 * stride * tid;  // the key line
+        if (index < blockDim.x) idata[index] = op(idata[index], idata[index + stride]);
+        __syncthreads();
+    }
+    if (tid == 0) partial[blockIdx.x] = idata[0];
+}
+
+struct NeighboredLess {
+    static constexpr int BLOCK = 512, ITEMS = BLOCK;
+    static constexpr bool WORK = true;
+    template <class In, class Op>
+    static cudaError_t launch(int64_t grid, const In *in, typename Op::type *work,
+                              typename Op::type *partial, int64_t n, cudaStream_t s) {
+        GP_LAUNCH((reduce_neighbored_less<In, Op>), unsigned(grid), BLOCK, 0, s, in, work, partial, n);
+        return cudaSuccess;
+    }
+};
+}  // namespace
+
+extern "C" cudaError_t gp_reduce_neighbored_less(gp_reduce_args *a) {
+    return reduce::dispatch<reduce::MultipassOf<NeighboredLess>::type>(a);
+}

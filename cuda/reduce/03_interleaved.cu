@@ -1,0 +1,45 @@
+// Step 3 - reduceInterleaved (seed 003): interleaved pairs.
+//
+// What changed from step 2: the partner of thread tid is tid + stride with
+// the stride halving from BLOCK/2 to 1.  The busy threads are still the
+// first ones (no divergence inside working warps), and now a warp's 32
+// accesses are 32 consecutive elements: coalesced.
+//
+// Fixed from the seed: as in step 1.
+#include "reduce.cuh"
+
+namespace {
+using namespace gp;
+
+template <class In, class Op>
+__global__ void reduce_interleaved(const In *in, typename Op::type *work,
+                                   typename Op::type *partial, int64_t n) {
+    using Acc = typename Op::type;
+    const Op op;
+    const unsigned tid = threadIdx.x;
+    const int64_t idx = int64_t(blockIdx.x) * blockDim.x + tid;
+    Acc *idata = work + int64_t(blockIdx.x) * blockDim.x;
+    idata[tid] = reduce::load_or_identity<Op>(in, idx, n);
+    __syncthreads();
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (tid < stride) idata[tid] = op(idata[tid], idata[tid + stride]);
+        __syncthreads();
+    }
+    if (tid == 0) partial[blockIdx.x] = idata[0];
+}
+
+struct Interleaved {
+    static constexpr int BLOCK = 512, ITEMS = BLOCK;
+    static constexpr bool WORK = true;
+    template <class In, class Op>
+    static cudaError_t launch(int64_t grid, const In *in, typename Op::type *work,
+                              typename Op::type *partial, int64_t n, cudaStream_t s) {
+        GP_LAUNCH((reduce_interleaved<In, Op>), unsigned(grid), BLOCK, 0, s, in, work, partial, n);
+        return cudaSuccess;
+    }
+};
+}  // namespace
+
+extern "C" cudaError_t gp_reduce_interleaved(gp_reduce_args *a) {
+    return reduce::dispatch<reduce::MultipassOf<Interleaved>::type>(a);
+}

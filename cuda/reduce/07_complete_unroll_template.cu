@@ -1,0 +1,51 @@
+// Step 7 - reduceCompleteUnroll<blockSize> (seed 000): the block size as a
+// template parameter.
+//
+// What changed from step 6: `blockDim.x >= 512` becomes `BLOCK >= 512`, a
+// compile-time constant, so the compiler deletes the steps that cannot run
+// and the guards cost nothing.  The launcher picks the instance for the
+// block size in use (here one, BLOCK = 512; the seed switched over 64..1024).
+//
+// Fixed from the seed: as in step 5.
+#include "reduce.cuh"
+
+namespace {
+using namespace gp;
+
+template <unsigned BLOCK, class In, class Op>
+__global__ void reduce_complete_unroll(const In *in, typename Op::type *work,
+                                       typename Op::type *partial, int64_t n) {
+    using Acc = typename Op::type;
+    const Op op;
+    const unsigned tid = threadIdx.x;
+    Acc *idata = work + int64_t(blockIdx.x) * BLOCK;
+    idata[tid] = reduce::unrolled_load<8, Op>(in, n);
+    __syncthreads();
+    if (BLOCK >= 1024 && tid < 512) idata[tid] = op(idata[tid], idata[tid + 512]);
+    __syncthreads();
+    if (BLOCK >= 512 && tid < 256) idata[tid] = op(idata[tid], idata[tid + 256]);
+    __syncthreads();
+    if (BLOCK >= 256 && tid < 128) idata[tid] = op(idata[tid], idata[tid + 128]);
+    __syncthreads();
+    if (BLOCK >= 128 && tid < 64) idata[tid] = op(idata[tid], idata[tid + 64]);
+    __syncthreads();
+    if (tid < 32) reduce::last_warp_volatile<Op>(idata, tid);
+    if (tid == 0) partial[blockIdx.x] = idata[0];
+}
+
+struct CompleteUnrollTemplate {
+    static constexpr int BLOCK = 512, ITEMS = BLOCK * 8;
+    static constexpr bool WORK = true;
+    template <class In, class Op>
+    static cudaError_t launch(int64_t grid, const In *in, typename Op::type *work,
+                              typename Op::type *partial, int64_t n, cudaStream_t s) {
+        GP_LAUNCH((reduce_complete_unroll<BLOCK, In, Op>), unsigned(grid), BLOCK, 0, s, in, work,
+                  partial, n);
+        return cudaSuccess;
+    }
+};
+}  // namespace
+
+extern "C" cudaError_t gp_reduce_complete_unroll_template(gp_reduce_args *a) {
+    return reduce::dispatch<reduce::MultipassOf<CompleteUnrollTemplate>::type>(a);
+}

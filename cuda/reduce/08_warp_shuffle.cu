@@ -1,0 +1,38 @@
+// Step 8 - warp shuffles: the tree in registers.
+//
+// What changed from step 7: no global tile any more.  Each thread keeps its
+// unroll-8 value in a register; each warp reduces its 32 values with five
+// __shfl_down_sync steps (register to register, no memory, no barrier); the
+// 16 warp results meet in 16 words of shared memory and warp 0 reduces them
+// the same way.  One barrier per block instead of nine, and the only global
+// traffic left is reading the input once.
+#include "reduce.cuh"
+
+namespace {
+using namespace gp;
+
+template <int BLOCK, class In, class Op>
+__global__ void __launch_bounds__(BLOCK)
+reduce_warp_shuffle(const In *in, typename Op::type *, typename Op::type *partial, int64_t n) {
+    using Acc = typename Op::type;
+    __shared__ Acc warp_results[BLOCK / WARP];
+    Acc v = reduce::unrolled_load<8, Op>(in, n);
+    v = block_reduce<BLOCK>(v, Op(), warp_results);
+    if (threadIdx.x == 0) partial[blockIdx.x] = v;
+}
+
+struct WarpShuffle {
+    static constexpr int BLOCK = 512, ITEMS = BLOCK * 8;
+    static constexpr bool WORK = false;
+    template <class In, class Op>
+    static cudaError_t launch(int64_t grid, const In *in, typename Op::type *work,
+                              typename Op::type *partial, int64_t n, cudaStream_t s) {
+        GP_LAUNCH((reduce_warp_shuffle<BLOCK, In, Op>), unsigned(grid), BLOCK, 0, s, in, work, partial, n);
+        return cudaSuccess;
+    }
+};
+}  // namespace
+
+extern "C" cudaError_t gp_reduce_warp_shuffle(gp_reduce_args *a) {
+    return reduce::dispatch<reduce::MultipassOf<WarpShuffle>::type>(a);
+}

@@ -1,0 +1,163 @@
+// Step 9 - single pass: what `variant="auto"` runs.
+//
+// What changed from step 8:
+//  * 16-byte vector loads (float4, int4, double2, longlong2): a quarter (or
+//    half) of the load instructions, full 128-byte lines per warp request;
+//  * a grid sized to fill the GPU once (BLOCKS_PER_SM blocks per SM), each
+//    thread striding over the array with UNROLL vector loads issued before
+//    their first use, so enough bytes are in flight to saturate HBM;
+//  * one launch: each block writes its partial, and the last block to finish
+//    (an atomic ticket after a __threadfence) reduces the partials in block
+//    order and writes the result.  The order of every operation depends only
+//    on n, the pointer's alignment and the SM count, so results are bitwise
+//    reproducible run to run on the same GPU; no floating-point atomics.
+// A head of up to 3 elements before the first 16-byte boundary and the tail
+// after the last whole vector are read one element at a time.
+#include "reduce.cuh"
+
+namespace {
+using namespace gp;
+
+// Tunables, in one place.  Evidence: bench/results/ (see the reduction table
+// there for the GPU and the GB/s these gave).
+struct SinglePassTuning {
+    static constexpr int BLOCK = 256;         // threads per block
+    static constexpr int UNROLL = 4;          // 16-byte loads in flight per thread
+    static constexpr int BLOCKS_PER_SM = 8;   // 2048 resident threads per SM
+};
+
+template <class T> struct Vec16;
+template <> struct Vec16<int> { using type = int4; };
+template <> struct Vec16<float> { using type = float4; };
+template <> struct Vec16<long long> { using type = longlong2; };
+template <> struct Vec16<double> { using type = double2; };
+
+template <class Op, class V4>
+__device__ inline typename Op::type fold4(typename Op::type acc, const V4 &v, Op op) {
+    using Acc = typename Op::type;
+    acc = op(acc, Acc(v.x));
+    acc = op(acc, Acc(v.y));
+    acc = op(acc, Acc(v.z));
+    return op(acc, Acc(v.w));
+}
+template <class Op>
+__device__ inline typename Op::type fold(typename Op::type acc, const int4 &v, Op op) { return fold4(acc, v, op); }
+template <class Op>
+__device__ inline typename Op::type fold(typename Op::type acc, const float4 &v, Op op) { return fold4(acc, v, op); }
+template <class Op>
+__device__ inline typename Op::type fold(typename Op::type acc, const longlong2 &v, Op op) {
+    using Acc = typename Op::type;
+    return op(op(acc, Acc(v.x)), Acc(v.y));
+}
+template <class Op>
+__device__ inline typename Op::type fold(typename Op::type acc, const double2 &v, Op op) {
+    using Acc = typename Op::type;
+    return op(op(acc, Acc(v.x)), Acc(v.y));
+}
+
+template <class In, class Op>
+__global__ void __launch_bounds__(SinglePassTuning::BLOCK)
+reduce_single_pass(const In *__restrict__ in, int64_t n, int64_t head,
+                   typename Op::type *partial, unsigned *ticket, typename Op::type *out) {
+    using Acc = typename Op::type;
+    using V = typename Vec16<In>::type;
+    constexpr int BLOCK = SinglePassTuning::BLOCK, UNROLL = SinglePassTuning::UNROLL;
+    constexpr int PER_VEC = sizeof(V) / sizeof(In);
+    const Op op;
+
+    const int64_t nvec = (n - head) / PER_VEC;
+    const int64_t tail = head + nvec * PER_VEC;
+    const int64_t tid = int64_t(blockIdx.x) * BLOCK + threadIdx.x;
+    const int64_t stride = int64_t(gridDim.x) * BLOCK;
+
+    Acc acc = Op::identity();
+    if (tid < head) acc = op(acc, Acc(in[tid]));
+    if (tid < n - tail) acc = op(acc, Acc(in[tail + tid]));
+
+    const V *vin = reinterpret_cast<const V *>(in + head);
+    int64_t i = tid;
+    for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
+        V r[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k) r[k] = __ldg(vin + i + k * stride);
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k) acc = fold(acc, r[k], op);
+    }
+    for (; i < nvec; i += stride) acc = fold(acc, __ldg(vin + i), op);
+
+    __shared__ Acc warp_results[BLOCK / WARP];
+    acc = block_reduce<BLOCK>(acc, op, warp_results);
+    if (gridDim.x == 1) {  // uniform over the block: one block needs no ticket
+        if (threadIdx.x == 0) *out = acc;
+        return;
+    }
+
+    __shared__ bool is_last;
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = acc;
+        __threadfence();  // the partial is visible before the ticket is taken
+        is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!is_last) return;  // uniform over the block
+
+    // The last block: all partials are written.  Read them past L1 (__ldcg),
+    // each thread a fixed subset in block order, then the block tree.
+    Acc v = Op::identity();
+    for (unsigned j = threadIdx.x; j < gridDim.x; j += BLOCK) v = op(v, __ldcg(partial + j));
+    v = block_reduce<BLOCK>(v, op, warp_results);
+    if (threadIdx.x == 0) {
+        *out = v;
+        *ticket = 0;
+    }
+}
+
+int sm_count() {
+    static int cache[64];  // per device; 0 = not read yet
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 1;
+    if (cache[dev] == 0) {
+        int sms = 0;
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+            return 1;
+        cache[dev] = sms;
+    }
+    return cache[dev];
+}
+
+template <class In, class Op>
+struct SinglePass {
+    using Acc = typename Op::type;
+    using T = SinglePassTuning;
+    static constexpr int PER_VEC = 16 / sizeof(In);
+
+    static int64_t grid_for(int64_t n) {
+        const int64_t items_per_block = int64_t(T::BLOCK) * T::UNROLL * PER_VEC;
+        const int64_t want = ceil_div<int64_t>(n, items_per_block);
+        const int64_t cap = int64_t(sm_count()) * T::BLOCKS_PER_SM;
+        return want < cap ? want : cap;
+    }
+    static size_t scratch(int64_t n) {
+        return align_up(size_t(grid_for(n)) * sizeof(Acc)) + sizeof(unsigned);
+    }
+    static cudaError_t run(const gp_reduce_args &a) {
+        const In *in = static_cast<const In *>(a.in);
+        const uintptr_t mis = reinterpret_cast<uintptr_t>(in) % 16;
+        if (mis % sizeof(In) != 0) return cudaErrorMisalignedAddress;
+        int64_t head = int64_t((16 - mis) % 16 / sizeof(In));
+        if (head > a.n) head = a.n;
+        const int64_t grid = grid_for(a.n);
+        Acc *partial = static_cast<Acc *>(a.scratch);
+        unsigned *ticket = reinterpret_cast<unsigned *>(static_cast<char *>(a.scratch) +
+                                                        align_up(size_t(grid) * sizeof(Acc)));
+        if (grid > 1) GP_TRY(cudaMemsetAsync(ticket, 0, sizeof(unsigned), a.stream));
+        GP_LAUNCH((reduce_single_pass<In, Op>), unsigned(grid), T::BLOCK, 0, a.stream, in, a.n, head,
+                  partial, ticket, static_cast<Acc *>(a.out));
+        return cudaSuccess;
+    }
+};
+}  // namespace
+
+extern "C" cudaError_t gp_reduce_single_pass(gp_reduce_args *a) {
+    return reduce::dispatch<SinglePass>(a);
+}

@@ -1,0 +1,174 @@
+// reduce.cuh - what the reduction variants share: the (op, in, acc) table,
+// the dispatch from runtime dtype codes to template instances, and the
+// multi-pass driver that combines per-block partial results on the GPU.
+#pragma once
+
+#include "../common.cuh"
+
+// The (op, input type, accumulator type) combinations instantiated for every
+// variant: numpy's defaults (sum of int32 accumulates in int64) plus the
+// same-type reductions.  gpuprims converts the input first for any other
+// dtype= request, so this table is the only list.
+#define GP_REDUCE_COMBOS(X)                                                 \
+    X(GP_SUM, GP_INT32, GP_INT64)                                           \
+    X(GP_SUM, GP_INT32, GP_INT32)                                           \
+    X(GP_SUM, GP_INT64, GP_INT64)                                           \
+    X(GP_SUM, GP_FLOAT32, GP_FLOAT32)                                       \
+    X(GP_SUM, GP_FLOAT32, GP_FLOAT64)                                       \
+    X(GP_SUM, GP_FLOAT64, GP_FLOAT64)                                       \
+    X(GP_MIN, GP_INT32, GP_INT32)                                           \
+    X(GP_MIN, GP_INT64, GP_INT64)                                           \
+    X(GP_MIN, GP_FLOAT32, GP_FLOAT32)                                       \
+    X(GP_MIN, GP_FLOAT64, GP_FLOAT64)                                       \
+    X(GP_MAX, GP_INT32, GP_INT32)                                           \
+    X(GP_MAX, GP_INT64, GP_INT64)                                           \
+    X(GP_MAX, GP_FLOAT32, GP_FLOAT32)                                       \
+    X(GP_MAX, GP_FLOAT64, GP_FLOAT64)
+
+namespace gp {
+namespace reduce {
+
+template <gp_op OP, class Acc> struct OpOf;
+template <class Acc> struct OpOf<GP_SUM, Acc> { using type = Sum<Acc>; };
+template <class Acc> struct OpOf<GP_MIN, Acc> { using type = Min<Acc>; };
+template <class Acc> struct OpOf<GP_MAX, Acc> { using type = Max<Acc>; };
+
+constexpr int combo_key(int op, int in, int acc) { return (op * GP_NDTYPES + in) * GP_NDTYPES + acc; }
+
+template <class Op>
+__global__ void write_identity(typename Op::type *out) { *out = Op::identity(); }
+
+// Impl<In, Op> provides
+//   static size_t scratch(int64_t n);              bytes of device scratch
+//   static cudaError_t run(const gp_reduce_args&); enqueue the work (n >= 1)
+// dispatch() adds the two-phase protocol of gp_reduce_fn and n == 0.
+template <template <class, class> class Impl>
+cudaError_t dispatch(gp_reduce_args *a) {
+    switch (combo_key(a->op, a->in_t, a->acc_t)) {
+#define GP_CASE(OP, IN, ACC)                                                \
+    case combo_key(OP, IN, ACC): {                                          \
+        using In = typename CType<IN>::type;                                \
+        using Op = typename OpOf<OP, typename CType<ACC>::type>::type;      \
+        if (a->scratch == nullptr) {                                        \
+            a->scratch_bytes = a->n > 0 ? Impl<In, Op>::scratch(a->n) : 0;  \
+            return cudaSuccess;                                             \
+        }                                                                   \
+        if (a->n == 0) {                                                    \
+            GP_LAUNCH(write_identity<Op>, 1, 1, 0, a->stream,               \
+                      static_cast<typename Op::type *>(a->out));            \
+            return cudaSuccess;                                             \
+        }                                                                   \
+        return Impl<In, Op>::run(*a);                                       \
+    }
+        GP_REDUCE_COMBOS(GP_CASE)
+#undef GP_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
+// Convert one input element, or give the identity past the end: partial
+// blocks and unroll tails then need no special case in the tree.
+template <class Op, class In>
+__device__ inline typename Op::type load_or_identity(const In *in, int64_t i, int64_t n) {
+    return i < n ? typename Op::type(in[i]) : Op::identity();
+}
+
+// The seeds' unrolling (seed 000): thread tid of block b combines the
+// UNROLL elements idx, idx + blockDim, ..., idx + (UNROLL-1)*blockDim, where
+// idx = b * blockDim * UNROLL + tid.  When all are in range, the UNROLL loads
+// are issued before the first add (independent loads in flight, as the
+// seed's a1..a8); in the last block each is checked, where the seed instead
+// dropped the whole group and lost up to UNROLL-1 elements per thread.
+template <int UNROLL, class Op, class In>
+__device__ inline typename Op::type unrolled_load(const In *in, int64_t n) {
+    using Acc = typename Op::type;
+    const Op op;
+    const int64_t step = blockDim.x;
+    const int64_t idx = int64_t(blockIdx.x) * step * UNROLL + threadIdx.x;
+    if (idx + (UNROLL - 1) * step < n) {
+        Acc a[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k) a[k] = Acc(in[idx + k * step]);
+        Acc v = a[0];
+#pragma unroll
+        for (int k = 1; k < UNROLL; ++k) v = op(v, a[k]);
+        return v;
+    }
+    Acc v = Op::identity();
+#pragma unroll
+    for (int k = 0; k < UNROLL; ++k) v = op(v, load_or_identity<Op>(in, idx + k * step, n));
+    return v;
+}
+
+// The seeds' last-warp unrolling: the final 64 -> 1 steps without
+// __syncthreads(), by the 32 threads of warp 0 through a volatile pointer.
+// The seed relied on the warp running in lock step.  Since Volta, threads
+// of a warp are scheduled independently, so lane 1 may read vmem[17] before
+// lane 17 has written it: a race.  Each step therefore reads both operands,
+// waits for the whole warp (__syncwarp), writes, and waits again before the
+// next read.  volatile still keeps every access in memory, not in a register.
+// Call with tid < 32 and idata[0 .. 63] valid.
+template <class Op>
+__device__ inline void last_warp_volatile(typename Op::type *idata, unsigned tid) {
+    using Acc = typename Op::type;
+    const Op op;
+    volatile Acc *vmem = idata;
+#pragma unroll
+    for (unsigned offset = 32; offset > 0; offset >>= 1) {
+        const Acc v = op(vmem[tid], vmem[tid + offset]);
+        __syncwarp();
+        vmem[tid] = v;
+        __syncwarp();
+    }
+}
+
+// The seed kernels produce one partial result per block.  Multipass runs a
+// variant V over the input, then over its own partials, until one value is
+// left, which the last pass writes straight into the output.  V provides:
+//   BLOCK     threads per block;  ITEMS  input elements per block
+//   WORK      true if the kernel reduces in place in a global tile (the
+//             seeds' "in-place reduction in global memory"): a scratch copy,
+//             so that the caller's array is never written
+//   launch<In, Op>(grid, in, work, partial, n, stream)
+template <class V, class In, class Op>
+struct Multipass {
+    using Acc = typename Op::type;
+
+    static size_t work_bytes(int64_t n) {
+        return V::WORK ? align_up(size_t(ceil_div<int64_t>(n, V::ITEMS)) * V::BLOCK * sizeof(Acc)) : 0;
+    }
+    static size_t scratch(int64_t n) {
+        const int64_t g1 = ceil_div<int64_t>(n, V::ITEMS);
+        const int64_t g2 = ceil_div<int64_t>(g1, V::ITEMS);
+        return work_bytes(n) + align_up(g1 * sizeof(Acc)) + align_up(g2 * sizeof(Acc));
+    }
+    static cudaError_t run(const gp_reduce_args &a) {
+        char *p = static_cast<char *>(a.scratch);
+        Acc *work = reinterpret_cast<Acc *>(p);
+        const int64_t g1 = ceil_div<int64_t>(a.n, V::ITEMS);
+        Acc *bufs[2] = {reinterpret_cast<Acc *>(p + work_bytes(a.n)),
+                        reinterpret_cast<Acc *>(p + work_bytes(a.n) + align_up(g1 * sizeof(Acc)))};
+        int64_t m = a.n;
+        int64_t g = g1;
+        Acc *dst = g == 1 ? static_cast<Acc *>(a.out) : bufs[0];
+        GP_TRY(V::template launch<In, Op>(g, static_cast<const In *>(a.in), work, dst, m, a.stream));
+        for (int which = 1; g > 1; which ^= 1) {
+            const Acc *src = dst;
+            m = g;
+            g = ceil_div<int64_t>(m, V::ITEMS);
+            dst = g == 1 ? static_cast<Acc *>(a.out) : bufs[which];
+            GP_TRY(V::template launch<Acc, Op>(g, src, work, dst, m, a.stream));
+        }
+        return cudaSuccess;
+    }
+};
+
+// Bind a variant traits struct V to the Impl<In, Op> shape dispatch() wants.
+template <class V>
+struct MultipassOf {
+    template <class In, class Op> using type = Multipass<V, In, Op>;
+};
+
+}  // namespace reduce
+}  // namespace gp

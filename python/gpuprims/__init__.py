@@ -1,0 +1,52 @@
+"""gpuprims - GPU parallel primitives as teaching journeys.
+
+Reduction (sum/min/max) as a family of variants from the textbook's naive
+kernel to one that matches NVIDIA's CUB, every one callable by name:
+
+    >>> import numpy as np, gpuprims
+    >>> x = np.random.default_rng(0).random(1 << 20, dtype=np.float32)
+    >>> gpuprims.sum(x)                         # the fastest variant
+    >>> gpuprims.sum(x, variant="interleaved")  # one step of the journey
+    >>> [v.name for v in gpuprims.variants("reduce")]
+"""
+try:
+    from . import _core
+except ImportError as e:  # pragma: no cover - a broken install
+    raise ImportError(
+        "gpuprims' compiled core (gpuprims._core) is missing or does not load: "
+        f"{e}. Reinstall with `pip install .` from the source tree."
+    ) from e
+
+from ._arrays import DeviceArray, to_device
+from ._errors import CudaError, NoDeviceError
+from ._reduce import max, min, reduce, sum
+from ._registry import Variant, variants
+
+__version__ = "0.1.0"
+
+
+def device_info() -> dict:
+    """Properties of the current GPU (name, multiprocessors, memory, L2 ...).
+    Raises NoDeviceError where none is visible."""
+    return _core.device_info()
+
+
+def gpu_available() -> bool:
+    """True if a CUDA GPU is visible (never raises)."""
+    return bool(_core.cuda_status()[0])
+
+
+__all__ = [
+    "CudaError",
+    "DeviceArray",
+    "NoDeviceError",
+    "Variant",
+    "device_info",
+    "gpu_available",
+    "max",
+    "min",
+    "reduce",
+    "sum",
+    "to_device",
+    "variants",
+]

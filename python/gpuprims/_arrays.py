@@ -1,0 +1,203 @@
+"""Device memory: DeviceArray, to_device, and how inputs are taken in.
+
+A DeviceArray owns memory from the CUDA runtime's stream-ordered pool and
+frees it when the object goes away.  Anything exposing
+``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors, DeviceArray)
+is used in place, with no copy; NumPy input is made contiguous and uploaded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+
+class DeviceArray:
+    """An n-dimensional, C-contiguous array in GPU memory.
+
+    Made by :func:`to_device` or returned by gpuprims operations on device
+    input.  ``.get()`` copies it back to a NumPy array.  It exposes
+    ``__cuda_array_interface__`` (version 3), so CuPy, PyTorch and Numba can
+    use it without a copy (``cupy.asarray(d)``, ``torch.as_tensor(d, device="cuda")``).
+    """
+
+    __slots__ = ("_buf", "_ptr", "_owner", "shape", "dtype")
+
+    def __init__(self, shape, dtype, *, _buf=None, _ptr=None, _owner=None):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        if _buf is None and _ptr is None:
+            _buf = _core.alloc(self.nbytes)
+        self._buf = _buf
+        self._ptr = _buf.ptr if _buf is not None else int(_ptr)
+        self._owner = _owner  # keeps a foreign array alive while viewed
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def ptr(self) -> int:
+        """The device address of element 0."""
+        return self._ptr
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self.shape[0]
+
+    def get(self) -> np.ndarray:
+        """Copy to a new NumPy array (waits for the GPU)."""
+        out = np.empty(self.shape, dtype=self.dtype)
+        if out.nbytes:
+            _core.dtoh(out, self._ptr)
+        return out
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        # Every gpuprims call has finished its work when it returns, so a
+        # consumer needs no synchronization: stream None.
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self._ptr, False),
+            "strides": None,
+            "version": 3,
+            "stream": None,
+        }
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype.name})"
+
+
+def to_device(x) -> DeviceArray:
+    """Copy a NumPy array (any strides) to the GPU; a DeviceArray is returned
+    as it is, and another device array is wrapped without a copy."""
+    if isinstance(x, DeviceArray):
+        return x
+    if hasattr(x, "__cuda_array_interface__"):
+        return _wrap_foreign(x)
+    a = np.ascontiguousarray(_host_array(x, "to_device"))
+    d = DeviceArray(a.shape, a.dtype)
+    if a.nbytes:
+        _core.htod(d.ptr, a)
+    return d
+
+
+def _host_array(x, who: str) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, (list, tuple, np.generic)):
+        return np.asarray(x)
+    raise TypeError(
+        f"gpuprims.{who} takes a NumPy array or a device array "
+        f"(an object with __cuda_array_interface__), not {type(x).__name__}"
+    )
+
+
+def _c_contiguous_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for s in reversed(shape):
+        strides.append(step)
+        step *= s
+    return tuple(reversed(strides))
+
+
+def _wrap_foreign(x) -> DeviceArray:
+    """A DeviceArray viewing x's memory (no copy), after ordering our stream
+    behind x's.  A non-contiguous x is gathered into a new contiguous array
+    (through the host: correct, but slow - pass contiguous arrays)."""
+    cai = x.__cuda_array_interface__
+    if cai.get("mask") is not None:
+        raise TypeError("masked device arrays are not supported")
+    try:
+        dtype = np.dtype(cai["typestr"])
+    except TypeError as e:
+        raise TypeError(f"unsupported device array typestr {cai['typestr']!r}") from e
+    shape = tuple(cai["shape"])
+    ptr = cai["data"][0] or 0
+    stream = cai.get("stream")
+    if stream is not None and stream != 0:
+        _core.wait_stream(int(stream))
+    strides = cai.get("strides")
+    size = int(np.prod(shape, dtype=np.int64))
+    if strides is None or size <= 1 or tuple(strides) == _c_contiguous_strides(shape, dtype.itemsize):
+        return DeviceArray(shape, dtype, _ptr=ptr, _owner=x)
+    # Non-contiguous: copy the span it covers, view it with its strides on
+    # the host, make that contiguous and upload it.
+    lo = sum(st * (n - 1) for st, n in zip(strides, shape) if st < 0)
+    hi = sum(st * (n - 1) for st, n in zip(strides, shape) if st > 0) + dtype.itemsize
+    span = np.empty(hi - lo, dtype=np.uint8)
+    _core.dtoh(span, ptr + lo)
+    view = np.ndarray(shape, dtype=dtype, buffer=span, offset=-lo, strides=strides)
+    return to_device(np.ascontiguousarray(view))
+
+
+@dataclass
+class Operand:
+    """An input taken in: where its elements are, how many, and what keeps
+    them alive.  `host` is the contiguous NumPy array for host input."""
+
+    shape: tuple
+    dtype: np.dtype
+    host: np.ndarray | None
+    device: DeviceArray | None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def on_device(self) -> bool:
+        return self.device is not None
+
+    def to_device(self) -> DeviceArray:
+        if self.device is None:
+            self.device = to_device(self.host)
+        return self.device
+
+    def to_host(self) -> np.ndarray:
+        if self.host is None:
+            self.host = self.device.get()
+        return self.host
+
+
+def take(x: Any, who: str, dtypes) -> Operand:
+    """Validate an input before any CUDA work: a supported dtype, at least
+    one dimension.  Raises TypeError or ValueError saying what to pass."""
+    if isinstance(x, DeviceArray) or hasattr(x, "__cuda_array_interface__"):
+        if not isinstance(x, DeviceArray):
+            cai = x.__cuda_array_interface__
+            _check(np.dtype(cai["typestr"]), len(cai["shape"]), who, dtypes)
+        d = to_device(x)
+        _check(d.dtype, d.ndim, who, dtypes)
+        return Operand(d.shape, d.dtype, None, d)
+    a = _host_array(x, who)
+    _check(a.dtype, a.ndim, who, dtypes)
+    a = np.ascontiguousarray(a)
+    return Operand(a.shape, a.dtype, a, None)
+
+
+def _check(dtype: np.dtype, ndim: int, who: str, dtypes) -> None:
+    if dtype not in dtypes:
+        names = ", ".join(np.dtype(d).name for d in dtypes)
+        raise TypeError(
+            f"gpuprims.{who} does not support dtype {dtype}; supported: {names} "
+            f"(convert first, e.g. x.astype(numpy.float64))"
+        )
+    if ndim == 0:
+        raise ValueError(
+            f"gpuprims.{who} needs an array with at least one dimension, got a 0-d array "
+            f"(use x.reshape(1))"
+        )

@@ -1,0 +1,71 @@
+"""Reduction: gpuprims.reduce, sum, min, max."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from ._arrays import take
+from ._registry import check_limit, lookup
+
+DTYPES = tuple(np.dtype(t) for t in ("int32", "int64", "float32", "float64"))
+CODES = {d: i for i, d in enumerate(DTYPES)}  # gp_dtype in cuda/gpuprims.h
+OPS = {"sum": 0, "min": 1, "max": 2}  # gp_op
+_NUMPY_NAMES = {"sum": "add", "min": "minimum", "max": "maximum"}
+
+
+def result_dtype(op: str, in_dtype: np.dtype, dtype=None) -> np.dtype:
+    """numpy's rule: sum of an integer type accumulates in int64 (the
+    platform integer); float sums keep their type; min/max keep the input
+    type.  dtype= overrides it."""
+    if dtype is not None:
+        d = np.dtype(dtype)
+        if d not in DTYPES:
+            names = ", ".join(t.name for t in DTYPES)
+            raise TypeError(f"dtype={d} is not supported; choose one of: {names}")
+        return d
+    if op == "sum" and in_dtype.kind == "i":
+        return np.dtype(np.int64)
+    return in_dtype
+
+
+def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
+    """Reduce all elements of `x` with `op` ("sum", "min" or "max").
+
+    x: a NumPy array (any shape, any strides) or a device array (DeviceArray,
+    CuPy, PyTorch CUDA tensor, anything with __cuda_array_interface__), used
+    in place.  Returns a NumPy scalar of numpy's result dtype (see
+    result_dtype), whatever the input.  `variant` names a step of the
+    journey (gpuprims.variants("reduce")); "auto" is the fastest.
+    """
+    if op not in OPS:
+        raise ValueError(f"unknown op {op!r}; choose one of: {', '.join(OPS)}")
+    v = lookup("reduce", variant)
+    operand = take(x, op, DTYPES)
+    acc = result_dtype(op, operand.dtype, dtype)
+    n = operand.size
+    check_limit(v, n)
+    if n == 0 and op != "sum":
+        raise ValueError(
+            f"zero-size array to reduction operation {_NUMPY_NAMES[op]} which has no identity"
+        )
+    args = (n, CODES[operand.dtype], CODES[acc], OPS[op])
+    if v.where == "host":
+        raw = _core.reduce_host(v.index, operand.to_host(), *args)
+    else:
+        raw = _core.reduce(v.index, operand.to_device().ptr, *args)
+    return np.frombuffer(raw, dtype=acc)[0]
+
+
+def sum(x, *, variant: str = "auto", dtype=None):  # noqa: A001 - the public name
+    """Sum of all elements (numpy.sum's result dtype)."""
+    return reduce(x, "sum", variant=variant, dtype=dtype)
+
+
+def min(x, *, variant: str = "auto", dtype=None):  # noqa: A001
+    """Smallest element; NaN if any element is NaN (as numpy.min)."""
+    return reduce(x, "min", variant=variant, dtype=dtype)
+
+
+def max(x, *, variant: str = "auto", dtype=None):  # noqa: A001
+    """Largest element; NaN if any element is NaN (as numpy.max)."""
+    return reduce(x, "max", variant=variant, dtype=dtype)

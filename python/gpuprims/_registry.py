@@ -1,0 +1,76 @@
+"""The variant registries, read from the compiled core's tables.
+
+This is the only list of variants in Python: the API, the CLI, the
+benchmark and the tests all ask :func:`variants`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from . import _core
+
+FAMILIES = ("reduce",)
+AUTO = {"reduce": "single_pass"}  # the fastest general variant of each family
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One step of a family's journey."""
+
+    family: str
+    index: int  # position in the core's table
+    name: str  # stable snake_case id, what variant= takes
+    title: str
+    source: str  # which seed kernel or published technique
+    description: str
+    limits: dict = field(default_factory=dict)  # e.g. {"max_n": 65536}; empty: none
+    block_size: int = 0
+    where: str = "device"  # "device" or "host"
+
+    @property
+    def max_n(self):
+        return self.limits.get("max_n")
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.name in ("cub", "cublas", "copy", "cpu")
+
+
+@lru_cache(maxsize=None)
+def _table(family: str) -> tuple:
+    rows = _core.variants(family)
+    return tuple(
+        Variant(family, i, name, title, source, desc,
+                {} if max_n is None else {"max_n": max_n}, block, where)
+        for i, (name, title, source, desc, max_n, block, where) in enumerate(rows)
+    )
+
+
+def variants(family: str) -> list[Variant]:
+    """The variants of `family` ("reduce", ...) in journey order, ending with
+    the production baseline and the host reference."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
+    return list(_table(family))
+
+
+def lookup(family: str, name: str) -> Variant:
+    """The variant called `name` ("auto" picks the fastest general one)."""
+    if not isinstance(name, str):
+        raise TypeError(f"variant must be a string, not {type(name).__name__}")
+    wanted = AUTO[family] if name == "auto" else name
+    for v in _table(family):
+        if v.name == wanted:
+            return v
+    names = ", ".join(["auto"] + [v.name for v in _table(family)])
+    raise ValueError(f"unknown {family} variant {name!r}; choose one of: {names}")
+
+
+def check_limit(v: Variant, n: int) -> None:
+    """ValueError naming the limit and a variant without it."""
+    if v.max_n is not None and n > v.max_n:
+        raise ValueError(
+            f"{v.family} variant {v.name!r} handles at most max_n = {v.max_n} elements, got {n}; "
+            f"use variant='auto' ({AUTO[v.family]}), which has no such limit"
+        )

@@ -1,0 +1,113 @@
+"""Build gpuprims._core: csrc/*.c (CPython glue, C, stable ABI) plus
+cuda/**/*.cu compiled by nvcc into objects linked into the same module.
+
+The nvcc step follows CuPy's builder: a build_ext subclass takes the .cu
+sources, compiles them with nvcc, hands the objects to the linker, and lets
+setuptools link one extension against the static CUDA runtime, so that
+`import gpuprims` works on a machine without a GPU or a driver.
+
+Environment:
+  GPUPRIMS_CUDA_ARCH  e.g. "90" or "75;80;86;89;90"; SASS for each listed
+                      architecture plus PTX for the newest. Default below.
+  CUDA_HOME / CUDA_PATH  the toolkit (else nvcc's location on PATH, else
+                      /usr/local/cuda).
+  GPUPRIMS_NVCC_JOBS  parallel nvcc processes (default: CPU count).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from concurrent.futures import ThreadPoolExecutor
+from glob import glob
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_ARCHS = "75;80;86;89;90;100;120"
+
+
+def find_cuda_home():
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(var)
+        if home and (Path(home) / "bin" / "nvcc").exists():
+            return Path(home)
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        return Path(nvcc).resolve().parent.parent
+    if Path("/usr/local/cuda/bin/nvcc").exists():
+        return Path("/usr/local/cuda")
+    return None
+
+
+def arch_flags(spec):
+    archs = [a.strip().replace("sm_", "").replace(".", "") for a in spec.replace(",", ";").split(";")]
+    archs = [a for a in archs if a]
+    if not archs or not all(a.rstrip("af").isdigit() for a in archs):
+        raise SystemExit(f"gpuprims: GPUPRIMS_CUDA_ARCH={spec!r} is not a list like '90' or '80;90'")
+    flags = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
+    newest = max(archs, key=lambda a: int(a.rstrip("af")))
+    flags.append(f"-gencode=arch=compute_{newest},code=compute_{newest}")
+    return flags
+
+
+class BuildExtNvcc(build_ext):
+    def build_extension(self, ext):
+        cu_sources = [s for s in ext.sources if s.endswith(".cu")]
+        ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
+        cuda_home = find_cuda_home()
+        if cuda_home is None:
+            raise SystemExit(
+                "gpuprims: building needs the CUDA toolkit's nvcc, and none was found.\n"
+                "  Install the CUDA toolkit (12.x or 13.x) and put its bin/ on PATH,\n"
+                "  or set CUDA_HOME to the toolkit's folder, then run pip install again."
+            )
+        nvcc = str(cuda_home / "bin" / "nvcc")
+        archs = arch_flags(os.environ.get("GPUPRIMS_CUDA_ARCH", DEFAULT_ARCHS))
+        obj_dir = Path(self.build_temp) / "cuda"
+        obj_dir.mkdir(parents=True, exist_ok=True)
+
+        def compile_one(src):
+            obj = obj_dir / (Path(src).with_suffix("").as_posix().replace("/", "_") + ".o")
+            cmd = [nvcc, "-c", src, "-o", str(obj), "-O3", "-std=c++17", "-Xcompiler", "-fPIC",
+                   "-Icuda", "--threads", "0", *archs]
+            print(" ".join(cmd), flush=True)
+            subprocess.run(cmd, check=True, cwd=HERE)
+            return str(obj)
+
+        jobs = int(os.environ.get("GPUPRIMS_NVCC_JOBS", os.cpu_count() or 1))
+        try:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                objects = list(pool.map(compile_one, cu_sources))
+        except subprocess.CalledProcessError as e:
+            raise SystemExit(f"gpuprims: nvcc failed on {e.cmd[2]} (exit {e.returncode})")
+
+        ext.extra_objects = objects + list(ext.extra_objects or [])
+        ext.include_dirs = [str(cuda_home / "include")] + list(ext.include_dirs or [])
+        lib64 = cuda_home / "lib64"
+        if not lib64.exists():
+            lib64 = cuda_home / "lib"
+        ext.library_dirs = [str(lib64)] + list(ext.library_dirs or [])
+        super().build_extension(ext)
+
+
+c_sources = sorted(glob("csrc/*.c"))
+cu_sources = sorted(glob("cuda/**/*.cu", recursive=True))
+
+core = Extension(
+    "gpuprims._core",
+    sources=c_sources + cu_sources,
+    depends=glob("csrc/*.h") + glob("cuda/**/*.cuh", recursive=True) + ["cuda/gpuprims.h"],
+    extra_compile_args=["-std=c99", "-Wall", "-Wextra", "-O2"],
+    libraries=["cudart_static", "stdc++", "rt", "pthread", "dl"],
+    define_macros=[("Py_LIMITED_API", "0x030B0000")],
+    py_limited_api=True,
+)
+
+setup(
+    ext_modules=[core],
+    cmdclass={"build_ext": BuildExtNvcc},
+    options={"bdist_wheel": {"py_limited_api": "cp311"}},
+)
