@@ -1,0 +1,88 @@
+"""The reduction benchmark (run on the GPU machine).
+
+Times every variant at n = 2^28, 2^24 and 2^20 (float32 sum) against CUB,
+the copy roof and NumPy, measured in this one run; then the host overhead
+of a call on a DeviceArray.  Writes bench/results/reduce-<gpu>-<date>.md
+(and a copy under $OUT when set) and prints the tables.
+"""
+import datetime
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import gpuprims
+from gpuprims import _core
+from gpuprims._journey import format_table, random_input, reduce_journey
+
+SIZES = [2**28, 2**24, 2**20]
+
+
+def call_overhead(n, calls=2000):
+    """Wall time of gpuprims.sum(DeviceArray) minus its kernel time (events),
+    medians of many calls, in microseconds."""
+    d = gpuprims.to_device(random_input(n, "float32", seed=5))
+    for _ in range(50):
+        gpuprims.sum(d)
+    wall = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        gpuprims.sum(d)
+        wall.append(time.perf_counter() - t0)
+    auto = next(v for v in gpuprims.variants("reduce") if v.name == "single_pass")
+    ms, _ = _core.time_reduce(auto.index, d.ptr, n, 2, 2, 0, 50, calls // 4, 0)
+    w = statistics.median(wall) * 1e6
+    k = statistics.median(ms) * 1e3
+    return {"n": n, "wall_us": w, "kernel_us": k, "overhead_us": w - k}
+
+
+def main():
+    info = gpuprims.device_info()
+    date = datetime.date.today().isoformat()
+    head = (f"GPU: {info['name']}, {info['multiprocessors']} SMs, "
+            f"{info['total_memory'] / 2**30:.0f} GiB, L2 {info['l2_cache_bytes'] / 2**20:.0f} MiB, "
+            f"driver {info['driver_version']}, runtime {info['runtime_version']}; date {date}")
+    parts = [f"# Reduction benchmark\n\n{head}\n\nMethod: CUDA events around the variant's "
+             "kernel(s) only, 3 warm-up runs, median of 30 timed runs (min/max shown), a buffer of "
+             "4x the L2 overwritten and the output poisoned before each run. GB/s = input bytes / "
+             "median time; the roof is a device-to-device copy moving the same bytes (read + write) "
+             "in this run. `x vs CUB` = CUB's median time / the row's (above 1: faster than CUB). "
+             "Each result checked against NumPy."]
+    data = {"gpu": info, "date": date, "tables": []}
+    for n in SIZES:
+        rows, roof = reduce_journey(n, dtype="float32", op="sum", repeat=30)
+        title = f"\n## float32 sum, n = 2^{n.bit_length() - 1} ({n * 4 / 2**20:.0f} MiB)\n"
+        parts.append(format_table(rows, roof, title=title))
+        data["tables"].append({"n": n, "rows": rows, "roof": roof})
+        print(parts[-1], flush=True)
+    ov = [call_overhead(n) for n in (2**20, 2**24)]
+    lines = ["\n## Host overhead of gpuprims.sum(DeviceArray) (auto)\n",
+             "| n | wall per call (us) | kernel (us) | overhead (us) |", "|---:|---:|---:|---:|"]
+    lines += [f"| 2^{o['n'].bit_length() - 1} | {o['wall_us']:.1f} | {o['kernel_us']:.1f} | "
+              f"{o['overhead_us']:.1f} |" for o in ov]
+    parts.append("\n".join(lines))
+    data["overhead"] = ov
+    print(parts[-1])
+
+    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
+    text = "\n".join(parts) + "\n"
+    out = Path(__file__).resolve().parent / "results" / f"reduce-{slug}-{date}.md"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(text)
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], out.name).write_text(text)
+        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(json.dumps(data, indent=1))
+    bad = [r["variant"] for t in data["tables"] for r in t["rows"] if not r["ok"]]
+    if bad:
+        print("MISMATCH:", bad)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build for sm_90, run the tests (GPU ones
+# included), compute-sanitizer over every variant, then the benchmark.
+# Logs go to $OUT (the device tool brings them back).  Usage:
+#   bash bench/gpu_run.sh [tests|sanitize|bench|slow ...]   (default: all but slow)
+set -u
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/gpuprims-out}; mkdir -p "$OUT"
+steps=${*:-"tests sanitize bench"}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+echo "== build"
+t0=$(date +%s)
+if ! GPUPRIMS_CUDA_ARCH=${GPUPRIMS_CUDA_ARCH:-90} pip install --no-build-isolation --no-deps -e . >"$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"; exit 1
+fi
+echo "built in $(( $(date +%s) - t0 )) s"
+rc=0
+for step in $steps; do
+  echo "== $step"
+  case $step in
+    tests) python3 -m pytest -q -rs --maxfail=20 tests >"$OUT/pytest.log" 2>&1; r=$?
+           tail -25 "$OUT/pytest.log"; [ $r -eq 0 ] || rc=1 ;;
+    slow)  python3 -m pytest -q -rs --runslow -m slow tests >"$OUT/pytest-slow.log" 2>&1; r=$?
+           tail -8 "$OUT/pytest-slow.log"; [ $r -eq 0 ] || rc=1 ;;
+    sanitize)
+      for tool in memcheck racecheck synccheck; do
+        compute-sanitizer --tool $tool --error-exitcode 9 python3 bench/sanitize_reduce.py \
+          >"$OUT/sanitize-$tool.log" 2>&1; r=$?
+        echo "$tool: exit $r; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong|all results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
+        [ $r -eq 0 ] || rc=1
+      done ;;
+    bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
+  esac
+done
+exit $rc

@@ -1,0 +1,47 @@
+"""python -m gpuprims: the reduction journey table on this machine's GPU.
+
+    python -m gpuprims [--n N] [--dtype float32] [--op sum] [--repeat 30]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+import gpuprims
+
+from . import _core
+from ._journey import copy_roof, format_table, random_input, reduce_journey
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m gpuprims", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=lambda s: int(eval(s, {"__builtins__": {}})), default=1 << 24,
+                   help="elements (an expression like 2**24 is fine; default 2**24)")
+    p.add_argument("--dtype", default="float32", choices=["int32", "int64", "float32", "float64"])
+    p.add_argument("--op", default="sum", choices=["sum", "min", "max"])
+    p.add_argument("--repeat", type=int, default=30, help="timed runs per variant (median shown)")
+    args = p.parse_args(argv)
+
+    ok, why = _core.cuda_status()
+    if not ok:
+        x = random_input(args.n, args.dtype)
+        got = gpuprims.reduce(x, args.op, variant="cpu")
+        print(f"No CUDA GPU visible ({why}): no GPU timings. Host reference only: "
+              f"cpu {args.op} of {args.n} {args.dtype} = {got!r}, numpy = {getattr(np, args.op)(x)!r}")
+        return 0
+
+    info = gpuprims.device_info()
+    roof = copy_roof(1 << 28, repeat=20, flush_bytes=4 * info["l2_cache_bytes"])
+    print(f"GPU: {info['name']} (sm_{info['compute_capability'][0]}{info['compute_capability'][1]}), "
+          f"{info['multiprocessors']} SMs, {info['total_memory'] / 2**30:.0f} GiB, "
+          f"L2 {info['l2_cache_bytes'] / 2**20:.0f} MiB; copy roof {roof['gbps']:.0f} GB/s")
+    rows, roof = reduce_journey(args.n, dtype=args.dtype, op=args.op, repeat=args.repeat)
+    print(format_table(rows, roof, title=f"\nreduce {args.op}, n = {args.n}, {args.dtype} "
+                                          f"(CUDA events, median of {args.repeat}, L2 flushed)\n"))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""Time a family's whole journey on the GPU and lay it out as a table.
+
+Method (../shared/DESIGN.md, "Timing and benchmarks"): CUDA events around
+the variant's kernel(s) only; warm-up runs first; L2 overwritten and the
+output poisoned before every timed run; median (and min/max) of the
+repetitions.  Bandwidth counts the ideal bytes (the input read once); the
+roof is a device-to-device copy of the same number of bytes measured in the
+same run.  Every row's result is checked against NumPy.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+import numpy as np
+
+from . import _core
+from ._arrays import to_device
+from ._reduce import CODES, OPS, result_dtype
+from ._registry import variants
+
+
+def _summary(ms):
+    return {"median_ms": statistics.median(ms), "min_ms": min(ms), "max_ms": max(ms)}
+
+
+def copy_roof(nbytes, *, warmup=5, repeat=50, flush_bytes=0):
+    """Median time and GB/s (bytes read + written) of a device-to-device copy."""
+    ms = _core.time_copy(int(nbytes), warmup, repeat, int(flush_bytes))
+    row = _summary(ms)
+    row["gbps"] = 2 * nbytes / (row["median_ms"] * 1e-3) / 1e9
+    return row
+
+
+def random_input(n, dtype, seed=0):
+    """Random test data, never zeros: small signed integers, floats in [-1, 1)."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        return rng.integers(-1000, 1000, size=n, dtype=dtype)
+    return (rng.random(n, dtype=np.float32 if dtype.itemsize == 4 else np.float64) * 2 - 1).astype(dtype)
+
+
+def reduce_journey(n, *, dtype="float32", op="sum", repeat=30, warmup=3, x=None, names=None):
+    """Time every device variant of the reduction family (or `names`) on one
+    random input of n elements, plus the copy roof and NumPy on the CPU.
+
+    Returns (rows, roof): one dict per variant in journey order with
+    median/min/max ms, GB/s, % of roof, speed vs CUB and whether the result
+    matched NumPy.
+    """
+    dtype = np.dtype(dtype)
+    x = random_input(n, dtype) if x is None else x
+    acc = result_dtype(op, dtype)
+    d = to_device(x)
+    nbytes = x.nbytes
+    l2 = _core.device_info()["l2_cache_bytes"]
+    flush = 4 * l2  # overwritten before every timed run: nothing of the input stays in L2
+    roof = copy_roof(nbytes // 2, warmup=warmup, repeat=repeat, flush_bytes=flush)  # same bytes moved
+    numpy_fn = {"sum": np.sum, "min": np.min, "max": np.max}[op]
+    want = numpy_fn(x)
+    if op == "sum" and acc.kind == "f":
+        tol = 4 * (math.ceil(math.log2(max(n, 2))) + 1) * np.finfo(acc).eps * float(np.abs(x).sum(dtype=np.float64))
+    else:
+        tol = 0.0
+
+    rows = []
+    for v in variants("reduce"):
+        if v.where != "device" or (names is not None and v.name not in names):
+            continue
+        ms, raw = _core.time_reduce(v.index, d.ptr, n, CODES[dtype], CODES[acc], OPS[op],
+                                    warmup, repeat, flush)
+        got = np.frombuffer(raw, dtype=acc)[0]
+        row = {"variant": v.name, "title": v.title, **_summary(ms)}
+        row["gbps"] = nbytes / (row["median_ms"] * 1e-3) / 1e9
+        row["roof_pct"] = 100 * row["gbps"] / roof["gbps"]
+        row["ok"] = bool(abs(float(got) - float(want)) <= tol)
+        rows.append(row)
+
+    t = []
+    for _ in range(max(3, min(repeat, 10))):
+        t0 = time.perf_counter()
+        numpy_fn(x)
+        t.append((time.perf_counter() - t0) * 1e3)
+    cpu = {"variant": "numpy (CPU)", "title": f"numpy.{op} on the host", **_summary(t)}
+    cpu["gbps"] = nbytes / (cpu["median_ms"] * 1e-3) / 1e9
+    cpu["roof_pct"] = 100 * cpu["gbps"] / roof["gbps"]
+    cpu["ok"] = True
+    rows.append(cpu)
+
+    cub = next((r for r in rows if r["variant"] == "cub"), None)
+    for r in rows:
+        r["x_vs_cub"] = cub["median_ms"] / r["median_ms"] if cub else float("nan")
+    return rows, roof
+
+
+def format_table(rows, roof, *, title=""):
+    """Markdown table of reduce_journey's rows."""
+    lines = [title] if title else []
+    lines += [
+        "| variant | median ms | min ms | max ms | GB/s | % of copy roof | x vs CUB | matches NumPy |",
+        "|---|---:|---:|---:|---:|---:|---:|:---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['variant']} | {r['median_ms']:.4f} | {r['min_ms']:.4f} | {r['max_ms']:.4f} | "
+            f"{r['gbps']:.0f} | {r['roof_pct']:.1f} | {r['x_vs_cub']:.2f} | {'yes' if r['ok'] else 'NO'} |"
+        )
+    lines.append(
+        f"| copy roof (device-to-device) | {roof['median_ms']:.4f} | {roof['min_ms']:.4f} | "
+        f"{roof['max_ms']:.4f} | {roof['gbps']:.0f} | 100.0 | | |"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,53 @@
+"""Shared test setup: the gpu and slow markers, random inputs, references."""
+import math
+
+import numpy as np
+import pytest
+
+import gpuprims
+
+GPU_OK, GPU_WHY = gpuprims._core.cuda_status()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", help="run the >2^31-element tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    no_gpu = pytest.mark.skip(reason=f"needs a CUDA GPU; none visible here ({GPU_WHY})")
+    no_slow = pytest.mark.skip(reason="slow (over 2^31 elements): run with --runslow on a GPU")
+    for item in items:
+        if "gpu" in item.keywords and not GPU_OK:
+            item.add_marker(no_gpu)
+        if "slow" in item.keywords and not config.getoption("--runslow"):
+            item.add_marker(no_slow)
+
+
+def random_array(n, dtype, seed=0):
+    """Random, never zeros: signed integers in [-1000, 1000), floats in
+    [-1, 1) (so sums cancel and min/max sit anywhere)."""
+    rng = np.random.default_rng(seed + 7919 * n)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        return rng.integers(-1000, 1000, size=n, dtype=dtype)
+    return (rng.random(n, dtype=np.float64) * 2 - 1).astype(dtype)
+
+
+def exact_sum(x):
+    """The correctly rounded float64 sum (math.fsum)."""
+    return math.fsum(x.astype(np.float64).ravel().tolist())
+
+
+def sum_tolerance(x, acc_dtype, exact):
+    """Bound on |computed - exact| for a float sum of x accumulated in
+    acc_dtype.  A reduction tree of depth ceil(log2 n) rounds each element's
+    contribution at most that many times: error <= depth * eps * sum|x|.  The
+    variants also run sequential per-thread loops before their trees
+    (unrolling, the grid-stride loop of single_pass, CUB's tiles), so the
+    bound allows four times the tree depth, plus one rounding of the result
+    (and of the input conversion, when acc_dtype is wider than x)."""
+    eps = float(np.finfo(acc_dtype).eps)
+    n = max(int(x.size), 1)
+    depth = math.ceil(math.log2(n)) + 1
+    abs_sum = float(np.abs(x.astype(np.float64)).sum())
+    return 4 * depth * eps * abs_sum + eps * abs(exact)
