@@ -10,7 +10,7 @@ steps=${*:-"tests sanitize bench"}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "== build"
 t0=$(date +%s)
-if ! GPUPRIMS_CUDA_ARCH=${GPUPRIMS_CUDA_ARCH:-90} pip install --no-build-isolation --no-deps -e . >"$OUT/build.log" 2>&1; then
+if ! GPUPRIMS_CUDA_ARCH=${GPUPRIMS_CUDA_ARCH:-90} python3 -m pip install --no-build-isolation --no-deps -e . >"$OUT/build.log" 2>&1; then
   tail -40 "$OUT/build.log"; exit 1
 fi
 echo "built in $(( $(date +%s) - t0 )) s"
