@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [tests|sanitize|bench|slow ...]   (default: all but slow)
+#   bash bench/gpu_run.sh [tests|sanitize|tune|bench|slow ...]   (default: all but slow)
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpuprims-out}; mkdir -p "$OUT"
@@ -29,6 +29,7 @@ for step in $steps; do
         echo "$tool: exit $r; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong|all results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
         [ $r -eq 0 ] || rc=1
       done ;;
+    tune)  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune_reduce && /tmp/tune_reduce | tee "$OUT/tune.log" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
   esac
 done

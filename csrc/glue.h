@@ -27,6 +27,18 @@ PyObject *gp_raise_cuda(PyObject *module, cudaError_t err, const char *where);
 int gp_ensure_device(PyObject *module);
 cudaError_t gp_sync(cudaStream_t stream);
 
+/* Per host thread and device: a zeroed counter word for launchers that take
+ * a grid-wide ticket (gp_reduce_args.counter), and a small pinned, mapped
+ * host buffer that kernels write a scalar result into directly.  Allocated
+ * on first use and kept for the thread's life.  NULL with an exception set
+ * on failure. */
+typedef struct {
+    int device;
+    unsigned *counter;
+    void *result; /* 64 bytes, host memory the GPU writes */
+} gp_thread_res;
+gp_thread_res *gp_thread_resources(PyObject *module);
+
 /* reduce.c */
 PyObject *gp_variants(PyObject *module, PyObject *args);
 PyObject *gp_reduce(PyObject *module, PyObject *args);

@@ -88,6 +88,34 @@ cudaError_t gp_sync(cudaStream_t stream)
     return err;
 }
 
+gp_thread_res *gp_thread_resources(PyObject *module)
+{
+    static __thread gp_thread_res res = {-1, NULL, NULL};
+    int dev = 0;
+    cudaError_t err;
+
+    if (gp_ensure_device(module) < 0)
+        return NULL;
+    if ((err = cudaGetDevice(&dev)) != cudaSuccess)
+        goto fail;
+    if (res.device == dev)
+        return &res;
+    /* A first call on this thread, or on another device: the old device's
+     * two small buffers stay allocated (a few bytes per thread and device). */
+    res.device = -1;
+    if ((err = cudaMalloc((void **)&res.counter, sizeof(unsigned))) != cudaSuccess ||
+        (err = cudaMemset(res.counter, 0, sizeof(unsigned))) != cudaSuccess ||
+        (err = cudaHostAlloc(&res.result, 64, cudaHostAllocMapped | cudaHostAllocPortable)) !=
+            cudaSuccess)
+        goto fail;
+    res.device = dev;
+    return &res;
+fail:
+    (void)cudaGetLastError();
+    gp_raise_cuda(module, err, "per-thread setup");
+    return NULL;
+}
+
 /* ------------------------------------------------------- DeviceBuffer */
 
 typedef struct {

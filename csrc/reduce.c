@@ -49,6 +49,7 @@ typedef struct {
     const gp_variant *v;
     gp_reduce_args a;
     void *base;
+    gp_thread_res *res;
 } gp_reduce_call;
 
 static int check_args(int index, long long n, int in_t, int acc_t, int op, gp_where where)
@@ -82,10 +83,12 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
 {
     cudaStream_t s = cudaStreamPerThread;
     size_t cast_bytes = 0, out_bytes;
+    gp_thread_res *res;
     cudaError_t err;
     const char *where = "reduce: allocating scratch";
 
-    if (check_args(index, n, in_t, acc_t, op, GP_ON_DEVICE) < 0 || gp_ensure_device(module) < 0)
+    if (check_args(index, n, in_t, acc_t, op, GP_ON_DEVICE) < 0 ||
+        (res = gp_thread_resources(module)) == NULL)
         return -1;
     if (in_ptr % gp_sizes[in_t] != 0) {
         PyErr_SetString(PyExc_ValueError,
@@ -93,6 +96,7 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
         return -1;
     }
     memset(c, 0, sizeof(*c));
+    c->res = res;
     c->v = &gp_reduce_variants[index];
     c->a.in = (const void *)in_ptr;
     c->a.n = n;
@@ -100,6 +104,7 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
     c->a.acc_t = (gp_dtype)acc_t;
     c->a.op = (gp_op)op;
     c->a.stream = s;
+    c->a.counter = res->counter;
     if (!gp_reduce_supported(c->a.op, c->a.in_t, c->a.acc_t)) {
         cast_bytes = align256((size_t)n * gp_sizes[acc_t]); /* converted first, below */
         c->a.in_t = c->a.acc_t;
@@ -130,7 +135,21 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
     return 0;
 }
 
-/* reduce(index, in_ptr, n, in_t, acc_t, op) -> bytes */
+/* The scalar at p as a Python int or float. */
+static PyObject *scalar_to_python(const void *p, int type)
+{
+    switch (type) {
+    case GP_INT32: return PyLong_FromLong((long)*(const int32_t *)p);
+    case GP_INT64: return PyLong_FromLongLong((long long)*(const int64_t *)p);
+    case GP_FLOAT32: return PyFloat_FromDouble((double)*(const float *)p);
+    default: return PyFloat_FromDouble(*(const double *)p);
+    }
+}
+
+/* reduce(index, in_ptr, n, in_t, acc_t, op) -> int or float (exact: the
+ * caller makes it a NumPy scalar of the accumulator type).  The kernel
+ * writes the result straight into this thread's pinned buffer, so the call
+ * costs one allocation, the launch(es), one free and one wait. */
 PyObject *gp_reduce(PyObject *module, PyObject *args)
 {
     int index, in_t, acc_t, op;
@@ -138,15 +157,13 @@ PyObject *gp_reduce(PyObject *module, PyObject *args)
     long long n;
     gp_reduce_call c;
     cudaError_t err, err2;
-    char result[8];
     char where[96];
 
     if (!PyArg_ParseTuple(args, "iKLiii:reduce", &index, &in_ptr, &n, &in_t, &acc_t, &op) ||
         reduce_setup(module, &c, index, (uintptr_t)in_ptr, n, in_t, acc_t, op) < 0)
         return NULL;
+    c.a.out = c.res->result;
     err = c.v->launch(&c.a);
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(result, c.a.out, gp_sizes[acc_t], cudaMemcpyDeviceToHost, c.a.stream);
     err2 = cudaFreeAsync(c.base, c.a.stream);
     if (err == cudaSuccess)
         err = err2;
@@ -157,10 +174,10 @@ PyObject *gp_reduce(PyObject *module, PyObject *args)
         PyOS_snprintf(where, sizeof(where), "reduce[%s]", c.v->name);
         return gp_raise_cuda(module, err, where);
     }
-    return PyBytes_FromStringAndSize(result, (Py_ssize_t)gp_sizes[acc_t]);
+    return scalar_to_python(c.res->result, acc_t);
 }
 
-/* reduce_host(index, buffer, n, in_t, acc_t, op) -> bytes */
+/* reduce_host(index, buffer, n, in_t, acc_t, op) -> int or float */
 PyObject *gp_reduce_host(PyObject *module, PyObject *args)
 {
     int index, in_t, acc_t, op;
@@ -207,7 +224,7 @@ PyObject *gp_reduce_host(PyObject *module, PyObject *args)
                      gp_reduce_variants[index].name, cudaGetErrorName(err));
         return NULL;
     }
-    return PyBytes_FromStringAndSize(result, (Py_ssize_t)gp_sizes[acc_t]);
+    return scalar_to_python(result, acc_t);
 }
 
 /* ------------------------------------------------------------ timing */
@@ -290,7 +307,7 @@ static cudaError_t reduce_timed(void *ctx, int phase)
 }
 
 /* time_reduce(index, in_ptr, n, in_t, acc_t, op, warmup, repeat, flush_bytes)
- *   -> (list of ms, bytes of the last result) */
+ *   -> (list of ms, the last result as int or float) */
 PyObject *gp_time_reduce(PyObject *module, PyObject *args)
 {
     int index, in_t, acc_t, op, warmup, repeat;
@@ -316,7 +333,7 @@ PyObject *gp_time_reduce(PyObject *module, PyObject *args)
         Py_DECREF(times);
         return gp_raise_cuda(module, err, "time_reduce: reading the result");
     }
-    return Py_BuildValue("(Ny#)", times, result, (Py_ssize_t)gp_sizes[acc_t]);
+    return Py_BuildValue("(NN)", times, scalar_to_python(result, acc_t));
 }
 
 typedef struct {

@@ -48,6 +48,11 @@ typedef struct gp_reduce_args {
     void *scratch;
     size_t scratch_bytes;
     cudaStream_t stream;
+    /* Optional: a device word that is 0 before the call and that only work
+     * on `stream` uses.  A launcher needing a grid-wide ticket counts on it
+     * and leaves it 0 again; with NULL it takes a word from its scratch and
+     * zeroes it itself (one more operation on the stream). */
+    unsigned *counter;
 } gp_reduce_args;
 
 typedef cudaError_t (*gp_reduce_fn)(gp_reduce_args *args);

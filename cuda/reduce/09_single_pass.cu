@@ -18,13 +18,15 @@
 namespace {
 using namespace gp;
 
-// Tunables, in one place.  Evidence: bench/results/ (see the reduction table
-// there for the GPU and the GB/s these gave).
-struct SinglePassTuning {
-    static constexpr int BLOCK = 256;         // threads per block
-    static constexpr int UNROLL = 4;          // 16-byte loads in flight per thread
-    static constexpr int BLOCKS_PER_SM = 8;   // 2048 resident threads per SM
+// Tunables, in one place.  Evidence: bench/tune_reduce.cu, whose table for
+// each GPU measured is kept in bench/results/.
+template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_>
+struct Tuning {
+    static constexpr int BLOCK = BLOCK_;                  // threads per block
+    static constexpr int UNROLL = UNROLL_;                // 16-byte loads in flight per thread
+    static constexpr int BLOCKS_PER_SM = BLOCKS_PER_SM_;  // resident blocks per SM
 };
+using SinglePassTuning = Tuning<256, 4, 8>;
 
 template <class T> struct Vec16;
 template <> struct Vec16<int> { using type = int4; };
@@ -55,13 +57,13 @@ __device__ inline typename Op::type fold(typename Op::type acc, const double2 &v
     return op(op(acc, Acc(v.x)), Acc(v.y));
 }
 
-template <class In, class Op>
-__global__ void __launch_bounds__(SinglePassTuning::BLOCK)
+template <class In, class Op, class T>
+__global__ void __launch_bounds__(T::BLOCK)
 reduce_single_pass(const In *__restrict__ in, int64_t n, int64_t head,
                    typename Op::type *partial, unsigned *ticket, typename Op::type *out) {
     using Acc = typename Op::type;
     using V = typename Vec16<In>::type;
-    constexpr int BLOCK = SinglePassTuning::BLOCK, UNROLL = SinglePassTuning::UNROLL;
+    constexpr int BLOCK = T::BLOCK, UNROLL = T::UNROLL;
     constexpr int PER_VEC = sizeof(V) / sizeof(In);
     const Op op;
 
@@ -108,7 +110,7 @@ reduce_single_pass(const In *__restrict__ in, int64_t n, int64_t head,
     v = block_reduce<BLOCK>(v, op, warp_results);
     if (threadIdx.x == 0) {
         *out = v;
-        *ticket = 0;
+        *ticket = 0;  // ready for the next launch on this stream
     }
 }
 
@@ -125,10 +127,9 @@ int sm_count() {
     return cache[dev];
 }
 
-template <class In, class Op>
+template <class In, class Op, class T = SinglePassTuning>
 struct SinglePass {
     using Acc = typename Op::type;
-    using T = SinglePassTuning;
     static constexpr int PER_VEC = 16 / sizeof(In);
 
     static int64_t grid_for(int64_t n) {
@@ -148,16 +149,20 @@ struct SinglePass {
         if (head > a.n) head = a.n;
         const int64_t grid = grid_for(a.n);
         Acc *partial = static_cast<Acc *>(a.scratch);
-        unsigned *ticket = reinterpret_cast<unsigned *>(static_cast<char *>(a.scratch) +
-                                                        align_up(size_t(grid) * sizeof(Acc)));
-        if (grid > 1) GP_TRY(cudaMemsetAsync(ticket, 0, sizeof(unsigned), a.stream));
-        GP_LAUNCH((reduce_single_pass<In, Op>), unsigned(grid), T::BLOCK, 0, a.stream, in, a.n, head,
-                  partial, ticket, static_cast<Acc *>(a.out));
+        unsigned *ticket = a.counter;
+        if (ticket == nullptr && grid > 1) {
+            ticket = reinterpret_cast<unsigned *>(static_cast<char *>(a.scratch) +
+                                                  align_up(size_t(grid) * sizeof(Acc)));
+            GP_TRY(cudaMemsetAsync(ticket, 0, sizeof(unsigned), a.stream));
+        }
+        GP_LAUNCH((reduce_single_pass<In, Op, T>), unsigned(grid), T::BLOCK, 0, a.stream, in, a.n,
+                  head, partial, ticket, static_cast<Acc *>(a.out));
         return cudaSuccess;
     }
 };
+template <class In, class Op> using SinglePassTuned = SinglePass<In, Op, SinglePassTuning>;
 }  // namespace
 
 extern "C" cudaError_t gp_reduce_single_pass(gp_reduce_args *a) {
-    return reduce::dispatch<SinglePass>(a);
+    return reduce::dispatch<SinglePassTuned>(a);
 }

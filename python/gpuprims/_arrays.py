@@ -7,6 +7,7 @@ is used in place, with no copy; NumPy input is made contiguous and uploaded.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +38,7 @@ class DeviceArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def ndim(self) -> int:
@@ -131,7 +132,7 @@ def _wrap_foreign(x) -> DeviceArray:
     if stream is not None and stream != 0:
         _core.wait_stream(int(stream))
     strides = cai.get("strides")
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     if strides is None or size <= 1 or tuple(strides) == _c_contiguous_strides(shape, dtype.itemsize):
         return DeviceArray(shape, dtype, _ptr=ptr, _owner=x)
     # Non-contiguous: copy the span it covers, view it with its strides on
@@ -156,7 +157,7 @@ class Operand:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def on_device(self) -> bool:
@@ -176,7 +177,10 @@ class Operand:
 def take(x: Any, who: str, dtypes) -> Operand:
     """Validate an input before any CUDA work: a supported dtype, at least
     one dimension.  Raises TypeError or ValueError saying what to pass."""
-    if isinstance(x, DeviceArray) or hasattr(x, "__cuda_array_interface__"):
+    if type(x) is DeviceArray:  # the common device case, kept short
+        _check(x.dtype, len(x.shape), who, dtypes)
+        return Operand(x.shape, x.dtype, None, x)
+    if hasattr(x, "__cuda_array_interface__"):
         if not isinstance(x, DeviceArray):
             cai = x.__cuda_array_interface__
             _check(np.dtype(cai["typestr"]), len(cai["shape"]), who, dtypes)

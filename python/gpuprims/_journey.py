@@ -69,9 +69,9 @@ def reduce_journey(n, *, dtype="float32", op="sum", repeat=30, warmup=3, x=None,
     for v in variants("reduce"):
         if v.where != "device" or (names is not None and v.name not in names):
             continue
-        ms, raw = _core.time_reduce(v.index, d.ptr, n, CODES[dtype], CODES[acc], OPS[op],
+        ms, value = _core.time_reduce(v.index, d.ptr, n, CODES[dtype], CODES[acc], OPS[op],
                                     warmup, repeat, flush)
-        got = np.frombuffer(raw, dtype=acc)[0]
+        got = acc.type(value)
         row = {"variant": v.name, "title": v.title, **_summary(ms)}
         row["gbps"] = nbytes / (row["median_ms"] * 1e-3) / 1e9
         row["roof_pct"] = 100 * row["gbps"] / roof["gbps"]

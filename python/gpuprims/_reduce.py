@@ -37,7 +37,7 @@ def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
     result_dtype), whatever the input.  `variant` names a step of the
     journey (gpuprims.variants("reduce")); "auto" is the fastest.
     """
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         raise ValueError(f"unknown op {op!r}; choose one of: {', '.join(OPS)}")
     v = lookup("reduce", variant)
     operand = take(x, op, DTYPES)
@@ -50,10 +50,10 @@ def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
         )
     args = (n, CODES[operand.dtype], CODES[acc], OPS[op])
     if v.where == "host":
-        raw = _core.reduce_host(v.index, operand.to_host(), *args)
+        value = _core.reduce_host(v.index, operand.to_host(), *args)
     else:
-        raw = _core.reduce(v.index, operand.to_device().ptr, *args)
-    return np.frombuffer(raw, dtype=acc)[0]
+        value = _core.reduce(v.index, operand.to_device().ptr, *args)
+    return acc.type(value)  # exact: the core returns the accumulator's value
 
 
 def sum(x, *, variant: str = "auto", dtype=None):  # noqa: A001 - the public name

@@ -47,6 +47,11 @@ def _table(family: str) -> tuple:
     )
 
 
+@lru_cache(maxsize=None)
+def _by_name(family: str) -> dict:
+    return {v.name: v for v in _table(family)}
+
+
 def variants(family: str) -> list[Variant]:
     """The variants of `family` ("reduce", ...) in journey order, ending with
     the production baseline and the host reference."""
@@ -59,10 +64,9 @@ def lookup(family: str, name: str) -> Variant:
     """The variant called `name` ("auto" picks the fastest general one)."""
     if not isinstance(name, str):
         raise TypeError(f"variant must be a string, not {type(name).__name__}")
-    wanted = AUTO[family] if name == "auto" else name
-    for v in _table(family):
-        if v.name == wanted:
-            return v
+    v = _by_name(family).get(AUTO[family] if name == "auto" else name)
+    if v is not None:
+        return v
     names = ", ".join(["auto"] + [v.name for v in _table(family)])
     raise ValueError(f"unknown {family} variant {name!r}; choose one of: {names}")
 

@@ -1,0 +1,102 @@
+// tune_reduce.cu - the evidence for SinglePassTuning (cuda/reduce/09_single_pass.cu).
+//
+// Times the single-pass kernel, float32 sum, for several (block, unroll,
+// blocks per SM) choices against cub::DeviceReduce in the same run: CUDA
+// events around the launch only, L2 overwritten before every run, median
+// of REPEAT runs.  Build and run on the GPU machine:
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune && /tmp/tune
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cub/device/device_reduce.cuh>
+
+#include "../cuda/reduce/09_single_pass.cu"
+
+#define CHECK(x)                                                                        \
+    do {                                                                                \
+        cudaError_t e_ = (x);                                                           \
+        if (e_ != cudaSuccess) {                                                        \
+            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorName(e_)); \
+            std::exit(1);                                                               \
+        }                                                                               \
+    } while (0)
+
+constexpr int REPEAT = 40;
+
+template <class F>
+float median_ms(F launch, void *flush, size_t flush_bytes) {
+    std::vector<float> t;
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < REPEAT + 3; ++i) {
+        CHECK(cudaMemsetAsync(flush, i, flush_bytes));
+        CHECK(cudaEventRecord(a));
+        launch();
+        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventSynchronize(b));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= 3) t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+template <class T>
+void run(const char *name, const float *d_in, int64_t n, float *d_out, void *scratch, unsigned *ctr,
+         void *flush, size_t fb, float cub_ms) {
+    using Impl = SinglePass<float, Sum<float>, T>;
+    gp_reduce_args a{};
+    a.in = d_in; a.out = d_out; a.n = n; a.in_t = GP_FLOAT32; a.acc_t = GP_FLOAT32; a.op = GP_SUM;
+    a.scratch = scratch; a.scratch_bytes = Impl::scratch(n); a.stream = 0; a.counter = ctr;
+    float ms = median_ms([&] { CHECK(Impl::run(a)); }, flush, fb);
+    std::printf("| %-26s | %9lld | %8.4f | %6.0f | %5.3f |\n", name, (long long)n, ms,
+                n * 4.0 / ms / 1e6, cub_ms / ms);
+}
+
+int main() {
+    int dev = 0;
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, dev));
+    const size_t fb = size_t(p.l2CacheSize) * 4;
+    void *flush;
+    CHECK(cudaMalloc(&flush, fb));
+    const int64_t nmax = int64_t(1) << 28;
+    std::vector<float> h(nmax);
+    unsigned s = 12345;
+    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = (s >> 8) * (1.0f / 16777216.0f) - 0.5f; }
+    float *d_in, *d_out;
+    unsigned *ctr;
+    void *scratch;
+    CHECK(cudaMalloc(&d_in, nmax * 4));
+    CHECK(cudaMalloc(&d_out, 64));
+    CHECK(cudaMalloc(&ctr, 4));
+    CHECK(cudaMemset(ctr, 0, 4));
+    CHECK(cudaMalloc(&scratch, 1 << 24));
+    CHECK(cudaMemcpy(d_in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
+    std::printf("%s, %d SMs\n\n| config (block, unroll, blocks/SM) | n | ms | GB/s | x vs CUB |\n|---|---:|---:|---:|---:|\n",
+                p.name, p.multiProcessorCount);
+    for (int64_t n : {int64_t(1) << 20, int64_t(1) << 24, int64_t(1) << 28}) {
+        size_t cub_bytes = 0;
+        CHECK(cub::DeviceReduce::Sum(nullptr, cub_bytes, d_in, d_out, n));
+        void *cub_tmp;
+        CHECK(cudaMalloc(&cub_tmp, cub_bytes));
+        float cub_ms = median_ms([&] { CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, d_in, d_out, n)); }, flush, fb);
+        std::printf("| %-26s | %9lld | %8.4f | %6.0f | %5.3f |\n", "cub::DeviceReduce::Sum", (long long)n, cub_ms,
+                    n * 4.0 / cub_ms / 1e6, 1.0);
+        run<Tuning<256, 4, 8>>("256, 4, 8 (current)", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<256, 2, 8>>("256, 2, 8", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<256, 8, 8>>("256, 8, 8", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<512, 4, 4>>("512, 4, 4", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<512, 8, 4>>("512, 8, 4", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<1024, 4, 2>>("1024, 4, 2", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<128, 8, 16>>("128, 8, 16", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<256, 4, 4>>("256, 4, 4", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<256, 4, 16>>("256, 4, 16 (2 waves)", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        CHECK(cudaFree(cub_tmp));
+    }
+    return 0;
+}
