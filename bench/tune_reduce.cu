@@ -77,7 +77,7 @@ int main() {
     CHECK(cudaMemset(ctr, 0, 4));
     CHECK(cudaMalloc(&scratch, 1 << 24));
     CHECK(cudaMemcpy(d_in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
-    std::printf("%s, %d SMs\n\n| config (block, unroll, blocks/SM) | n | ms | GB/s | x vs CUB |\n|---|---:|---:|---:|---:|\n",
+    std::printf("%s, %d SMs\n\n| config (block, unroll, blocks/SM, load) | n | ms | GB/s | x vs CUB |\n|---|---:|---:|---:|---:|\n",
                 p.name, p.multiProcessorCount);
     for (int64_t n : {int64_t(1) << 20, int64_t(1) << 24, int64_t(1) << 28}) {
         size_t cub_bytes = 0;
@@ -87,15 +87,18 @@ int main() {
         float cub_ms = median_ms([&] { CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, d_in, d_out, n)); }, flush, fb);
         std::printf("| %-26s | %9lld | %8.4f | %6.0f | %5.3f |\n", "cub::DeviceReduce::Sum", (long long)n, cub_ms,
                     n * 4.0 / cub_ms / 1e6, 1.0);
-        run<Tuning<256, 4, 8>>("256, 4, 8 (current)", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<SinglePassTuning>("current", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<256, 4, 8>>("256, 4, 8", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<256, 4, 8, LOAD_STREAMING>>("256, 4, 8, ldcs", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<256, 4, 8, LOAD_PREFETCH_256B>>("256, 4, 8, L2::256B", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
         run<Tuning<256, 2, 8>>("256, 2, 8", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
         run<Tuning<256, 8, 8>>("256, 8, 8", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
         run<Tuning<512, 4, 4>>("512, 4, 4", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
-        run<Tuning<512, 8, 4>>("512, 8, 4", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<512, 4, 4, LOAD_PREFETCH_256B>>("512, 4, 4, L2::256B", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
         run<Tuning<1024, 4, 2>>("1024, 4, 2", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
-        run<Tuning<128, 8, 16>>("128, 8, 16", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<1024, 4, 2, LOAD_PREFETCH_256B>>("1024, 4, 2, L2::256B", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
+        run<Tuning<1024, 2, 2, LOAD_PREFETCH_256B>>("1024, 2, 2, L2::256B", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
         run<Tuning<256, 4, 4>>("256, 4, 4", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
-        run<Tuning<256, 4, 16>>("256, 4, 16 (2 waves)", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);
         CHECK(cudaFree(cub_tmp));
     }
     return 0;

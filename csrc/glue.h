@@ -28,14 +28,18 @@ int gp_ensure_device(PyObject *module);
 cudaError_t gp_sync(cudaStream_t stream);
 
 /* Per host thread and device: a zeroed counter word for launchers that take
- * a grid-wide ticket (gp_reduce_args.counter), and a small pinned, mapped
- * host buffer that kernels write a scalar result into directly.  Allocated
- * on first use and kept for the thread's life.  NULL with an exception set
- * on failure. */
+ * a grid-wide ticket (gp_reduce_args.counter), a small pinned, mapped host
+ * buffer that kernels write a scalar result into directly, and a small
+ * device scratch that calls needing little use instead of the pool (one
+ * allocation and one free fewer per call).  All three are only touched by
+ * work on the thread's own stream, which every call waits for before it
+ * returns.  Allocated on first use and kept for the thread's life. */
+#define GP_SMALL_SCRATCH_BYTES (64 * 1024)
 typedef struct {
     int device;
     unsigned *counter;
     void *result; /* 64 bytes, host memory the GPU writes */
+    void *scratch; /* GP_SMALL_SCRATCH_BYTES of device memory */
 } gp_thread_res;
 gp_thread_res *gp_thread_resources(PyObject *module);
 

@@ -90,7 +90,7 @@ cudaError_t gp_sync(cudaStream_t stream)
 
 gp_thread_res *gp_thread_resources(PyObject *module)
 {
-    static __thread gp_thread_res res = {-1, NULL, NULL};
+    static __thread gp_thread_res res = {-1, NULL, NULL, NULL};
     int dev = 0;
     cudaError_t err;
 
@@ -101,12 +101,13 @@ gp_thread_res *gp_thread_resources(PyObject *module)
     if (res.device == dev)
         return &res;
     /* A first call on this thread, or on another device: the old device's
-     * two small buffers stay allocated (a few bytes per thread and device). */
+     * small buffers stay allocated (64 KiB per thread and device). */
     res.device = -1;
     if ((err = cudaMalloc((void **)&res.counter, sizeof(unsigned))) != cudaSuccess ||
         (err = cudaMemset(res.counter, 0, sizeof(unsigned))) != cudaSuccess ||
         (err = cudaHostAlloc(&res.result, 64, cudaHostAllocMapped | cudaHostAllocPortable)) !=
-            cudaSuccess)
+            cudaSuccess ||
+        (err = cudaMalloc(&res.scratch, GP_SMALL_SCRATCH_BYTES)) != cudaSuccess)
         goto fail;
     res.device = dev;
     return &res;

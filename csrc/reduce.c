@@ -111,14 +111,18 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
     }
     err = c->v->launch(&c->a); /* query the scratch size */
     if (err == cudaSuccess) {
+        size_t total;
         out_bytes = align256(gp_sizes[acc_t]);
-        err = cudaMallocAsync(&c->base, out_bytes + cast_bytes + c->a.scratch_bytes + 1, s);
+        total = out_bytes + cast_bytes + c->a.scratch_bytes + 1;
+        if (total <= GP_SMALL_SCRATCH_BYTES)
+            c->a.out = res->scratch; /* no pool allocation: c->base stays NULL */
+        else if ((err = cudaMallocAsync(&c->base, total, s)) == cudaSuccess)
+            c->a.out = c->base;
     }
     if (err == cudaSuccess) {
-        c->a.out = c->base;
-        c->a.scratch = (char *)c->base + out_bytes + cast_bytes;
+        c->a.scratch = (char *)c->a.out + out_bytes + cast_bytes;
         if (cast_bytes) {
-            void *converted = (char *)c->base + out_bytes;
+            void *converted = (char *)c->a.out + out_bytes;
             where = "reduce: converting the input";
             err = gp_cast((const void *)in_ptr, (gp_dtype)in_t, converted, c->a.acc_t, n, s);
             c->a.in = converted;
@@ -164,7 +168,7 @@ PyObject *gp_reduce(PyObject *module, PyObject *args)
         return NULL;
     c.a.out = c.res->result;
     err = c.v->launch(&c.a);
-    err2 = cudaFreeAsync(c.base, c.a.stream);
+    err2 = c.base != NULL ? cudaFreeAsync(c.base, c.a.stream) : cudaSuccess;
     if (err == cudaSuccess)
         err = err2;
     if (err == cudaSuccess)
@@ -324,7 +328,8 @@ PyObject *gp_time_reduce(PyObject *module, PyObject *args)
         return NULL;
     times = time_runs(module, reduce_timed, &c, warmup, repeat, flush_bytes, c.v->name);
     err = cudaMemcpyAsync(result, c.a.out, gp_sizes[acc_t], cudaMemcpyDeviceToHost, c.a.stream);
-    (void)cudaFreeAsync(c.base, c.a.stream);
+    if (c.base != NULL)
+        (void)cudaFreeAsync(c.base, c.a.stream);
     if (err == cudaSuccess)
         err = gp_sync(c.a.stream);
     if (times == NULL)

@@ -13,6 +13,8 @@
 //    reproducible run to run on the same GPU; no floating-point atomics.
 // A head of up to 3 elements before the first 16-byte boundary and the tail
 // after the last whole vector are read one element at a time.
+#include <cstring>
+
 #include "reduce.cuh"
 
 namespace {
@@ -20,13 +22,34 @@ using namespace gp;
 
 // Tunables, in one place.  Evidence: bench/tune_reduce.cu, whose table for
 // each GPU measured is kept in bench/results/.
-template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_>
+enum LoadKind { LOAD_LDG = 0, LOAD_STREAMING = 1, LOAD_PREFETCH_256B = 2 };
+template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_, int LOAD_ = LOAD_LDG>
 struct Tuning {
     static constexpr int BLOCK = BLOCK_;                  // threads per block
     static constexpr int UNROLL = UNROLL_;                // 16-byte loads in flight per thread
     static constexpr int BLOCKS_PER_SM = BLOCKS_PER_SM_;  // resident blocks per SM
+    static constexpr int LOAD = LOAD_;                    // how the 16-byte loads are issued
 };
 using SinglePassTuning = Tuning<256, 4, 8>;
+
+// A 16-byte load: read-only path (__ldg), evict-first (__ldcs), or the
+// non-coherent path without L1 allocation and with a 256-byte L2 prefetch.
+template <int KIND, class V>
+__device__ inline V load16(const V *p) {
+    if constexpr (KIND == LOAD_LDG) {
+        return __ldg(p);
+    } else if constexpr (KIND == LOAD_STREAMING) {
+        return __ldcs(p);
+    } else {
+        int4 r;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+            : "l"(p));
+        V v;
+        memcpy(&v, &r, sizeof(V));
+        return v;
+    }
+}
 
 template <class T> struct Vec16;
 template <> struct Vec16<int> { using type = int4; };
@@ -81,11 +104,11 @@ reduce_single_pass(const In *__restrict__ in, int64_t n, int64_t head,
     for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
         V r[UNROLL];
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) r[k] = __ldg(vin + i + k * stride);
+        for (int k = 0; k < UNROLL; ++k) r[k] = load16<T::LOAD>(vin + i + k * stride);
 #pragma unroll
         for (int k = 0; k < UNROLL; ++k) acc = fold(acc, r[k], op);
     }
-    for (; i < nvec; i += stride) acc = fold(acc, __ldg(vin + i), op);
+    for (; i < nvec; i += stride) acc = fold(acc, load16<T::LOAD>(vin + i), op);
 
     __shared__ Acc warp_results[BLOCK / WARP];
     acc = block_reduce<BLOCK>(acc, op, warp_results);

@@ -8,7 +8,6 @@ is used in place, with no copy; NumPy input is made contiguous and uploaded.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -145,15 +144,15 @@ def _wrap_foreign(x) -> DeviceArray:
     return to_device(np.ascontiguousarray(view))
 
 
-@dataclass
 class Operand:
-    """An input taken in: where its elements are, how many, and what keeps
-    them alive.  `host` is the contiguous NumPy array for host input."""
+    """An input taken in: its shape and dtype, and where its elements are -
+    `host` (a contiguous NumPy array) or `device` (a DeviceArray) or both
+    once copied.  Holding it keeps the elements alive."""
 
-    shape: tuple
-    dtype: np.dtype
-    host: np.ndarray | None
-    device: DeviceArray | None
+    __slots__ = ("shape", "dtype", "host", "device")
+
+    def __init__(self, shape, dtype, host, device):
+        self.shape, self.dtype, self.host, self.device = shape, dtype, host, device
 
     @property
     def size(self) -> int:
@@ -178,7 +177,8 @@ def take(x: Any, who: str, dtypes) -> Operand:
     """Validate an input before any CUDA work: a supported dtype, at least
     one dimension.  Raises TypeError or ValueError saying what to pass."""
     if type(x) is DeviceArray:  # the common device case, kept short
-        _check(x.dtype, len(x.shape), who, dtypes)
+        if x.dtype not in dtypes or not x.shape:
+            _check(x.dtype, len(x.shape), who, dtypes)
         return Operand(x.shape, x.dtype, None, x)
     if hasattr(x, "__cuda_array_interface__"):
         if not isinstance(x, DeviceArray):

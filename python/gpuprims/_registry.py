@@ -47,9 +47,14 @@ def _table(family: str) -> tuple:
     )
 
 
-@lru_cache(maxsize=None)
+_BY_NAME: dict = {}  # family -> {name: Variant}, filled on first lookup
+
+
 def _by_name(family: str) -> dict:
-    return {v.name: v for v in _table(family)}
+    table = _BY_NAME.get(family)
+    if table is None:
+        table = _BY_NAME[family] = {v.name: v for v in _table(family)}
+    return table
 
 
 def variants(family: str) -> list[Variant]:
