@@ -41,6 +41,19 @@ def call_overhead(n, calls=2000):
     return {"n": n, "wall_us": w, "kernel_us": k, "overhead_us": w - k}
 
 
+def rounds_vs_cub(n, rounds=5):
+    """auto and CUB timed alternately in several rounds (each a median of
+    30 runs): the spread shows what a difference of a few tenths of a
+    percent is worth."""
+    x = random_input(n, "float32", seed=9)
+    out = []
+    for _ in range(rounds):
+        rows, _ = reduce_journey(n, x=x, names={"single_pass", "cub"}, repeat=30)
+        t = {r["variant"]: r["median_ms"] for r in rows}
+        out.append(t["cub"] / t["single_pass"])
+    return out
+
+
 def main():
     info = gpuprims.device_info()
     date = datetime.date.today().isoformat()
@@ -60,6 +73,12 @@ def main():
         parts.append(format_table(rows, roof, title=title))
         data["tables"].append({"n": n, "rows": rows, "roof": roof})
         print(parts[-1], flush=True)
+    ratios = rounds_vs_cub(2**28)
+    parts.append("\n## auto vs CUB, float32 sum, n = 2^28, 5 alternating rounds\n\n"
+                 "x vs CUB per round: " + ", ".join(f"{r:.4f}" for r in ratios) +
+                 f" (median {statistics.median(ratios):.4f})")
+    data["rounds_vs_cub_2^28"] = ratios
+    print(parts[-1], flush=True)
     ov = [call_overhead(n) for n in (2**20, 2**24)]
     lines = ["\n## Host overhead of gpuprims.sum(DeviceArray) (auto)\n",
              "| n | wall per call (us) | kernel (us) | overhead (us) |", "|---:|---:|---:|---:|"]

@@ -43,11 +43,28 @@ typedef struct {
 } gp_thread_res;
 gp_thread_res *gp_thread_resources(PyObject *module);
 
-/* reduce.c */
+static inline size_t gp_align256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
+
+/* registry.c */
+extern const size_t gp_sizes[GP_NDTYPES]; /* bytes of each gp_dtype */
+const gp_variant *gp_family_rows(const char *family, int *count);
+int gp_check_variant(const char *family, int index, long long n, gp_where where);
+int gp_check_codes(int in_t, int out_t, int op, int nops);
+PyObject *gp_scalar_to_python(const void *p, int type);
+PyObject *gp_families_py(PyObject *module, PyObject *noargs);
 PyObject *gp_variants(PyObject *module, PyObject *args);
+
+/* timing.c: a timed operation is fn(ctx, GP_PREPARE), which poisons its
+ * output, then fn(ctx, GP_RUN), the work that is timed. */
+enum { GP_PREPARE = 0, GP_RUN = 1 };
+typedef cudaError_t (*gp_timed_fn)(void *ctx, int phase);
+PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, int repeat,
+                       unsigned long long flush_bytes, const char *where);
+PyObject *gp_time_copy(PyObject *module, PyObject *args);
+
+/* reduce.c */
 PyObject *gp_reduce(PyObject *module, PyObject *args);
 PyObject *gp_reduce_host(PyObject *module, PyObject *args);
 PyObject *gp_time_reduce(PyObject *module, PyObject *args);
-PyObject *gp_time_copy(PyObject *module, PyObject *args);
 
 #endif

@@ -355,6 +355,7 @@ static PyMethodDef gp_methods[] = {
     {"wait_stream", gp_wait_stream, METH_VARARGS, "wait_stream(cai_stream_handle)"},
     {"device_info", gp_device_info, METH_NOARGS, "properties of the current device"},
     {"cuda_status", gp_cuda_status, METH_NOARGS, "(True, device_count) or (False, reason)"},
+    {"families", gp_families_py, METH_NOARGS, "families() -> tuple of family names"},
     {"variants", gp_variants, METH_VARARGS, "variants(family) -> list of registry rows"},
     {"reduce", gp_reduce, METH_VARARGS,
      "reduce(index, in_ptr, n, in_t, acc_t, op) -> bytes of the result (device variants)"},

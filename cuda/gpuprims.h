@@ -57,6 +57,10 @@ typedef struct gp_reduce_args {
 
 typedef cudaError_t (*gp_reduce_fn)(gp_reduce_args *args);
 
+/* A launcher of any family, stored untyped in the registry rows and cast
+ * back to its family's type (gp_reduce_fn, ...) by the caller. */
+typedef void (*gp_any_fn)(void);
+
 /* One row of a registry. */
 typedef struct gp_variant {
     const char *name;        /* stable snake_case id */
@@ -66,7 +70,7 @@ typedef struct gp_variant {
     int64_t max_n;           /* largest n accepted, or -1 for none */
     int block_size;          /* threads per block, 0 where not applicable */
     gp_where where;
-    gp_reduce_fn launch;
+    gp_any_fn launch; /* the family's launcher type */
 } gp_variant;
 
 /* The reduction registry, in journey order (cuda/reduce/registry.cu). */

@@ -320,6 +320,16 @@ def test_device_array_basics():
 
 
 @gpu
+def test_device_memory_is_freed_when_the_array_goes():
+    total = gpuprims.device_info()["total_memory"]
+    chunk = 1 << 32  # 4 GiB at a time: more than the GPU holds, unless each is freed
+    for _ in range(total // chunk + 4):
+        d = gpuprims.DeviceArray((chunk // 4,), np.float32)
+        assert d.nbytes == chunk
+        del d
+
+
+@gpu
 def test_device_info():
     info = gpuprims.device_info()
     assert info["multiprocessors"] > 0 and info["total_memory"] > 0 and info["name"]

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from . import _core
 
-FAMILIES = ("reduce",)
+FAMILIES = _core.families()  # from the core's one list
 AUTO = {"reduce": "single_pass"}  # the fastest general variant of each family
 
 
