@@ -4,13 +4,16 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._arrays import take
+from ._arrays import DeviceArray, take
 from ._registry import check_limit, lookup
 
 CODES = {np.dtype(t): i for i, t in enumerate(("int32", "int64", "float32", "float64"))}  # gp_dtype
 DTYPES = tuple(CODES)
 OPS = {"sum": 0, "min": 1, "max": 2}  # gp_op
 _NUMPY_NAMES = {"sum": "add", "min": "minimum", "max": "maximum"}
+# (variant, op, dtype) -> the core's arguments, for DeviceArray calls that
+# passed every check once (see the hot path in reduce)
+_VALIDATED: dict = {}
 
 
 def result_dtype(op: str, in_dtype: np.dtype, dtype=None) -> np.dtype:
@@ -37,6 +40,16 @@ def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
     result_dtype), whatever the input.  `variant` names a step of the
     journey (gpuprims.variants("reduce")); "auto" is the fastest.
     """
+    if type(x) is DeviceArray and dtype is None and x.shape:
+        # The hot path - a DeviceArray with a (variant, op, dtype) seen
+        # before - skips the checks those already passed: a few hundred ns
+        # instead of a few us per call.
+        fast = _VALIDATED.get((variant, op, x.dtype))
+        if fast is not None:
+            n = x.size
+            if n or op == "sum":
+                index, in_code, acc_code, op_code, acc_type = fast
+                return acc_type(_core.reduce(index, x._ptr, n, in_code, acc_code, op_code))
     if not isinstance(op, str) or op not in OPS:
         raise ValueError(f"unknown op {op!r}; choose one of: {', '.join(OPS)}")
     v = lookup("reduce", variant)
@@ -54,6 +67,8 @@ def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
         value = _core.reduce_host(v.index, operand.to_host(), *args)
     else:
         value = _core.reduce(v.index, operand.to_device().ptr, *args)
+        if type(x) is DeviceArray and dtype is None and not v.limits:
+            _VALIDATED[(variant, op, x.dtype)] = (v.index, *args[1:], acc.type)
     return acc.type(value)  # exact: the core returns the accumulator's value
 
 
