@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [tests|sanitize|tune|bench|slow ...]   (default: all but slow)
+#   bash bench/gpu_run.sh [tests|sanitize|tune|tune-transpose|bench|bench-transpose|slow ...]   (default: all but slow)
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpuprims-out}; mkdir -p "$OUT"
@@ -24,13 +24,16 @@ for step in $steps; do
            tail -8 "$OUT/pytest-slow.log"; [ $r -eq 0 ] || rc=1 ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
-        compute-sanitizer --tool $tool --error-exitcode 9 python3 bench/sanitize_reduce.py \
+        compute-sanitizer --tool $tool --error-exitcode 9 python3 bench/sanitize.py \
           >"$OUT/sanitize-$tool.log" 2>&1; r=$?
         echo "$tool: exit $r; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong|all results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
         [ $r -eq 0 ] || rc=1
       done ;;
-    tune)  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune_reduce && /tmp/tune_reduce | tee "$OUT/tune.log" ;;
+    tune)  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune_reduce && /tmp/tune_reduce | tee "$OUT/tune-reduce.log" ;;
+    tune-transpose)
+           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/tune_transpose && /tmp/tune_transpose | tee "$OUT/tune-transpose.log" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
+    bench-transpose) python3 bench/bench_transpose.py 2>&1 | tee "$OUT/bench-transpose.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
   esac
 done
 exit $rc

@@ -14,9 +14,9 @@
 
 #include "../cuda/reduce/09_single_pass.cu"
 
-#define CHECK(x)                                                                        \
+#define CHECK(...)                                                                      \
     do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
+        cudaError_t e_ = (__VA_ARGS__);                                                           \
         if (e_ != cudaSuccess) {                                                        \
             std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorName(e_)); \
             std::exit(1);                                                               \

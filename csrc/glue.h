@@ -67,4 +67,9 @@ PyObject *gp_reduce(PyObject *module, PyObject *args);
 PyObject *gp_reduce_host(PyObject *module, PyObject *args);
 PyObject *gp_time_reduce(PyObject *module, PyObject *args);
 
+/* transpose.c */
+PyObject *gp_transpose(PyObject *module, PyObject *args);
+PyObject *gp_transpose_host(PyObject *module, PyObject *args);
+PyObject *gp_time_transpose(PyObject *module, PyObject *args);
+
 #endif

@@ -364,6 +364,13 @@ static PyMethodDef gp_methods[] = {
     {"time_reduce", gp_time_reduce, METH_VARARGS,
      "time_reduce(index, in_ptr, n, in_t, acc_t, op, warmup, repeat, flush_bytes)"
      " -> (list of kernel ms, bytes of the last result)"},
+    {"transpose", gp_transpose, METH_VARARGS,
+     "transpose(index, in_ptr, out_ptr, rows, cols, elem_size) (device variants)"},
+    {"transpose_host", gp_transpose_host, METH_VARARGS,
+     "transpose_host(index, in_buffer, out_buffer, rows, cols, elem_size) (host variants)"},
+    {"time_transpose", gp_time_transpose, METH_VARARGS,
+     "time_transpose(index, in_ptr, out_ptr, rows, cols, elem_size, warmup, repeat, flush_bytes)"
+     " -> list of kernel ms"},
     {"time_copy", gp_time_copy, METH_VARARGS,
      "time_copy(nbytes, warmup, repeat, flush_bytes) -> list of device-to-device copy ms"},
     {NULL, NULL, 0, NULL},

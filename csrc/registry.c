@@ -15,6 +15,7 @@ typedef struct {
 /* The one list of families. */
 static const gp_family gp_families[] = {
     {"reduce", gp_reduce_variants, &gp_reduce_nvariants},
+    {"transpose", gp_transpose_variants, &gp_transpose_nvariants},
 };
 #define GP_NFAMILIES ((int)(sizeof(gp_families) / sizeof(gp_families[0])))
 
@@ -48,7 +49,7 @@ PyObject *gp_families_py(PyObject *module, PyObject *noargs)
 }
 
 /* variants(family) -> [(name, title, source, description, max_n or None,
- *                       block_size, where), ...] in journey order */
+ *                       dtypes or None, block_size, where), ...] in journey order */
 PyObject *gp_variants(PyObject *module, PyObject *args)
 {
     const char *family;
@@ -68,8 +69,9 @@ PyObject *gp_variants(PyObject *module, PyObject *args)
         const gp_variant *v = &rows[i];
         PyObject *max_n = v->max_n < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(v->max_n);
         PyObject *row = max_n == NULL ? NULL
-                                      : Py_BuildValue("(ssssNis)", v->name, v->title, v->source,
-                                                      v->description, max_n, v->block_size,
+                                      : Py_BuildValue("(ssssNzis)", v->name, v->title, v->source,
+                                                      v->description, max_n, v->dtypes,
+                                                      v->block_size,
                                                       v->where == GP_ON_HOST ? "host" : "device");
         if (row == NULL || PyList_Append(list, row) < 0) {
             Py_XDECREF(row);

@@ -67,15 +67,39 @@ typedef struct gp_variant {
     const char *title;       /* one line */
     const char *source;      /* seed kernel or published technique */
     const char *description; /* one paragraph */
-    int64_t max_n;           /* largest n accepted, or -1 for none */
+    int64_t max_n;           /* largest n (elements) accepted, or -1 for none */
+    const char *dtypes;      /* NULL: every dtype of the family; else the
+                                accepted ones, comma-separated numpy names */
     int block_size;          /* threads per block, 0 where not applicable */
     gp_where where;
     gp_any_fn launch; /* the family's launcher type */
 } gp_variant;
 
+/* Arguments of one out-of-place transpose: `in` is rows x cols, row-major,
+ * of elements of elem_size bytes (1, 2, 4 or 8); `out` receives the
+ * cols x rows transpose.  A launcher enqueues its work on `stream` and
+ * returns the first error met; it neither synchronizes nor allocates. */
+typedef struct gp_transpose_args {
+    const void *in;
+    void *out;
+    int64_t rows;
+    int64_t cols;
+    int elem_size;
+    cudaStream_t stream;
+} gp_transpose_args;
+
+typedef cudaError_t (*gp_transpose_fn)(const gp_transpose_args *args);
+
 /* The reduction registry, in journey order (cuda/reduce/registry.cu). */
 extern const gp_variant gp_reduce_variants[];
 extern const int gp_reduce_nvariants;
+
+/* The transpose registry, in journey order (cuda/transpose/registry.cu). */
+extern const gp_variant gp_transpose_variants[];
+extern const int gp_transpose_nvariants;
+
+/* Why the cuBLAS baseline could not run, or NULL (cuda/transpose/09_cublas.cu). */
+const char *gp_cublas_error(void);
 
 /* Which (op, in_t, acc_t) combinations the kernels are instantiated for.
  * Anything else is converted by the caller first. */

@@ -21,6 +21,7 @@ from ._arrays import DeviceArray, to_device
 from ._errors import CudaError, NoDeviceError
 from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
+from ._transpose import transpose
 
 __version__ = "0.1.0"
 
@@ -48,5 +49,6 @@ __all__ = [
     "reduce",
     "sum",
     "to_device",
+    "transpose",
     "variants",
 ]

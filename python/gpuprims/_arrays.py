@@ -173,33 +173,36 @@ class Operand:
         return self.host
 
 
-def take(x: Any, who: str, dtypes) -> Operand:
+def take(x: Any, who: str, dtypes, ndim=None) -> Operand:
     """Validate an input before any CUDA work: a supported dtype, at least
-    one dimension.  Raises TypeError or ValueError saying what to pass."""
+    one dimension (exactly `ndim` if given).  Raises TypeError or ValueError
+    saying what to pass."""
     if type(x) is DeviceArray:  # the common device case, kept short
-        if x.dtype not in dtypes or not x.shape:
-            _check(x.dtype, len(x.shape), who, dtypes)
+        if x.dtype not in dtypes or not x.shape or ndim is not None:
+            _check(x.dtype, len(x.shape), who, dtypes, ndim)
         return Operand(x.shape, x.dtype, None, x)
     if hasattr(x, "__cuda_array_interface__"):
         if not isinstance(x, DeviceArray):
             cai = x.__cuda_array_interface__
-            _check(np.dtype(cai["typestr"]), len(cai["shape"]), who, dtypes)
+            _check(np.dtype(cai["typestr"]), len(cai["shape"]), who, dtypes, ndim)
         d = to_device(x)
-        _check(d.dtype, d.ndim, who, dtypes)
+        _check(d.dtype, d.ndim, who, dtypes, ndim)
         return Operand(d.shape, d.dtype, None, d)
     a = _host_array(x, who)
-    _check(a.dtype, a.ndim, who, dtypes)
+    _check(a.dtype, a.ndim, who, dtypes, ndim)
     a = np.ascontiguousarray(a)
     return Operand(a.shape, a.dtype, a, None)
 
 
-def _check(dtype: np.dtype, ndim: int, who: str, dtypes) -> None:
+def _check(dtype: np.dtype, ndim: int, who: str, dtypes, want_ndim=None) -> None:
     if dtype not in dtypes:
         names = ", ".join(np.dtype(d).name for d in dtypes)
         raise TypeError(
             f"gpuprims.{who} does not support dtype {dtype}; supported: {names} "
             f"(convert first, e.g. x.astype(numpy.float64))"
         )
+    if want_ndim is not None and ndim != want_ndim:
+        raise ValueError(f"gpuprims.{who} needs a {want_ndim}-D array, got {ndim}-D")
     if ndim == 0:
         raise ValueError(
             f"gpuprims.{who} needs an array with at least one dimension, got a 0-d array "

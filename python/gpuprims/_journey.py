@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from . import _core
-from ._arrays import to_device
+from ._arrays import DeviceArray, to_device
 from ._reduce import CODES, OPS, result_dtype
 from ._registry import variants
 
@@ -89,23 +89,75 @@ def reduce_journey(n, *, dtype="float32", op="sum", repeat=30, warmup=3, x=None,
     cpu["ok"] = True
     rows.append(cpu)
 
-    cub = next((r for r in rows if r["variant"] == "cub"), None)
-    for r in rows:
-        r["x_vs_cub"] = cub["median_ms"] / r["median_ms"] if cub else float("nan")
+    _versus(rows, "cub")
     return rows, roof
 
 
-def format_table(rows, roof, *, title=""):
-    """Markdown table of reduce_journey's rows."""
+def _versus(rows, baseline):
+    """x_vs_baseline = the baseline's median time / the row's (above 1: faster)."""
+    base = next((r for r in rows if r["variant"] == baseline and "median_ms" in r), None)
+    for r in rows:
+        r["x_vs_baseline"] = (base["median_ms"] / r["median_ms"]
+                              if base and "median_ms" in r else float("nan"))
+
+
+def transpose_journey(rows_, cols, *, dtype="float32", repeat=30, warmup=3, names=None):
+    """Time every device transpose variant on one random rows_ x cols matrix,
+    plus the copy roof and NumPy on the CPU.  Variants over their declared
+    limit get a row that says so instead of a time."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((rows_, cols)) * 1000).astype(dtype)
+    want = np.ascontiguousarray(x.T)
+    d = to_device(x)
+    out = DeviceArray((cols, rows_), dtype)
+    nbytes = 2 * x.nbytes  # read once, write once
+    flush = 4 * _core.device_info()["l2_cache_bytes"]
+    roof = copy_roof(x.nbytes, warmup=warmup, repeat=repeat, flush_bytes=flush)
+    rows = []
+    for v in variants("transpose"):
+        if v.where != "device" or (names is not None and v.name not in names):
+            continue
+        if (v.max_n is not None and x.size > v.max_n) or (v.dtypes and dtype.name not in v.dtypes):
+            rows.append({"variant": v.name, "title": v.title, "skipped": f"over its limit (max_n = {v.max_n})"
+                         if v.max_n is not None and x.size > v.max_n else f"takes {', '.join(v.dtypes)} only"})
+            continue
+        ms = _core.time_transpose(v.index, d.ptr, out.ptr, rows_, cols, dtype.itemsize,
+                                  warmup, repeat, flush)
+        row = {"variant": v.name, "title": v.title, **_summary(ms)}
+        row["gbps"] = nbytes / (row["median_ms"] * 1e-3) / 1e9
+        row["roof_pct"] = 100 * row["gbps"] / roof["gbps"]
+        got = out.get()
+        row["ok"] = bool(np.array_equal(got.reshape(x.shape), x) if v.name == "copy"
+                         else np.array_equal(got, want))
+        rows.append(row)
+    t = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        np.ascontiguousarray(x.T)
+        t.append((time.perf_counter() - t0) * 1e3)
+    cpu = {"variant": "numpy (CPU)", "title": "numpy.ascontiguousarray(x.T)", **_summary(t), "ok": True}
+    cpu["gbps"] = nbytes / (cpu["median_ms"] * 1e-3) / 1e9
+    cpu["roof_pct"] = 100 * cpu["gbps"] / roof["gbps"]
+    rows.append(cpu)
+    _versus(rows, "cublas")
+    return rows, roof
+
+
+def format_table(rows, roof, *, title="", baseline="CUB"):
+    """Markdown table of a journey's rows."""
     lines = [title] if title else []
     lines += [
-        "| variant | median ms | min ms | max ms | GB/s | % of copy roof | x vs CUB | matches NumPy |",
+        f"| variant | median ms | min ms | max ms | GB/s | % of copy roof | x vs {baseline} | matches NumPy |",
         "|---|---:|---:|---:|---:|---:|---:|:---:|",
     ]
     for r in rows:
+        if "skipped" in r:
+            lines.append(f"| {r['variant']} | {r['skipped']} | | | | | | |")
+            continue
         lines.append(
             f"| {r['variant']} | {r['median_ms']:.4f} | {r['min_ms']:.4f} | {r['max_ms']:.4f} | "
-            f"{r['gbps']:.0f} | {r['roof_pct']:.1f} | {r['x_vs_cub']:.2f} | {'yes' if r['ok'] else 'NO'} |"
+            f"{r['gbps']:.0f} | {r['roof_pct']:.1f} | {r['x_vs_baseline']:.2f} | {'yes' if r['ok'] else 'NO'} |"
         )
     lines.append(
         f"| copy roof (device-to-device) | {roof['median_ms']:.4f} | {roof['min_ms']:.4f} | "

@@ -11,7 +11,7 @@ from functools import lru_cache
 from . import _core
 
 FAMILIES = _core.families()  # from the core's one list
-AUTO = {"reduce": "single_pass"}  # the fastest general variant of each family
+AUTO = {"reduce": "single_pass", "transpose": "tiled_wide"}  # the fastest general variant
 
 
 @dataclass(frozen=True)
@@ -24,13 +24,18 @@ class Variant:
     title: str
     source: str  # which seed kernel or published technique
     description: str
-    limits: dict = field(default_factory=dict)  # e.g. {"max_n": 65536}; empty: none
+    limits: dict = field(default_factory=dict)  # {"max_n": int, "dtypes": (names)}; empty: none
     block_size: int = 0
     where: str = "device"  # "device" or "host"
 
     @property
     def max_n(self):
         return self.limits.get("max_n")
+
+    @property
+    def dtypes(self):
+        """The dtype names this variant accepts, or None for all of its family's."""
+        return self.limits.get("dtypes")
 
     @property
     def is_baseline(self) -> bool:
@@ -40,10 +45,17 @@ class Variant:
 @lru_cache(maxsize=None)
 def _table(family: str) -> tuple:
     rows = _core.variants(family)
+    def limits(max_n, dtypes):
+        out = {}
+        if max_n is not None:
+            out["max_n"] = max_n
+        if dtypes is not None:
+            out["dtypes"] = tuple(dtypes.split(","))
+        return out
+
     return tuple(
-        Variant(family, i, name, title, source, desc,
-                {} if max_n is None else {"max_n": max_n}, block, where)
-        for i, (name, title, source, desc, max_n, block, where) in enumerate(rows)
+        Variant(family, i, name, title, source, desc, limits(max_n, dtypes), block, where)
+        for i, (name, title, source, desc, max_n, dtypes, block, where) in enumerate(rows)
     )
 
 
@@ -76,8 +88,14 @@ def lookup(family: str, name: str) -> Variant:
     raise ValueError(f"unknown {family} variant {name!r}; choose one of: {names}")
 
 
-def check_limit(v: Variant, n: int) -> None:
-    """ValueError naming the limit and a variant without it."""
+def check_limit(v: Variant, n: int, dtype=None) -> None:
+    """ValueError naming the limit and a variant without it (TypeError for
+    a dtype the variant does not take)."""
+    if v.dtypes is not None and dtype is not None and dtype.name not in v.dtypes:
+        raise TypeError(
+            f"{v.family} variant {v.name!r} takes only {', '.join(v.dtypes)}, not {dtype.name}; "
+            f"use variant='auto' ({AUTO[v.family]}), which takes every supported dtype"
+        )
     if v.max_n is not None and n > v.max_n:
         raise ValueError(
             f"{v.family} variant {v.name!r} handles at most max_n = {v.max_n} elements, got {n}; "

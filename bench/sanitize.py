@@ -1,8 +1,8 @@
-"""Run every device reduction variant at edge sizes, checking each result,
-so that compute-sanitizer (memcheck, racecheck, synccheck) watches every
-kernel.  Exits 1 on a wrong result.
+"""Run every device variant of every family at edge sizes, checking each
+result, so that compute-sanitizer (memcheck, racecheck, synccheck) watches
+every kernel.  Exits 1 on a wrong result.
 
-    compute-sanitizer --tool memcheck --error-exitcode 9 python3 bench/sanitize_reduce.py
+    compute-sanitizer --tool memcheck --error-exitcode 9 python3 bench/sanitize.py
 """
 import sys
 
@@ -11,10 +11,31 @@ import numpy as np
 import gpuprims
 
 SIZES = [1, 31, 33, 257, 1025, 4097, 2**16 + 3]
+SHAPES = [(1, 1), (1, 7), (7, 1), (33, 31), (65, 130), (300, 17)]
+
+
+def transposes():
+    bad = 0
+    rng = np.random.default_rng(2)
+    for v in gpuprims.variants("transpose"):
+        if v.where != "device":
+            continue
+        for dtype in ("int8", "float32", "float64"):
+            if v.dtypes and dtype not in v.dtypes:
+                continue
+            for shape in SHAPES:
+                x = (rng.standard_normal(shape) * 100).astype(dtype)
+                got = gpuprims.transpose(gpuprims.to_device(x), variant=v.name).get()
+                want = x if v.name == "copy" else x.T
+                if not np.array_equal(got, want):
+                    print(f"WRONG transpose {v.name} {dtype} {shape}")
+                    bad += 1
+        print(f"transpose {v.name}: done", flush=True)
+    return bad
 
 
 def main():
-    bad = 0
+    bad = transposes()
     rng = np.random.default_rng(1)
     for v in gpuprims.variants("reduce"):
         if v.where != "device":
@@ -33,7 +54,7 @@ def main():
                         if not np.isclose(got, want, rtol=1e-4, atol=1e-3):
                             print(f"WRONG {v.name} {op} {dtype} n={ref.size}: {got} != {want}")
                             bad += 1
-        print(f"{v.name}: done", flush=True)
+        print(f"reduce {v.name}: done", flush=True)
     print("all results right" if not bad else f"{bad} wrong results")
     return 1 if bad else 0
 

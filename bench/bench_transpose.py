@@ -1,0 +1,53 @@
+"""The transpose benchmark (run on the GPU machine).
+
+Times every variant, float32, at 1024 x 1024 (where even the one-thread
+variant fits its limit), 4000 x 6000, 8192 x 8192 and 16384 x 16384
+against cuBLAS geam, the copy roof and NumPy, measured in this one run.
+Writes bench/results/transpose-<gpu>-<date>.md (and a copy under $OUT).
+"""
+import datetime
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import gpuprims
+from gpuprims._journey import format_table, transpose_journey
+
+SHAPES = [(1024, 1024), (4000, 6000), (8192, 8192), (16384, 16384)]
+
+
+def main():
+    info = gpuprims.device_info()
+    date = datetime.date.today().isoformat()
+    parts = [f"# Transpose benchmark\n\nGPU: {info['name']}, {info['multiprocessors']} SMs, "
+             f"driver {info['driver_version']}, runtime {info['runtime_version']}; date {date}\n\n"
+             "Method: CUDA events around the variant's kernel only, 3 warm-up runs, median of 30 "
+             "timed runs (min/max shown), a buffer of 4x the L2 overwritten and the output "
+             "poisoned before each run. GB/s = (bytes read + bytes written) / median time; the "
+             "roof is a device-to-device copy of the matrix in this run. `x vs cuBLAS` = "
+             "cublasSgeam's median time / the row's. Every output compared with numpy, exactly."]
+    data = {"gpu": info, "date": date, "tables": []}
+    for rows_, cols in SHAPES:
+        rows, roof = transpose_journey(rows_, cols, dtype="float32")
+        parts.append(format_table(rows, roof, baseline="cuBLAS",
+                                  title=f"\n## float32, {rows_} x {cols} ({rows_ * cols * 4 / 2**20:.0f} MiB)\n"))
+        data["tables"].append({"shape": [rows_, cols], "rows": rows, "roof": roof})
+        print(parts[-1], flush=True)
+    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
+    text = "\n".join(parts) + "\n"
+    out = Path(__file__).resolve().parent / "results" / f"transpose-{slug}-{date}.md"
+    out.write_text(text)
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], out.name).write_text(text)
+        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(json.dumps(data, indent=1))
+    bad = [r["variant"] for t in data["tables"] for r in t["rows"] if r.get("ok") is False]
+    if bad:
+        print("MISMATCH:", bad)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

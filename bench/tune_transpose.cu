@@ -1,0 +1,113 @@
+// tune_transpose.cu - the evidence for TransposeTuning
+// (cuda/transpose/07_tiled_wide.cu).
+//
+// Times tiled.cuh's kernel, float32, for several (tile, block rows, pad)
+// choices against a device-to-device copy and cublasSgeam in the same run:
+// CUDA events around the launch only, L2 overwritten before every run,
+// median of REPEAT runs.  Build and run on the GPU machine:
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/t && /tmp/t
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cublas_v2.h>
+
+#include "../cuda/transpose/tiled.cuh"
+
+#define CHECK(...)                                                                        \
+    do {                                                                                  \
+        cudaError_t e_ = (__VA_ARGS__);                                                             \
+        if (e_ != cudaSuccess) {                                                          \
+            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorName(e_)); \
+            std::exit(1);                                                                 \
+        }                                                                                 \
+    } while (0)
+
+constexpr int REPEAT = 30;
+
+template <class F>
+float median_ms(F launch, void *flush, size_t flush_bytes) {
+    std::vector<float> t;
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < REPEAT + 3; ++i) {
+        CHECK(cudaMemsetAsync(flush, i, flush_bytes));
+        CHECK(cudaEventRecord(a));
+        launch();
+        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventSynchronize(b));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= 3) t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+struct Case {
+    int64_t rows, cols;
+    const float *in;
+    float *out;
+    void *flush;
+    size_t fb;
+    float copy_ms, cublas_ms;
+};
+
+template <int TILE, int BR, int PAD>
+void run(const char *name, const Case &c) {
+    gp_transpose_args a{};
+    a.in = c.in; a.out = c.out; a.rows = c.rows; a.cols = c.cols; a.elem_size = 4; a.stream = 0;
+    float ms = median_ms([&] { CHECK(gp::transpose::Tiled<TILE, BR, PAD>::template Impl<uint32_t>::run(a)); },
+                         c.flush, c.fb);
+    std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", name, (long long)c.rows,
+                (long long)c.cols, ms, 8.0 * c.rows * c.cols / ms / 1e6, c.copy_ms / ms, c.cublas_ms / ms);
+}
+
+int main() {
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, 0));
+    Case c{};
+    c.fb = size_t(p.l2CacheSize) * 4;
+    CHECK(cudaMalloc(&c.flush, c.fb));
+    const int64_t nmax = int64_t(16384) * 16384;
+    std::vector<float> h(nmax);
+    unsigned s = 777;
+    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = float(s >> 8); }
+    float *in, *out;
+    CHECK(cudaMalloc(&in, nmax * 4));
+    CHECK(cudaMalloc(&out, nmax * 4));
+    CHECK(cudaMemcpy(in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
+    c.in = in; c.out = out;
+    cublasHandle_t handle;
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
+    std::printf("%s, %d SMs\n\n| config (tile, block rows, pad) | shape | ms | GB/s | x vs copy | x vs cuBLAS |\n|---|---|---:|---:|---:|---:|\n",
+                p.name, p.multiProcessorCount);
+    const int64_t shapes[][2] = {{4000, 6000}, {8192, 8192}, {16384, 16384}};
+    for (auto &sh : shapes) {
+        c.rows = sh[0]; c.cols = sh[1];
+        const size_t bytes = size_t(c.rows * c.cols * 4);
+        c.copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice)); }, c.flush, c.fb);
+        const float one = 1, zero = 0;
+        const int m = int(c.rows), n = int(c.cols);
+        c.cublas_ms = median_ms([&] {
+            if (cublasSgeam(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, in, n, &zero, out, m, out, m) !=
+                CUBLAS_STATUS_SUCCESS) std::exit(1);
+        }, c.flush, c.fb);
+        std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", "copy", (long long)c.rows,
+                    (long long)c.cols, c.copy_ms, 8.0 * c.rows * c.cols / c.copy_ms / 1e6, 1.0, c.cublas_ms / c.copy_ms);
+        std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", "cublasSgeam", (long long)c.rows,
+                    (long long)c.cols, c.cublas_ms, 8.0 * c.rows * c.cols / c.cublas_ms / 1e6, c.copy_ms / c.cublas_ms, 1.0);
+        run<32, 8, 1>("32, 8, 1 (coarsened)", c);
+        run<32, 4, 1>("32, 4, 1", c);
+        run<32, 2, 1>("32, 2, 1", c);
+        run<64, 4, 1>("64, 4, 1", c);
+        run<64, 8, 1>("64, 8, 1 (current)", c);
+        run<64, 16, 1>("64, 16, 1", c);
+        run<64, 2, 1>("64, 2, 1", c);
+        run<32, 32, 0>("32, 32, 0 (tiled)", c);
+        run<32, 32, 1>("32, 32, 1 (padded)", c);
+    }
+    return 0;
+}

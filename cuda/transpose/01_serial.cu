@@ -1,0 +1,34 @@
+// Step 1 - transpose_serial (seed 002): one thread, <<<1, 1>>>.
+//
+// The CPU loop moved to the GPU as it is: a single thread walks every
+// element.  It shows the GPU doing nothing in parallel - one thread of one
+// SM, each load waiting on memory - and is orders of magnitude slower than
+// the CPU.  Its max_n keeps a call under a second.
+//
+// Fixed from the seed: the seed's loop copied (out[j + i*N] = in[j + i*N])
+// instead of transposing, and assumed a square N x N matrix.
+#include "transpose.cuh"
+
+namespace {
+using namespace gp;
+
+template <class T>
+__global__ void transpose_serial(const T *in, T *out, int64_t rows, int64_t cols) {
+    for (int64_t j = 0; j < rows; j++)      // row of the input
+        for (int64_t i = 0; i < cols; i++)  // column of the input
+            out[j + i * rows] = in[i + j * cols];
+}
+
+template <class T>
+struct Serial {
+    static cudaError_t run(const gp_transpose_args &a) {
+        GP_LAUNCH(transpose_serial<T>, 1, 1, 0, a.stream, static_cast<const T *>(a.in),
+                  static_cast<T *>(a.out), a.rows, a.cols);
+        return cudaSuccess;
+    }
+};
+}  // namespace
+
+extern "C" cudaError_t gp_transpose_serial(const gp_transpose_args *a) {
+    return transpose::dispatch<Serial>(a);
+}

@@ -1,0 +1,39 @@
+// Step 3 - transpose_parallel_per_element (seed 002): one thread per element.
+//
+// What changed from step 2: K x K blocks of threads, one element each, so
+// the whole GPU works.  threadIdx.x runs along the input row: reads are
+// coalesced, but the writes of a warp land `rows` elements apart - every
+// element written costs its own memory transaction.  That is what the
+// shared-memory tile of the next step fixes.
+//
+// Fixed from the seed: any shape (the seed assumed N a multiple of K and a
+// square matrix), and rows beyond 65535 tiles through a loop.
+#include "transpose.cuh"
+
+namespace {
+using namespace gp;
+
+constexpr int K = 16;  // the seed's tile: K x K threads
+
+template <class T>
+__global__ void transpose_per_element(const T *in, T *out, int64_t rows, int64_t cols) {
+    const int64_t i = int64_t(blockIdx.x) * K + threadIdx.x;  // column
+    for (int64_t j0 = int64_t(blockIdx.y) * K; j0 < rows; j0 += int64_t(gridDim.y) * K) {
+        const int64_t j = j0 + threadIdx.y;  // row
+        if (i < cols && j < rows) out[j + i * rows] = in[i + j * cols];
+    }
+}
+
+template <class T>
+struct PerElement {
+    static cudaError_t run(const gp_transpose_args &a) {
+        GP_LAUNCH(transpose_per_element<T>, transpose::tile_grid(a.rows, a.cols, K, K), dim3(K, K),
+                  0, a.stream, static_cast<const T *>(a.in), static_cast<T *>(a.out), a.rows, a.cols);
+        return cudaSuccess;
+    }
+};
+}  // namespace
+
+extern "C" cudaError_t gp_transpose_per_element(const gp_transpose_args *a) {
+    return transpose::dispatch<PerElement>(a);
+}

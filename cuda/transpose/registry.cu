@@ -1,0 +1,67 @@
+// registry.cu - the one table of transpose variants, in journey order.
+#include "transpose.cuh"
+
+extern "C" {
+cudaError_t gp_transpose_serial(const gp_transpose_args *);
+cudaError_t gp_transpose_per_row(const gp_transpose_args *);
+cudaError_t gp_transpose_per_element(const gp_transpose_args *);
+cudaError_t gp_transpose_tiled(const gp_transpose_args *);
+cudaError_t gp_transpose_tiled_padded(const gp_transpose_args *);
+cudaError_t gp_transpose_tiled_coarsened(const gp_transpose_args *);
+cudaError_t gp_transpose_tiled_wide(const gp_transpose_args *);
+cudaError_t gp_transpose_copy(const gp_transpose_args *);
+cudaError_t gp_transpose_cublas(const gp_transpose_args *);
+cudaError_t gp_transpose_cpu(const gp_transpose_args *); /* csrc/transpose_cpu.c */
+
+const gp_variant gp_transpose_variants[] = {
+    {"serial", "One thread, <<<1, 1>>>",
+     "seed 002: transpose_serial",
+     "The CPU loop run by a single GPU thread: no parallelism at all, each load waiting on memory. "
+     "max_n keeps a call under a second.",
+     int64_t(1) << 20, NULL, 1, GP_ON_DEVICE, (gp_any_fn)gp_transpose_serial},
+    {"per_row", "One thread per output row",
+     "seed 002: transpose_parallel_per_row",
+     "Thread i writes output row i, looping over the input rows: coalesced reads, writes a row "
+     "apart. Tall, thin matrices leave it nearly serial; max_n keeps a call under a second.",
+     int64_t(1) << 26, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_per_row},
+    {"per_element", "One thread per element, 16 x 16 blocks",
+     "seed 002: transpose_parallel_per_element",
+     "Every element its own thread: reads along input rows are coalesced, writes of a warp land a "
+     "row apart, one memory transaction each.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_per_element},
+    {"tiled", "Shared-memory tile, 32 x 32",
+     "shared-memory tiling (NVIDIA, An Efficient Matrix Transpose in CUDA C/C++)",
+     "The block stages a 32 x 32 tile in shared memory so that both reads and writes are "
+     "coalesced; reading a tile column is now a 32-way shared-memory bank conflict.",
+     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled},
+    {"tiled_padded", "Tile padded by one column",
+     "padding against bank conflicts (NVIDIA, An Efficient Matrix Transpose in CUDA C/C++)",
+     "tile[32][33]: a column of the tile spreads over all 32 banks, the conflict is gone.",
+     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_padded},
+    {"tiled_coarsened", "Padded tile, 4 elements per thread",
+     "granularity coarsening, announced in seed 002",
+     "32 x 8 threads move a 32 x 32 tile, 4 elements each: fewer threads, independent loads in "
+     "flight, index arithmetic shared.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_coarsened},
+    {"tiled_wide", "Large padded tile, more bytes in flight",
+     "tuned tile and coarsening (bench/tune_transpose.cu)",
+     "A larger padded tile with more elements per thread, sized so that enough loads are in flight "
+     "to keep the memory busy: the fastest general transpose here.",
+     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_wide},
+    {"copy", "Device-to-device copy (roof)",
+     "cudaMemcpyAsync",
+     "Copies the same bytes without transposing: the bandwidth roof every transpose is measured "
+     "against. Its output is a copy of the input (same shape), not the transpose.",
+     -1, NULL, 0, GP_ON_DEVICE, (gp_any_fn)gp_transpose_copy},
+    {"cublas", "cuBLAS geam (baseline)",
+     "cublasSgeam / cublasDgeam with CUBLAS_OP_T",
+     "NVIDIA's production out-of-place transpose: C = 1 * op(A) + 0 * B. Floats only (float32 "
+     "and float64).",
+     -1, "float32,float64", 0, GP_ON_DEVICE, (gp_any_fn)gp_transpose_cublas},
+    {"cpu", "CPU loop (host reference)",
+     "seed 002: transpose_CPU",
+     "The seed's two nested loops in C, on the host.",
+     -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_transpose_cpu},
+};
+const int gp_transpose_nvariants = sizeof(gp_transpose_variants) / sizeof(gp_transpose_variants[0]);
+}  // extern "C"

@@ -1,0 +1,43 @@
+// transpose.cuh - what the transpose variants share: the dispatch from the
+// element size to an unsigned integer type of that size (a transpose only
+// moves bits), and the 2-D grid of tiles.
+#pragma once
+
+#include <cstdint>
+
+#include "../common.cuh"
+
+namespace gp {
+namespace transpose {
+
+template <int BYTES> struct Bits;
+template <> struct Bits<1> { using type = uint8_t; };
+template <> struct Bits<2> { using type = uint16_t; };
+template <> struct Bits<4> { using type = uint32_t; };
+template <> struct Bits<8> { using type = uint64_t; };
+
+// Impl<T>::run(args) for T of the element's size.
+template <template <class> class Impl>
+cudaError_t dispatch(const gp_transpose_args *a) {
+    if (a->rows < 0 || a->cols < 0) return cudaErrorInvalidValue;
+    if (a->rows == 0 || a->cols == 0) return cudaSuccess;
+    switch (a->elem_size) {
+    case 1: return Impl<uint8_t>::run(*a);
+    case 2: return Impl<uint16_t>::run(*a);
+    case 4: return Impl<uint32_t>::run(*a);
+    case 8: return Impl<uint64_t>::run(*a);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+// Tiles of TILE_ROWS x TILE_COLS input elements: blockIdx.x walks the tile
+// columns, blockIdx.y the tile rows.  gridDim.y is capped at 65535 (the
+// hardware limit), so kernels loop over tile rows with a stride of
+// gridDim.y tiles: any number of rows works.
+inline dim3 tile_grid(int64_t rows, int64_t cols, int tile_rows, int tile_cols) {
+    const int64_t gy = ceil_div<int64_t>(rows, tile_rows);
+    return dim3(unsigned(ceil_div<int64_t>(cols, tile_cols)), unsigned(gy < 65535 ? gy : 65535));
+}
+
+}  // namespace transpose
+}  // namespace gp
