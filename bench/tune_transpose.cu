@@ -6,6 +6,7 @@
 // CUDA events around the launch only, L2 overwritten before every run,
 // median of REPEAT runs.  Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/t && /tmp/t
+// (a uint32_t matrix: the kernels move bits; cublasSgeam reads the same bytes as float)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +14,7 @@
 
 #include <cublas_v2.h>
 
-#include "../cuda/transpose/tiled.cuh"
+#include "../cuda/transpose/07_tiled_wide.cu"
 
 #define CHECK(...)                                                                        \
     do {                                                                                  \
@@ -25,6 +26,12 @@
     } while (0)
 
 constexpr int REPEAT = 30;
+
+#define GP_LAUNCH_CHECKED(kernel, grid, block, ...)                 \
+    do {                                                            \
+        kernel<<<(grid), (block)>>>(__VA_ARGS__);                   \
+        CHECK(cudaGetLastError());                                  \
+    } while (0)
 
 template <class F>
 float median_ms(F launch, void *flush, size_t flush_bytes) {
@@ -48,12 +55,22 @@ float median_ms(F launch, void *flush, size_t flush_bytes) {
 
 struct Case {
     int64_t rows, cols;
-    const float *in;
-    float *out;
+    const uint32_t *in;
+    uint32_t *out;
     void *flush;
     size_t fb;
     float copy_ms, cublas_ms;
 };
+
+template <int BLOCK>
+void run_wide(const char *name, const Case &c) {
+    const float ms = median_ms([&] {
+        GP_LAUNCH_CHECKED((transpose_wide<uint32_t, BLOCK>), gp::transpose::tile_grid(c.rows, c.cols, 32, 32),
+                          BLOCK, c.in, c.out, c.rows, c.cols);
+    }, c.flush, c.fb);
+    std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", name, (long long)c.rows,
+                (long long)c.cols, ms, 8.0 * c.rows * c.cols / ms / 1e6, c.copy_ms / ms, c.cublas_ms / ms);
+}
 
 template <int TILE, int BR, int PAD>
 void run(const char *name, const Case &c) {
@@ -72,17 +89,17 @@ int main() {
     c.fb = size_t(p.l2CacheSize) * 4;
     CHECK(cudaMalloc(&c.flush, c.fb));
     const int64_t nmax = int64_t(16384) * 16384;
-    std::vector<float> h(nmax);
+    std::vector<uint32_t> h(nmax);
     unsigned s = 777;
-    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = float(s >> 8); }
-    float *in, *out;
+    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = (s >> 9) | 0x3f800000u; }  // floats in [1, 2)
+    uint32_t *in, *out;
     CHECK(cudaMalloc(&in, nmax * 4));
     CHECK(cudaMalloc(&out, nmax * 4));
     CHECK(cudaMemcpy(in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
     c.in = in; c.out = out;
     cublasHandle_t handle;
     if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
-    std::printf("%s, %d SMs\n\n| config (tile, block rows, pad) | shape | ms | GB/s | x vs copy | x vs cuBLAS |\n|---|---|---:|---:|---:|---:|\n",
+    std::printf("%s, %d SMs\n\n| config (tile, block rows, pad / wide) | shape | ms | GB/s | x vs copy | x vs cuBLAS |\n|---|---|---:|---:|---:|---:|\n",
                 p.name, p.multiProcessorCount);
     const int64_t shapes[][2] = {{4000, 6000}, {8192, 8192}, {16384, 16384}};
     for (auto &sh : shapes) {
@@ -92,7 +109,8 @@ int main() {
         const float one = 1, zero = 0;
         const int m = int(c.rows), n = int(c.cols);
         c.cublas_ms = median_ms([&] {
-            if (cublasSgeam(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, in, n, &zero, out, m, out, m) !=
+            if (cublasSgeam(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, reinterpret_cast<const float *>(in), n, &zero,
+                            reinterpret_cast<float *>(out), m, reinterpret_cast<float *>(out), m) !=
                 CUBLAS_STATUS_SUCCESS) std::exit(1);
         }, c.flush, c.fb);
         std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", "copy", (long long)c.rows,
@@ -101,13 +119,10 @@ int main() {
                     (long long)c.cols, c.cublas_ms, 8.0 * c.rows * c.cols / c.cublas_ms / 1e6, c.copy_ms / c.cublas_ms, 1.0);
         run<32, 8, 1>("32, 8, 1 (coarsened)", c);
         run<32, 4, 1>("32, 4, 1", c);
-        run<32, 2, 1>("32, 2, 1", c);
-        run<64, 4, 1>("64, 4, 1", c);
-        run<64, 8, 1>("64, 8, 1 (current)", c);
-        run<64, 16, 1>("64, 16, 1", c);
-        run<64, 2, 1>("64, 2, 1", c);
-        run<32, 32, 0>("32, 32, 0 (tiled)", c);
-        run<32, 32, 1>("32, 32, 1 (padded)", c);
+        run<64, 8, 1>("64, 8, 1", c);
+        run_wide<64>("wide, 64 threads", c);
+        run_wide<128>("wide, 128 threads", c);
+        run_wide<256>("wide, 256 threads", c);
     }
     return 0;
 }

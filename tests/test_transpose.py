@@ -186,3 +186,19 @@ def test_cupy_and_torch_inputs():
     t = torch.as_tensor(x, device="cuda")
     out = torch.as_tensor(gpuprims.transpose(t), device="cuda")
     assert torch.equal(out, t.T)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_wide_path_and_its_fallback(dtype):
+    # tiled_wide moves 16-byte vectors when rows, columns and pointers allow;
+    # a view starting one element in (unaligned) and odd shapes take the
+    # scalar path.  Both must give numpy's answer.
+    x = host_case((64, 64), dtype)
+    np.testing.assert_array_equal(gpuprims.transpose(x).T, x)
+    flat = gpuprims.to_device(host_case((1, 4097), dtype))
+    view = gpuprims.DeviceArray((64, 64), x.dtype, _ptr=flat.ptr + x.itemsize, _owner=flat)
+    want = host_case((1, 4097), dtype)[0, 1:4097].reshape(64, 64)
+    np.testing.assert_array_equal(gpuprims.transpose(view).get(), want.T)
+    y = host_case((33, 31), dtype)
+    np.testing.assert_array_equal(gpuprims.transpose(y), y.T)

@@ -149,18 +149,15 @@ class Operand:
     `host` (a contiguous NumPy array) or `device` (a DeviceArray) or both
     once copied.  Holding it keeps the elements alive."""
 
-    __slots__ = ("shape", "dtype", "host", "device")
+    __slots__ = ("shape", "dtype", "host", "device", "on_device")
 
     def __init__(self, shape, dtype, host, device):
         self.shape, self.dtype, self.host, self.device = shape, dtype, host, device
+        self.on_device = device is not None  # where the caller's data was: decides the output
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
-
-    @property
-    def on_device(self) -> bool:
-        return self.device is not None
 
     def to_device(self) -> DeviceArray:
         if self.device is None:
