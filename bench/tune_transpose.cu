@@ -62,11 +62,11 @@ struct Case {
     float copy_ms, cublas_ms;
 };
 
-template <int BLOCK>
+template <class Tn>
 void run_wide(const char *name, const Case &c) {
     const float ms = median_ms([&] {
-        GP_LAUNCH_CHECKED((transpose_wide<uint32_t, BLOCK>), gp::transpose::tile_grid(c.rows, c.cols, 32, 32),
-                          BLOCK, c.in, c.out, c.rows, c.cols);
+        GP_LAUNCH_CHECKED((transpose_wide<uint32_t, Tn>), gp::transpose::tile_grid(c.rows, c.cols, 32 * Tn::TILES, 32),
+                          Tn::BLOCK, c.in, c.out, c.rows, c.cols);
     }, c.flush, c.fb);
     std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", name, (long long)c.rows,
                 (long long)c.cols, ms, 8.0 * c.rows * c.cols / ms / 1e6, c.copy_ms / ms, c.cublas_ms / ms);
@@ -118,11 +118,15 @@ int main() {
         std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", "cublasSgeam", (long long)c.rows,
                     (long long)c.cols, c.cublas_ms, 8.0 * c.rows * c.cols / c.cublas_ms / 1e6, c.copy_ms / c.cublas_ms, 1.0);
         run<32, 8, 1>("32, 8, 1 (coarsened)", c);
-        run<32, 4, 1>("32, 4, 1", c);
-        run<64, 8, 1>("64, 8, 1", c);
-        run_wide<64>("wide, 64 threads", c);
-        run_wide<128>("wide, 128 threads", c);
-        run_wide<256>("wide, 256 threads", c);
+        run_wide<TransposeTuning>("wide: current", c);
+        run_wide<WideTuning<64, 1, false>>("wide 64 thr, 1 tile", c);
+        run_wide<WideTuning<64, 2, false>>("wide 64 thr, 2 tiles", c);
+        run_wide<WideTuning<64, 4, false>>("wide 64 thr, 4 tiles", c);
+        run_wide<WideTuning<64, 8, false>>("wide 64 thr, 8 tiles", c);
+        run_wide<WideTuning<64, 16, false>>("wide 64 thr, 16 tiles", c);
+        run_wide<WideTuning<64, 4, true>>("wide 64, 4 tiles, cs", c);
+        run_wide<WideTuning<128, 4, false>>("wide 128 thr, 4 tiles", c);
+        run_wide<WideTuning<128, 8, false>>("wide 128 thr, 8 tiles", c);
     }
     return 0;
 }
