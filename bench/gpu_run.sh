@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [tests|sanitize|tune|tune-transpose|bench|bench-transpose|slow ...]   (default: all but slow)
+#   bash bench/gpu_run.sh [tests|tests-FAMILY|sanitize|tune|tune-transpose|bench|bench-transpose|slow ...]   (default: all but slow)
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpuprims-out}; mkdir -p "$OUT"
@@ -20,6 +20,8 @@ for step in $steps; do
   case $step in
     tests) python3 -m pytest -q -rs --maxfail=20 tests >"$OUT/pytest.log" 2>&1; r=$?
            tail -25 "$OUT/pytest.log"; [ $r -eq 0 ] || rc=1 ;;
+    tests-*) python3 -m pytest -q -rs --maxfail=20 "tests/test_${step#tests-}.py" >"$OUT/pytest-${step#tests-}.log" 2>&1; r=$?
+           tail -6 "$OUT/pytest-${step#tests-}.log"; [ $r -eq 0 ] || rc=1 ;;
     slow)  python3 -m pytest -q -rs --runslow -m slow tests >"$OUT/pytest-slow.log" 2>&1; r=$?
            tail -8 "$OUT/pytest-slow.log"; [ $r -eq 0 ] || rc=1 ;;
     sanitize)
