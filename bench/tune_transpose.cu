@@ -65,8 +65,8 @@ struct Case {
 template <class Tn>
 void run_wide(const char *name, const Case &c) {
     const float ms = median_ms([&] {
-        GP_LAUNCH_CHECKED((transpose_wide<uint32_t, Tn>), gp::transpose::tile_grid(c.rows, c.cols, 32 * Tn::TILES, 32),
-                          Tn::BLOCK, c.in, c.out, c.rows, c.cols);
+        const unsigned blocks = unsigned(((c.cols + 31) / 32) * ((c.rows + 32 * Tn::TILES - 1) / (32 * Tn::TILES)));
+        GP_LAUNCH_CHECKED((transpose_wide<uint32_t, Tn>), blocks, Tn::BLOCK, c.in, c.out, c.rows, c.cols);
     }, c.flush, c.fb);
     std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", name, (long long)c.rows,
                 (long long)c.cols, ms, 8.0 * c.rows * c.cols / ms / 1e6, c.copy_ms / ms, c.cublas_ms / ms);
@@ -119,14 +119,15 @@ int main() {
                     (long long)c.cols, c.cublas_ms, 8.0 * c.rows * c.cols / c.cublas_ms / 1e6, c.copy_ms / c.cublas_ms, 1.0);
         run<32, 8, 1>("32, 8, 1 (coarsened)", c);
         run_wide<TransposeTuning>("wide: current", c);
-        run_wide<WideTuning<64, 1, false>>("wide 64 thr, 1 tile", c);
-        run_wide<WideTuning<64, 2, false>>("wide 64 thr, 2 tiles", c);
-        run_wide<WideTuning<64, 4, false>>("wide 64 thr, 4 tiles", c);
-        run_wide<WideTuning<64, 8, false>>("wide 64 thr, 8 tiles", c);
-        run_wide<WideTuning<64, 16, false>>("wide 64 thr, 16 tiles", c);
-        run_wide<WideTuning<64, 4, true>>("wide 64, 4 tiles, cs", c);
-        run_wide<WideTuning<128, 4, false>>("wide 128 thr, 4 tiles", c);
-        run_wide<WideTuning<128, 8, false>>("wide 128 thr, 8 tiles", c);
+        run_wide<WideTuning<64, 1, 0>>("wide 64, 1 tile, rowmajor", c);
+        run_wide<WideTuning<64, 1, 8>>("wide 64, 1, group 8", c);
+        run_wide<WideTuning<64, 1, 16>>("wide 64, 1, group 16", c);
+        run_wide<WideTuning<64, 1, 32>>("wide 64, 1, group 32", c);
+        run_wide<WideTuning<64, 1, 64>>("wide 64, 1, group 64", c);
+        run_wide<WideTuning<128, 1, 32>>("wide 128, 1, group 32", c);
+        run_wide<WideTuning<64, 2, 32>>("wide 64, 2, group 32", c);
+        run_wide<WideTuning<64, 2, 16>>("wide 64, 2, group 16", c);
+        run_wide<WideTuning<64, 1, 32, true>>("wide 64, 1, g32, cs", c);
     }
     return 0;
 }

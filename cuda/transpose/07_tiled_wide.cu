@@ -12,9 +12,11 @@
 //    bank = row + 4 * vector + element, all distinct);
 //  * a quarter of the global memory instructions of step 6, and each thread
 //    keeps TILE / (BLOCK / 8) loads of 16 bytes in flight;
-//  * a block moves several tiles down a tile column and issues the loads of
-//    the next tile before writing the current one out (software pipelining),
-//    so reads stay in flight across the barrier and fewer blocks are launched.
+//  * blocks take their tiles in groups of tile columns (block_tile below), so
+//    the tiles in flight at once form a squarish region and both reads and
+//    writes hit long runs of the same DRAM rows;
+//  * optionally a block moves several tiles down a tile column, issuing the
+//    next tile's loads before writing the current one (TILES > 1).
 // Vectors need 16-byte aligned rows: the base pointers aligned and both
 // dimensions multiples of VEC.  Other shapes run step 6's kernel.
 #include <cstring>
@@ -26,13 +28,36 @@ using namespace gp;
 
 // Tunables, in one place.  Evidence: bench/tune_transpose.cu; its table for
 // each GPU measured is kept in bench/results/.
-template <int BLOCK_, int TILES_, bool STREAMING_>
+template <int BLOCK_, int TILES_, int GROUP_, bool STREAMING_ = false>
 struct WideTuning {
     static constexpr int BLOCK = BLOCK_;          // threads: 8 lanes per row segment
     static constexpr int TILES = TILES_;          // tiles per block, one after another down the rows
+    static constexpr int GROUP = GROUP_;          // tile columns per group of the block order (0: none)
     static constexpr bool STREAMING = STREAMING_; // evict-first loads and stores (__ldcs/__stcs)
 };
-using TransposeTuning = WideTuning<64, 4, false>;
+using TransposeTuning = WideTuning<64, 1, 32>;
+
+// Which tile a block moves.  Blocks start roughly in index order, so the
+// order decides which part of the matrix is in flight at once.  Row-major
+// order (GROUP = 0) has the running blocks cover whole input rows (long
+// read runs) but only a few tiles down (short write runs, since an output
+// row is an input column).  Grouping GROUP tile columns and walking down
+// them makes the running blocks cover a squarer region: both the reads and
+// the writes come in runs of many 128-byte segments of the same rows.
+template <int GROUP>
+__device__ inline void block_tile(int64_t nx, int64_t ny, int64_t &bx, int64_t &by) {
+    const int64_t id = blockIdx.x;
+    if (GROUP == 0) {
+        bx = id % nx;
+        by = id / nx;
+        return;
+    }
+    const int64_t per_group = int64_t(GROUP) * ny;
+    const int64_t group = id / per_group, rem = id % per_group;
+    const int64_t width = nx - group * GROUP < GROUP ? nx - group * GROUP : GROUP;
+    bx = group * GROUP + rem % width;
+    by = rem / width;
+}
 
 template <bool STREAMING>
 __device__ inline uint4 load_vec(const void *p) {
@@ -60,9 +85,11 @@ transpose_wide(const T *__restrict__ in, T *__restrict__ out, int64_t rows, int6
 
     const int lane8 = threadIdx.x % 8;  // which 16-byte vector of the row segment
     const int row = threadIdx.x / 8;    // which row of the pass
-    const int64_t c0 = int64_t(blockIdx.x) * TILE;
-    const int64_t c = c0 + lane8 * VEC;
     const int64_t span = int64_t(Tn::TILES) * TILE;  // rows one block covers
+    int64_t bx, by;
+    block_tile<Tn::GROUP>(ceil_div<int64_t>(cols, TILE), ceil_div<int64_t>(rows, span), bx, by);
+    const int64_t c0 = bx * TILE;
+    const int64_t c = c0 + lane8 * VEC;
     uint4 v[PASSES];
 
     auto load_tile = [&](int64_t r0) {
@@ -73,7 +100,8 @@ transpose_wide(const T *__restrict__ in, T *__restrict__ out, int64_t rows, int6
         }
     };
 
-    for (int64_t b0 = int64_t(blockIdx.y) * span; b0 < rows; b0 += int64_t(gridDim.y) * span) {
+    {
+        const int64_t b0 = by * span;
         const int64_t end = b0 + span < rows ? b0 + span : rows;
         load_tile(b0);
         for (int64_t r0 = b0; r0 < end; r0 += TILE) {
@@ -116,9 +144,10 @@ struct Wide {
                              a.rows % VEC == 0;
         if (!aligned) return transpose::Tiled<32, 8, 1>::Impl<T>::run(a);  // step 6
         using Tn = TransposeTuning;
-        GP_LAUNCH((transpose_wide<T, Tn>), transpose::tile_grid(a.rows, a.cols, Tn::TILES * TILE, TILE),
-                  Tn::BLOCK, 0, a.stream, static_cast<const T *>(a.in), static_cast<T *>(a.out),
-                  a.rows, a.cols);
+        const int64_t blocks = ceil_div<int64_t>(a.cols, TILE) * ceil_div<int64_t>(a.rows, Tn::TILES * TILE);
+        if (blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
+        GP_LAUNCH((transpose_wide<T, Tn>), unsigned(blocks), Tn::BLOCK, 0, a.stream,
+                  static_cast<const T *>(a.in), static_cast<T *>(a.out), a.rows, a.cols);
         return cudaSuccess;
     }
 };
