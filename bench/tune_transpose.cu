@@ -119,15 +119,15 @@ int main() {
                     (long long)c.cols, c.cublas_ms, 8.0 * c.rows * c.cols / c.cublas_ms / 1e6, c.copy_ms / c.cublas_ms, 1.0);
         run<32, 8, 1>("32, 8, 1 (coarsened)", c);
         run_wide<TransposeTuning>("wide: current", c);
-        run_wide<WideTuning<64, 1, 0>>("wide 64, 1 tile, rowmajor", c);
-        run_wide<WideTuning<64, 1, 8>>("wide 64, 1, group 8", c);
-        run_wide<WideTuning<64, 1, 16>>("wide 64, 1, group 16", c);
-        run_wide<WideTuning<64, 1, 32>>("wide 64, 1, group 32", c);
-        run_wide<WideTuning<64, 1, 64>>("wide 64, 1, group 64", c);
-        run_wide<WideTuning<128, 1, 32>>("wide 128, 1, group 32", c);
-        run_wide<WideTuning<64, 2, 32>>("wide 64, 2, group 32", c);
-        run_wide<WideTuning<64, 2, 16>>("wide 64, 2, group 16", c);
-        run_wide<WideTuning<64, 1, 32, true>>("wide 64, 1, g32, cs", c);
+        run_wide<WideTuning<64, 1, 0>>("wide, rowmajor", c);
+        run_wide<WideTuning<64, 1, 1>>("wide, group 1", c);
+        run_wide<WideTuning<64, 1, 2>>("wide, group 2", c);
+        run_wide<WideTuning<64, 1, 4>>("wide, group 4", c);
+        run_wide<WideTuning<64, 1, 8>>("wide, group 8", c);
+        run_wide<WideTuning<64, 1, 2, true>>("wide, group 2, cs", c);
+        run_wide<WideTuning<64, 1, 4, true>>("wide, group 4, cs", c);
+        run_wide<WideTuning<64, 1, 8, true>>("wide, group 8, cs", c);
+        run_wide<WideTuning<64, 2, 4>>("wide, 2 tiles, group 4", c);
     }
     return 0;
 }

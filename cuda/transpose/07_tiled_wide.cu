@@ -35,7 +35,7 @@ struct WideTuning {
     static constexpr int GROUP = GROUP_;          // tile columns per group of the block order (0: none)
     static constexpr bool STREAMING = STREAMING_; // evict-first loads and stores (__ldcs/__stcs)
 };
-using TransposeTuning = WideTuning<64, 1, 32>;
+using TransposeTuning = WideTuning<64, 1, 8>;
 
 // Which tile a block moves.  Blocks start roughly in index order, so the
 // order decides which part of the matrix is in flight at once.  Row-major
