@@ -120,14 +120,13 @@ int main() {
         run<32, 8, 1>("32, 8, 1 (coarsened)", c);
         run_wide<TransposeTuning>("wide: current", c);
         run_wide<WideTuning<64, 1, 0>>("wide, rowmajor", c);
-        run_wide<WideTuning<64, 1, 1>>("wide, group 1", c);
-        run_wide<WideTuning<64, 1, 2>>("wide, group 2", c);
-        run_wide<WideTuning<64, 1, 4>>("wide, group 4", c);
-        run_wide<WideTuning<64, 1, 8>>("wide, group 8", c);
-        run_wide<WideTuning<64, 1, 2, true>>("wide, group 2, cs", c);
-        run_wide<WideTuning<64, 1, 4, true>>("wide, group 4, cs", c);
-        run_wide<WideTuning<64, 1, 8, true>>("wide, group 8, cs", c);
-        run_wide<WideTuning<64, 2, 4>>("wide, 2 tiles, group 4", c);
+        run_wide<WideTuning<64, 1, 2, LOAD_STREAMING, STORE_PLAIN>>("g2, ldcs", c);
+        run_wide<WideTuning<64, 1, 2, LOAD_LDG, STORE_STREAMING>>("g2, stcs", c);
+        run_wide<WideTuning<64, 1, 2, LOAD_STREAMING, STORE_STREAMING>>("g2, ldcs+stcs", c);
+        run_wide<WideTuning<64, 1, 2, LOAD_PREFETCH_256B, STORE_PLAIN>>("g2, L2::256B", c);
+        run_wide<WideTuning<64, 1, 2, LOAD_PREFETCH_256B, STORE_STREAMING>>("g2, L2::256B+stcs", c);
+        run_wide<WideTuning<64, 1, 4, LOAD_PREFETCH_256B, STORE_PLAIN>>("g4, L2::256B", c);
+        run_wide<WideTuning<64, 1, 1, LOAD_PREFETCH_256B, STORE_PLAIN>>("g1, L2::256B", c);
     }
     return 0;
 }

@@ -96,7 +96,7 @@ transpose_wide(const T *__restrict__ in, T *__restrict__ out, int64_t rows, int6
 #pragma unroll
         for (int k = 0; k < PASSES; ++k) {
             const int64_t r = r0 + row + k * ROWS_PER_PASS;
-            if (r < rows && c < cols) v[k] = load_vec<Tn::STREAMING>(in + r * cols + c);
+            if (r < rows && c < cols) v[k] = load_vec<Tn::LOAD>(in + r * cols + c);
         }
     };
 
@@ -127,7 +127,7 @@ transpose_wide(const T *__restrict__ in, T *__restrict__ out, int64_t rows, int6
                     for (int q = 0; q < VEC; ++q) e[q] = tile[lane8 * VEC + q][j];
                     uint4 w;
                     memcpy(&w, e, 16);
-                    store_vec<Tn::STREAMING>(out + orow * rows + ocol, w);
+                    store_vec<Tn::STORE>(out + orow * rows + ocol, w);
                 }
             }
             __syncthreads();  // the tile is read before it is overwritten
