@@ -28,14 +28,17 @@ using namespace gp;
 
 // Tunables, in one place.  Evidence: bench/tune_transpose.cu; its table for
 // each GPU measured is kept in bench/results/.
-template <int BLOCK_, int TILES_, int GROUP_, bool STREAMING_ = false>
+enum { LOAD_LDG = 0, LOAD_STREAMING = 1, LOAD_PREFETCH_256B = 2 };
+enum { STORE_PLAIN = 0, STORE_STREAMING = 1 };
+template <int BLOCK_, int TILES_, int GROUP_, int LOAD_ = LOAD_LDG, int STORE_ = STORE_PLAIN>
 struct WideTuning {
-    static constexpr int BLOCK = BLOCK_;          // threads: 8 lanes per row segment
-    static constexpr int TILES = TILES_;          // tiles per block, one after another down the rows
-    static constexpr int GROUP = GROUP_;          // tile columns per group of the block order (0: none)
-    static constexpr bool STREAMING = STREAMING_; // evict-first loads and stores (__ldcs/__stcs)
+    static constexpr int BLOCK = BLOCK_;  // threads: 8 lanes per row segment
+    static constexpr int TILES = TILES_;  // tiles per block, one after another down the rows
+    static constexpr int GROUP = GROUP_;  // tile columns per group of the block order (0: none)
+    static constexpr int LOAD = LOAD_;    // read-only path, evict-first, or 256-byte L2 prefetch
+    static constexpr int STORE = STORE_;  // plain or evict-first (__stcs) stores
 };
-using TransposeTuning = WideTuning<64, 1, 8>;
+using TransposeTuning = WideTuning<64, 1, 2>;
 
 // Which tile a block moves.  Blocks start roughly in index order, so the
 // order decides which part of the matrix is in flight at once.  Row-major
@@ -59,14 +62,23 @@ __device__ inline void block_tile(int64_t nx, int64_t ny, int64_t &bx, int64_t &
     by = rem / width;
 }
 
-template <bool STREAMING>
+template <int KIND>
 __device__ inline uint4 load_vec(const void *p) {
-    if constexpr (STREAMING) return __ldcs(static_cast<const uint4 *>(p));
-    else return __ldg(static_cast<const uint4 *>(p));
+    if constexpr (KIND == LOAD_STREAMING) {
+        return __ldcs(static_cast<const uint4 *>(p));
+    } else if constexpr (KIND == LOAD_PREFETCH_256B) {
+        uint4 r;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+            : "l"(p));
+        return r;
+    } else {
+        return __ldg(static_cast<const uint4 *>(p));
+    }
 }
-template <bool STREAMING>
+template <int KIND>
 __device__ inline void store_vec(void *p, uint4 v) {
-    if constexpr (STREAMING) __stcs(static_cast<uint4 *>(p), v);
+    if constexpr (KIND == STORE_STREAMING) __stcs(static_cast<uint4 *>(p), v);
     else *static_cast<uint4 *>(p) = v;
 }
 
