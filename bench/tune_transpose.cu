@@ -118,15 +118,14 @@ int main() {
         std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", "cublasSgeam", (long long)c.rows,
                     (long long)c.cols, c.cublas_ms, 8.0 * c.rows * c.cols / c.cublas_ms / 1e6, c.copy_ms / c.cublas_ms, 1.0);
         run<32, 8, 1>("32, 8, 1 (coarsened)", c);
-        run_wide<TransposeTuning>("wide: current", c);
+        run_wide<TransposeTuning>("current (g2, stcs)", c);
         run_wide<WideTuning<64, 1, 0>>("wide, rowmajor", c);
-        run_wide<WideTuning<64, 1, 2, LOAD_STREAMING, STORE_PLAIN>>("g2, ldcs", c);
+        run_wide<WideTuning<64, 1, 2>>("g2", c);
+        run_wide<WideTuning<64, 1, 1, LOAD_LDG, STORE_STREAMING>>("g1, stcs", c);
         run_wide<WideTuning<64, 1, 2, LOAD_LDG, STORE_STREAMING>>("g2, stcs", c);
-        run_wide<WideTuning<64, 1, 2, LOAD_STREAMING, STORE_STREAMING>>("g2, ldcs+stcs", c);
-        run_wide<WideTuning<64, 1, 2, LOAD_PREFETCH_256B, STORE_PLAIN>>("g2, L2::256B", c);
-        run_wide<WideTuning<64, 1, 2, LOAD_PREFETCH_256B, STORE_STREAMING>>("g2, L2::256B+stcs", c);
-        run_wide<WideTuning<64, 1, 4, LOAD_PREFETCH_256B, STORE_PLAIN>>("g4, L2::256B", c);
-        run_wide<WideTuning<64, 1, 1, LOAD_PREFETCH_256B, STORE_PLAIN>>("g1, L2::256B", c);
+        run_wide<WideTuning<64, 1, 4, LOAD_LDG, STORE_STREAMING>>("g4, stcs", c);
+        run_wide<WideTuning<64, 1, 8, LOAD_LDG, STORE_STREAMING>>("g8, stcs", c);
+        run_wide<WideTuning<64, 2, 2, LOAD_LDG, STORE_STREAMING>>("2 tiles, g2, stcs", c);
     }
     return 0;
 }

@@ -12,7 +12,8 @@
 //    bank = row + 4 * vector + element, all distinct);
 //  * a quarter of the global memory instructions of step 6, and each thread
 //    keeps TILE / (BLOCK / 8) loads of 16 bytes in flight;
-//  * blocks take their tiles in groups of tile columns (block_tile below), so
+//  * evict-first stores (the output is not read again), and blocks take their
+//    tiles in groups of tile columns (block_tile below), so
 //    the tiles in flight at once form a squarish region and both reads and
 //    writes hit long runs of the same DRAM rows;
 //  * optionally a block moves several tiles down a tile column, issuing the
@@ -38,7 +39,7 @@ struct WideTuning {
     static constexpr int LOAD = LOAD_;    // read-only path, evict-first, or 256-byte L2 prefetch
     static constexpr int STORE = STORE_;  // plain or evict-first (__stcs) stores
 };
-using TransposeTuning = WideTuning<64, 1, 2>;
+using TransposeTuning = WideTuning<64, 1, 2, LOAD_LDG, STORE_STREAMING>;
 
 // Which tile a block moves.  Blocks start roughly in index order, so the
 // order decides which part of the matrix is in flight at once.  Row-major
