@@ -38,4 +38,6 @@ for step in $steps; do
     bench-transpose) python3 bench/bench_transpose.py 2>&1 | tee "$OUT/bench-transpose.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
   esac
 done
+# At most 8 files come back: pack the logs into one archive, keep results apart.
+(cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && rm -f *.log)
 exit $rc
