@@ -44,7 +44,7 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
     c->a.op = (gp_op)op;
     c->a.stream = s;
     c->a.counter = res->counter;
-    if (!gp_reduce_supported(c->a.op, c->a.in_t, c->a.acc_t)) {
+    if (!gp_combo_supported(c->a.op, c->a.in_t, c->a.acc_t)) {
         cast_bytes = gp_align256((size_t)n * gp_sizes[acc_t]); /* converted first, below */
         c->a.in_t = c->a.acc_t;
     }

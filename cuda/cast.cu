@@ -1,6 +1,6 @@
 // cast.cu - element-wise conversion between the gpuprims dtypes, used when a
-// caller asks for an accumulator type (dtype=) that a family has no kernel
-// instance for: the input is converted into scratch first.
+// caller asks for an accumulator type (dtype=) that the kernels have no
+// instance for (see GP_COMBOS): the input is converted into scratch first.
 #include "common.cuh"
 
 namespace {
@@ -38,5 +38,16 @@ extern "C" cudaError_t gp_cast(const void *in, gp_dtype from, void *out, gp_dtyp
     case GP_FLOAT32: return cast_from(static_cast<const float *>(in), out, to, n, s);
     case GP_FLOAT64: return cast_from(static_cast<const double *>(in), out, to, n, s);
     default: return cudaErrorInvalidValue;
+    }
+}
+
+extern "C" int gp_combo_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t) {
+    switch (gp::combo_key(op, in_t, acc_t)) {
+#define GP_CASE(OP, IN, ACC) case gp::combo_key(OP, IN, ACC):
+        GP_COMBOS(GP_CASE)
+#undef GP_CASE
+        return 1;
+    default:
+        return 0;
     }
 }

@@ -26,6 +26,26 @@
         GP_TRY(cudaGetLastError());                                         \
     } while (0)
 
+// The (op, input type, accumulator type) combinations instantiated for every
+// reduction and scan variant: numpy's defaults (sum and cumsum of int32
+// accumulate in int64) plus the same-type ones.  gpuprims converts the input
+// first for any other dtype= request, so this table is the only list.
+#define GP_COMBOS(X)                                                 \
+    X(GP_SUM, GP_INT32, GP_INT64)                                           \
+    X(GP_SUM, GP_INT32, GP_INT32)                                           \
+    X(GP_SUM, GP_INT64, GP_INT64)                                           \
+    X(GP_SUM, GP_FLOAT32, GP_FLOAT32)                                       \
+    X(GP_SUM, GP_FLOAT32, GP_FLOAT64)                                       \
+    X(GP_SUM, GP_FLOAT64, GP_FLOAT64)                                       \
+    X(GP_MIN, GP_INT32, GP_INT32)                                           \
+    X(GP_MIN, GP_INT64, GP_INT64)                                           \
+    X(GP_MIN, GP_FLOAT32, GP_FLOAT32)                                       \
+    X(GP_MIN, GP_FLOAT64, GP_FLOAT64)                                       \
+    X(GP_MAX, GP_INT32, GP_INT32)                                           \
+    X(GP_MAX, GP_INT64, GP_INT64)                                           \
+    X(GP_MAX, GP_FLOAT32, GP_FLOAT32)                                       \
+    X(GP_MAX, GP_FLOAT64, GP_FLOAT64)
+
 namespace gp {
 
 template <class T>
@@ -77,6 +97,13 @@ template <class T> struct Max {
         return is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a));
     }
 };
+
+template <gp_op OP, class Acc> struct OpOf;
+template <class Acc> struct OpOf<GP_SUM, Acc> { using type = Sum<Acc>; };
+template <class Acc> struct OpOf<GP_MIN, Acc> { using type = Min<Acc>; };
+template <class Acc> struct OpOf<GP_MAX, Acc> { using type = Max<Acc>; };
+
+constexpr int combo_key(int op, int in, int acc) { return (op * GP_NDTYPES + in) * GP_NDTYPES + acc; }
 
 // --------------------------------------------------------- warp and block
 constexpr unsigned FULL_MASK = 0xffffffffu;

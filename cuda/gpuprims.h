@@ -101,9 +101,10 @@ extern const int gp_transpose_nvariants;
 /* Why the cuBLAS baseline could not run, or NULL (cuda/transpose/09_cublas.cu). */
 const char *gp_cublas_error(void);
 
-/* Which (op, in_t, acc_t) combinations the kernels are instantiated for.
- * Anything else is converted by the caller first. */
-int gp_reduce_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t);
+/* Which (op, in_t, acc_t) combinations the reduction and scan kernels are
+ * instantiated for (GP_COMBOS in cuda/common.cuh).  Anything else is
+ * converted by the caller first (gp_cast). */
+int gp_combo_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t);
 
 /* Convert n elements from one dtype to another on the device (cuda/cast.cu). */
 cudaError_t gp_cast(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,

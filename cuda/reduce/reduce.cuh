@@ -5,35 +5,8 @@
 
 #include "../common.cuh"
 
-// The (op, input type, accumulator type) combinations instantiated for every
-// variant: numpy's defaults (sum of int32 accumulates in int64) plus the
-// same-type reductions.  gpuprims converts the input first for any other
-// dtype= request, so this table is the only list.
-#define GP_REDUCE_COMBOS(X)                                                 \
-    X(GP_SUM, GP_INT32, GP_INT64)                                           \
-    X(GP_SUM, GP_INT32, GP_INT32)                                           \
-    X(GP_SUM, GP_INT64, GP_INT64)                                           \
-    X(GP_SUM, GP_FLOAT32, GP_FLOAT32)                                       \
-    X(GP_SUM, GP_FLOAT32, GP_FLOAT64)                                       \
-    X(GP_SUM, GP_FLOAT64, GP_FLOAT64)                                       \
-    X(GP_MIN, GP_INT32, GP_INT32)                                           \
-    X(GP_MIN, GP_INT64, GP_INT64)                                           \
-    X(GP_MIN, GP_FLOAT32, GP_FLOAT32)                                       \
-    X(GP_MIN, GP_FLOAT64, GP_FLOAT64)                                       \
-    X(GP_MAX, GP_INT32, GP_INT32)                                           \
-    X(GP_MAX, GP_INT64, GP_INT64)                                           \
-    X(GP_MAX, GP_FLOAT32, GP_FLOAT32)                                       \
-    X(GP_MAX, GP_FLOAT64, GP_FLOAT64)
-
 namespace gp {
 namespace reduce {
-
-template <gp_op OP, class Acc> struct OpOf;
-template <class Acc> struct OpOf<GP_SUM, Acc> { using type = Sum<Acc>; };
-template <class Acc> struct OpOf<GP_MIN, Acc> { using type = Min<Acc>; };
-template <class Acc> struct OpOf<GP_MAX, Acc> { using type = Max<Acc>; };
-
-constexpr int combo_key(int op, int in, int acc) { return (op * GP_NDTYPES + in) * GP_NDTYPES + acc; }
 
 template <class Op>
 __global__ void write_identity(typename Op::type *out) { *out = Op::identity(); }
@@ -60,7 +33,7 @@ cudaError_t dispatch(gp_reduce_args *a) {
         }                                                                   \
         return Impl<In, Op>::run(*a);                                       \
     }
-        GP_REDUCE_COMBOS(GP_CASE)
+        GP_COMBOS(GP_CASE)
 #undef GP_CASE
     default:
         return cudaErrorInvalidValue;

@@ -89,14 +89,4 @@ const gp_variant gp_reduce_variants[] = {
 };
 const int gp_reduce_nvariants = sizeof(gp_reduce_variants) / sizeof(gp_reduce_variants[0]);
 
-int gp_reduce_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t) {
-    switch (gp::reduce::combo_key(op, in_t, acc_t)) {
-#define GP_CASE(OP, IN, ACC) case gp::reduce::combo_key(OP, IN, ACC):
-        GP_REDUCE_COMBOS(GP_CASE)
-#undef GP_CASE
-        return 1;
-    default:
-        return 0;
-    }
-}
 }  // extern "C"
