@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [tests|tests-FAMILY|sanitize|tune|tune-transpose|bench|bench-transpose|slow ...]   (default: all but slow)
+#   bash bench/gpu_run.sh [tests|tests-FAMILY|sanitize|tune|tune-transpose|bench|bench-transpose|bench-scan|ncu|slow ...]   (default: all but slow)
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpuprims-out}; mkdir -p "$OUT"
@@ -35,6 +35,11 @@ for step in $steps; do
     tune-transpose)
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/tune_transpose && /tmp/tune_transpose | tee "$OUT/tune-transpose.log" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
+    bench-scan) python3 bench/bench_scan.py 2>&1 | tee "$OUT/bench-scan.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
+    ncu)   # shared-memory bank conflicts: blelloch vs blelloch_padded, tiled vs tiled_padded
+           ncu --clock-control none --csv --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed_op_shared_ld.sum \
+               -k regex:'blelloch|tiled' python3 bench/bank_conflicts.py >"$OUT/ncu.csv" 2>"$OUT/ncu.log"; r=$?
+           python3 bench/bank_conflicts.py --table "$OUT/ncu.csv" | tee "$OUT/bank-conflicts.md"; [ $r -eq 0 ] || rc=1 ;;
     bench-transpose) python3 bench/bench_transpose.py 2>&1 | tee "$OUT/bench-transpose.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
   esac
 done

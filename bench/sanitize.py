@@ -34,8 +34,32 @@ def transposes():
     return bad
 
 
+def scans():
+    bad = 0
+    rng = np.random.default_rng(3)
+    for v in gpuprims.variants("scan"):
+        if v.where != "device":
+            continue
+        for dtype in ("float32", "int64"):
+            for n in SIZES + [1024, 2048, 4096 * 3 + 5]:
+                if v.max_n is not None and n > v.max_n:
+                    continue
+                x = (rng.integers(-1000, 1000, n) if dtype == "int64" else rng.random(n) - 0.5).astype(dtype)
+                for op, inclusive in (("sum", True), ("max", False)):
+                    got = gpuprims.scan(gpuprims.to_device(x), op, inclusive=inclusive, variant=v.name).get()
+                    acc = np.maximum.accumulate(x) if op == "max" else np.cumsum(x)
+                    if not inclusive:
+                        lowest = -np.inf if dtype == "float32" else np.iinfo(np.int64).min
+                        acc = np.concatenate([[lowest], acc[:-1]]).astype(got.dtype)
+                    if not np.allclose(got, acc, rtol=1e-4, atol=1e-2):
+                        print(f"WRONG scan {v.name} {op} {dtype} n={n}")
+                        bad += 1
+        print(f"scan {v.name}: done", flush=True)
+    return bad
+
+
 def main():
-    bad = transposes()
+    bad = transposes() + scans()
     rng = np.random.default_rng(1)
     for v in gpuprims.variants("reduce"):
         if v.where != "device":

@@ -67,6 +67,11 @@ PyObject *gp_reduce(PyObject *module, PyObject *args);
 PyObject *gp_reduce_host(PyObject *module, PyObject *args);
 PyObject *gp_time_reduce(PyObject *module, PyObject *args);
 
+/* scan.c */
+PyObject *gp_scan(PyObject *module, PyObject *args);
+PyObject *gp_scan_host(PyObject *module, PyObject *args);
+PyObject *gp_time_scan(PyObject *module, PyObject *args);
+
 /* transpose.c */
 PyObject *gp_transpose(PyObject *module, PyObject *args);
 PyObject *gp_transpose_host(PyObject *module, PyObject *args);

@@ -364,6 +364,13 @@ static PyMethodDef gp_methods[] = {
     {"time_reduce", gp_time_reduce, METH_VARARGS,
      "time_reduce(index, in_ptr, n, in_t, acc_t, op, warmup, repeat, flush_bytes)"
      " -> (list of kernel ms, bytes of the last result)"},
+    {"scan", gp_scan, METH_VARARGS,
+     "scan(index, in_ptr, out_ptr, n, in_t, acc_t, op, inclusive) (device variants)"},
+    {"scan_host", gp_scan_host, METH_VARARGS,
+     "scan_host(index, in_buffer, out_buffer, n, in_t, acc_t, op, inclusive) (host variants)"},
+    {"time_scan", gp_time_scan, METH_VARARGS,
+     "time_scan(index, in_ptr, out_ptr, n, in_t, acc_t, op, inclusive, warmup, repeat,"
+     " flush_bytes) -> list of kernel ms"},
     {"transpose", gp_transpose, METH_VARARGS,
      "transpose(index, in_ptr, out_ptr, rows, cols, elem_size) (device variants)"},
     {"transpose_host", gp_transpose_host, METH_VARARGS,

@@ -15,6 +15,7 @@ typedef struct {
 /* The one list of families. */
 static const gp_family gp_families[] = {
     {"reduce", gp_reduce_variants, &gp_reduce_nvariants},
+    {"scan", gp_scan_variants, &gp_scan_nvariants},
     {"transpose", gp_transpose_variants, &gp_transpose_nvariants},
 };
 #define GP_NFAMILIES ((int)(sizeof(gp_families) / sizeof(gp_families[0])))

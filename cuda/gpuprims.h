@@ -90,6 +90,29 @@ typedef struct gp_transpose_args {
 
 typedef cudaError_t (*gp_transpose_fn)(const gp_transpose_args *args);
 
+/* Arguments of one prefix scan: `in` holds n elements of in_t, `out`
+ * receives n elements of acc_t: out[i] = in[0] op ... op in[i] (inclusive)
+ * or in[0] op ... op in[i-1], out[0] = identity (exclusive).  Two-phase
+ * scratch protocol as gp_reduce_args. */
+typedef struct gp_scan_args {
+    const void *in;
+    void *out;
+    int64_t n;
+    gp_dtype in_t;
+    gp_dtype acc_t;
+    gp_op op;
+    int inclusive;
+    void *scratch;
+    size_t scratch_bytes;
+    cudaStream_t stream;
+} gp_scan_args;
+
+typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);
+
+/* The scan registry, in journey order (cuda/scan/registry.cu). */
+extern const gp_variant gp_scan_variants[];
+extern const int gp_scan_nvariants;
+
 /* The reduction registry, in journey order (cuda/reduce/registry.cu). */
 extern const gp_variant gp_reduce_variants[];
 extern const int gp_reduce_nvariants;

@@ -21,6 +21,7 @@ from ._arrays import DeviceArray, to_device
 from ._errors import CudaError, NoDeviceError
 from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
+from ._scan import cumsum, scan
 from ._transpose import transpose
 
 __version__ = "0.1.0"
@@ -44,9 +45,11 @@ __all__ = [
     "Variant",
     "device_info",
     "gpu_available",
+    "cumsum",
     "max",
     "min",
     "reduce",
+    "scan",
     "sum",
     "to_device",
     "transpose",

@@ -144,6 +144,54 @@ def transpose_journey(rows_, cols, *, dtype="float32", repeat=30, warmup=3, name
     return rows, roof
 
 
+def scan_journey(n, *, dtype="float32", op="sum", inclusive=True, repeat=30, warmup=3, names=None):
+    """Time every device scan variant on one random input of n elements,
+    plus the copy roof and NumPy on the CPU.  Variants over their declared
+    limit get a row that says so instead of a time."""
+    dtype = np.dtype(dtype)
+    x = random_input(n, dtype)
+    acc = result_dtype(op, dtype)
+    d = to_device(x)
+    out = DeviceArray((n,), acc)
+    nbytes = x.nbytes + n * acc.itemsize  # read once, write once
+    flush = 4 * _core.device_info()["l2_cache_bytes"]
+    roof = copy_roof(nbytes // 2, warmup=warmup, repeat=repeat, flush_bytes=flush)
+    accumulate = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
+    want = accumulate.accumulate(x.astype(acc))
+    if not inclusive:
+        raise ValueError("the journey table times inclusive scans")
+    tol = (np.cumsum(np.abs(x.astype(np.float64))) * (2 * math.log2(max(n, 2)) + 16 + n / 4096)
+           * float(np.finfo(acc).eps)) if acc.kind == "f" and op == "sum" else 0
+    rows = []
+    for v in variants("scan"):
+        if v.where != "device" or (names is not None and v.name not in names):
+            continue
+        if v.max_n is not None and n > v.max_n:
+            rows.append({"variant": v.name, "title": v.title,
+                         "skipped": f"over its limit (max_n = {v.max_n})"})
+            continue
+        ms = _core.time_scan(v.index, d.ptr, out.ptr, n, CODES[dtype], CODES[acc], OPS[op],
+                             inclusive, warmup, repeat, flush)
+        row = {"variant": v.name, "title": v.title, **_summary(ms)}
+        row["gbps"] = nbytes / (row["median_ms"] * 1e-3) / 1e9
+        row["roof_pct"] = 100 * row["gbps"] / roof["gbps"]
+        got = out.get()
+        row["ok"] = bool(np.all(np.abs(got.astype(np.float64) - want) <= tol)) if acc.kind == "f" \
+            else bool(np.array_equal(got, want))
+        rows.append(row)
+    t = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        accumulate.accumulate(x, dtype=acc)
+        t.append((time.perf_counter() - t0) * 1e3)
+    cpu = {"variant": "numpy (CPU)", "title": f"numpy.{accumulate.__name__}.accumulate", **_summary(t), "ok": True}
+    cpu["gbps"] = nbytes / (cpu["median_ms"] * 1e-3) / 1e9
+    cpu["roof_pct"] = 100 * cpu["gbps"] / roof["gbps"]
+    rows.append(cpu)
+    _versus(rows, "cub")
+    return rows, roof
+
+
 def format_table(rows, roof, *, title="", baseline="CUB"):
     """Markdown table of a journey's rows."""
     lines = [title] if title else []

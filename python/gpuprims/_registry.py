@@ -11,7 +11,8 @@ from functools import lru_cache
 from . import _core
 
 FAMILIES = _core.families()  # from the core's one list
-AUTO = {"reduce": "single_pass", "transpose": "tiled_wide"}  # the fastest general variant
+# the fastest general variant of each family
+AUTO = {"reduce": "single_pass", "scan": "decoupled_lookback", "transpose": "tiled_wide"}
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,12 @@ def check_limit(v: Variant, n: int, dtype=None) -> None:
             f"use variant='auto' ({AUTO[v.family]}), which takes every supported dtype"
         )
     if v.max_n is not None and n > v.max_n:
+        # Name the multi-block form of a single-block step where there is one.
+        multi = _by_name(v.family).get(v.name.replace("_double_buffer", "").replace("_padded", "")
+                                       + "_multiblock")
+        other = (f"variant={multi.name!r} or variant='auto' ({AUTO[v.family]})" if multi
+                 else f"variant='auto' ({AUTO[v.family]})")
         raise ValueError(
             f"{v.family} variant {v.name!r} handles at most max_n = {v.max_n} elements, got {n}; "
-            f"use variant='auto' ({AUTO[v.family]}), which has no such limit"
+            f"use {other}, which has no such limit"
         )

@@ -1,0 +1,34 @@
+// Baseline - cub::DeviceScan (CCCL), the production scan, with the same
+// operator and accumulator type as the other variants.
+#include <cub/device/device_scan.cuh>
+
+#include "scan.cuh"
+
+namespace {
+using namespace gp;
+
+template <class In, class Op>
+struct CubScan {
+    using Acc = typename Op::type;
+    static cudaError_t call(const gp_scan_args &a, void *tmp, size_t &bytes) {
+        const In *in = static_cast<const In *>(a.in);
+        Acc *out = static_cast<Acc *>(a.out);
+        if (a.inclusive) return cub::DeviceScan::InclusiveScan(tmp, bytes, in, out, Op(), a.n, a.stream);
+        return cub::DeviceScan::ExclusiveScan(tmp, bytes, in, out, Op(), Op::identity(), a.n, a.stream);
+    }
+    static size_t scratch(int64_t n) {
+        gp_scan_args inc{}, exc{};
+        inc.n = exc.n = n;
+        inc.inclusive = 1;
+        size_t a = 0, b = 0;
+        if (call(inc, nullptr, a) != cudaSuccess || call(exc, nullptr, b) != cudaSuccess) return size_t(-1);
+        return a > b ? a : b;
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        size_t bytes = a.scratch_bytes;
+        return call(a, a.scratch, bytes);
+    }
+};
+}  // namespace
+
+extern "C" cudaError_t gp_scan_cub(gp_scan_args *a) { return scan::dispatch<CubScan>(a); }

@@ -1,0 +1,268 @@
+"""Scan: every registered variant against numpy.cumsum / minimum.accumulate /
+maximum.accumulate (inclusive) and their shifted forms (exclusive).
+
+Runs everywhere: the registry, validation and errors, the host variant.
+Needs a GPU: the device variants, determinism, device inputs, >2^31 (slow).
+"""
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import gpuprims
+
+from conftest import GPU_OK, random_array
+
+VARIANTS = gpuprims.variants("scan")
+DEVICE = [v for v in VARIANTS if v.where == "device"]
+SIZES = [0, 1, 2, 31, 32, 33, 511, 512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 4097,
+         2**20 + 7, 2**24]
+DTYPES = ["int32", "int64", "float32", "float64"]
+OPS = ["sum", "min", "max"]
+ACCUMULATE = {"sum": np.add, "min": np.minimum, "max": np.maximum}
+gpu = pytest.mark.gpu
+
+
+@functools.lru_cache(maxsize=None)
+def host_case(n, dtype):
+    x = random_array(n, dtype, seed=4)
+    x.setflags(write=False)
+    return x
+
+
+@functools.lru_cache(maxsize=None)
+def device_case(n, dtype):
+    return gpuprims.to_device(host_case(n, dtype))
+
+
+def identity(op, dtype):
+    dtype = np.dtype(dtype)
+    if op == "sum":
+        return dtype.type(0)
+    if dtype.kind == "f":
+        return dtype.type(np.inf if op == "min" else -np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.max if op == "min" else info.min)
+
+
+def expected(x, op, inclusive, acc):
+    """numpy's scan in the result dtype, shifted for exclusive."""
+    inc = ACCUMULATE[op].accumulate(x.ravel().astype(acc))
+    if inclusive or x.size == 0:
+        return inc
+    return np.concatenate([[identity(op, acc)], inc[:-1]]).astype(acc)
+
+
+def check(x, got, op, inclusive, variant, dtype=None):
+    acc = np.cumsum(x[:0], dtype=dtype).dtype if op == "sum" else np.dtype(dtype or x.dtype)
+    assert got.dtype == acc and got.shape == (x.size,), (got.dtype, got.shape)
+    if op != "sum" or acc.kind == "i":
+        np.testing.assert_array_equal(got, expected(x, op, inclusive, acc))
+        return
+    # Float sums: per element, the prefix error bound.  A scan combines the
+    # elements of prefix i through a tree of depth <= 2 log2(n) after per-
+    # thread runs of up to 16, so |error_i| <= depth * eps * sum_{k<=i}|x_k|.
+    # decoupled_lookback also folds tile totals left to right (deterministic,
+    # but a chain of up to n/4096 roundings): its depth grows by that.  The
+    # reference is accumulated in long double; its own error is added.
+    xl = x.ravel().astype(np.longdouble)
+    ref = np.cumsum(xl)
+    bound = np.cumsum(np.abs(xl))
+    if not inclusive and x.size:
+        ref = np.concatenate([[0], ref[:-1]])
+        bound = np.concatenate([[0], bound[:-1]])
+    n = max(x.size, 2)
+    depth = 2 * math.ceil(math.log2(n)) + 16
+    if variant == "decoupled_lookback":
+        depth += math.ceil(n / 4096)
+    eps = float(np.finfo(acc).eps)
+    tol = (depth * eps + n * float(np.finfo(np.longdouble).eps)) * bound + eps * np.abs(ref)
+    err = np.abs(got.astype(np.longdouble) - ref)
+    bad = np.nonzero(err > tol)[0]
+    assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]], tol[bad[:5]])
+
+
+def within(v, n):
+    return v.max_n is None or n <= v.max_n
+
+
+def device_cases():
+    for v in DEVICE:
+        for n in SIZES:
+            if within(v, n):
+                yield pytest.param(v.name, n, id=f"{v.name}-{n}")
+
+
+# ------------------------------------------------------------- registry
+
+def test_registry_holds_the_journey_in_order():
+    # The names the scan issue asks for, in journey order.
+    assert [v.name for v in VARIANTS] == [
+        "naive", "hillis_steele", "hillis_steele_double_buffer", "blelloch", "blelloch_padded",
+        "hillis_steele_multiblock", "blelloch_multiblock", "warp_shuffle", "decoupled_lookback",
+        "cub", "cpu",
+    ]
+    from gpuprims._registry import lookup
+    assert lookup("scan", "auto").name == "decoupled_lookback"
+
+
+def test_single_block_variants_declare_one_block():
+    limits = {v.name: v.max_n for v in VARIANTS}
+    assert limits["hillis_steele"] == limits["hillis_steele_double_buffer"] == 1024
+    assert limits["blelloch"] == limits["blelloch_padded"] == 2048
+    assert limits["naive"] is not None
+    for name in ("hillis_steele_multiblock", "blelloch_multiblock", "warp_shuffle", "decoupled_lookback"):
+        assert limits[name] is None
+
+
+# ---------------------------------------------------- the host variant
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_cpu_variant_matches_numpy(op, dtype, n, inclusive):
+    x = host_case(n, dtype)
+    check(x, gpuprims.scan(x, op, inclusive=inclusive, variant="cpu"), op, inclusive, "cpu")
+
+
+def test_cumsum_is_numpy_cumsum_on_the_host_reference():
+    x = host_case(4097, "int32")
+    got = gpuprims.cumsum(x, variant="cpu")
+    np.testing.assert_array_equal(got, np.cumsum(x))
+    assert got.dtype == np.cumsum(x).dtype == np.int64
+    assert gpuprims.cumsum(x, variant="cpu", dtype=np.int32).dtype == np.int32
+
+
+def test_cpu_variant_2d_and_noncontiguous_flatten_like_numpy():
+    base = random_array(3 * 4099, "float64").reshape(3, 4099)
+    for x in (base, base[:, ::3], base.T):
+        check(np.ascontiguousarray(x), gpuprims.cumsum(x, variant="cpu"), "sum", True, "cpu")
+
+
+# ------------------------------------------------ validation and errors
+
+def test_over_a_single_block_names_the_limit_and_the_multiblock_variant():
+    x = np.ones(1025, np.float32)
+    with pytest.raises(ValueError, match=r"at most max_n = 1024.*'hillis_steele_multiblock'"):
+        gpuprims.cumsum(x, variant="hillis_steele")
+    with pytest.raises(ValueError, match=r"max_n = 1024.*'hillis_steele_multiblock'"):
+        gpuprims.cumsum(x, variant="hillis_steele_double_buffer")
+    with pytest.raises(ValueError, match=r"at most max_n = 2048.*'blelloch_multiblock'"):
+        gpuprims.cumsum(np.ones(2049, np.float32), variant="blelloch_padded")
+    with pytest.raises(ValueError, match=r"max_n = 65536.*variant='auto'"):
+        gpuprims.cumsum(np.ones(65537, np.float32), variant="naive")
+
+
+@pytest.mark.parametrize("bad", [None, "abc", {"a": 1}, object()], ids=lambda b: type(b).__name__)
+def test_unsupported_objects_raise_typeerror(bad):
+    with pytest.raises(TypeError, match="NumPy array or a device array"):
+        gpuprims.cumsum(bad)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "float16", "complex64", "bool", "O"])
+def test_unsupported_dtypes_raise_typeerror(dtype):
+    with pytest.raises(TypeError, match="does not support dtype"):
+        gpuprims.scan(np.ones(4, dtype=dtype))
+
+
+def test_bad_op_variant_and_shape():
+    with pytest.raises(ValueError, match="unknown op 'prod'"):
+        gpuprims.scan(np.ones(4, np.float32), "prod")
+    with pytest.raises(ValueError, match="unknown scan variant 'sklansky'"):
+        gpuprims.scan(np.ones(4, np.float32), variant="sklansky")
+    with pytest.raises(ValueError, match="at least one dimension"):
+        gpuprims.cumsum(np.float32(3))
+    with pytest.raises(TypeError, match="dtype=int8 is not supported"):
+        gpuprims.cumsum(np.ones(4, np.float32), dtype=np.int8)
+
+
+@pytest.mark.skipif(GPU_OK, reason="checks the no-GPU error; a GPU is visible here")
+def test_without_gpu_device_variants_raise_nodeviceerror():
+    with pytest.raises(gpuprims.NoDeviceError, match="no CUDA GPU is visible"):
+        gpuprims.cumsum(np.ones(4, np.float32))
+
+
+# ------------------------------------------------------ device variants
+
+@gpu
+@pytest.mark.parametrize("variant,n", list(device_cases()))
+def test_device_variant_matches_numpy(variant, n):
+    for dtype in DTYPES:
+        x = host_case(n, dtype)
+        d = device_case(n, dtype)
+        for op in OPS:
+            for inclusive in (True, False):
+                got = gpuprims.scan(d, op, inclusive=inclusive, variant=variant)
+                assert isinstance(got, gpuprims.DeviceArray)
+                check(x, got.get(), op, inclusive, variant)
+
+
+@gpu
+@pytest.mark.parametrize("variant", [v.name for v in DEVICE])
+def test_deterministic_over_ten_runs_and_input_unmodified(variant):
+    n = min(2**20 + 7, next(v for v in DEVICE if v.name == variant).max_n or 2**20 + 7)
+    x = host_case(n, "float32")
+    before = x.copy()
+    d = gpuprims.to_device(x)
+    runs = {gpuprims.cumsum(d, variant=variant).get().tobytes() for _ in range(10)}
+    assert len(runs) == 1
+    np.testing.assert_array_equal(d.get(), before)
+    got = gpuprims.cumsum(x, variant=variant)  # NumPy in, NumPy out
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(x, before)
+
+
+@gpu
+@pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
+@pytest.mark.parametrize("dtype,acc", [("int32", "int32"), ("float32", "float64"),
+                                       ("int64", "float64"), ("int32", "float32")])
+def test_dtype_override(variant, dtype, acc):
+    x = host_case(4097, dtype)
+    got = gpuprims.cumsum(device_case(4097, dtype), variant=variant, dtype=acc).get()
+    check(x, got, "sum", True, variant, dtype=acc)
+
+
+@gpu
+@pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
+def test_unaligned_device_view(variant):
+    x = host_case(5003, "float32")
+    d = gpuprims.to_device(x)
+    view = gpuprims.DeviceArray((5002,), np.float32, _ptr=d.ptr + 4, _owner=d)
+    check(x[1:], gpuprims.cumsum(view, variant=variant).get(), "sum", True, variant)
+
+
+@gpu
+def test_cupy_and_torch_inputs():
+    x = host_case(4097, "int32")
+    cp = pytest.importorskip("cupy")
+    np.testing.assert_array_equal(gpuprims.cumsum(cp.asarray(x)).get(), np.cumsum(x))
+    torch = pytest.importorskip("torch")
+    t = torch.as_tensor(x.copy(), device="cuda")
+    np.testing.assert_array_equal(gpuprims.scan(t, "max").get(), np.maximum.accumulate(x))
+
+
+@gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
+def test_over_two_to_the_31_elements(variant):
+    x = big_case()
+    got = gpuprims.cumsum(big_device_case(), variant=variant).get()
+    np.testing.assert_array_equal(got, big_expected())
+
+
+@functools.lru_cache(maxsize=None)
+def big_case():
+    n = 2**31 + 33
+    return np.random.default_rng(33).integers(-100, 100, size=n, dtype=np.int8).astype(np.int32)
+
+
+@functools.lru_cache(maxsize=None)
+def big_device_case():
+    return gpuprims.to_device(big_case())
+
+
+@functools.lru_cache(maxsize=None)
+def big_expected():
+    return np.cumsum(big_case(), dtype=np.int64)
