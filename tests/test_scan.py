@@ -62,9 +62,9 @@ def check(x, got, op, inclusive, variant, dtype=None):
         return
     # Float sums: per element, the prefix error bound.  A scan combines the
     # elements of prefix i through a tree of depth <= 2 log2(n) after per-
-    # thread runs of up to 16, so |error_i| <= depth * eps * sum_{k<=i}|x_k|.
+    # thread runs of up to 32, so |error_i| <= depth * eps * sum_{k<=i}|x_k|.
     # decoupled_lookback also folds tile totals left to right (deterministic,
-    # but a chain of up to n/4096 roundings): its depth grows by that.  The
+    # but a chain of up to n/8192 roundings): its depth grows by that.  The
     # reference is accumulated in long double; its own error is added.
     xl = x.ravel().astype(np.longdouble)
     ref = np.cumsum(xl)
@@ -73,9 +73,9 @@ def check(x, got, op, inclusive, variant, dtype=None):
         ref = np.concatenate([[0], ref[:-1]])
         bound = np.concatenate([[0], bound[:-1]])
     n = max(x.size, 2)
-    depth = 2 * math.ceil(math.log2(n)) + 16
+    depth = 2 * math.ceil(math.log2(n)) + 32
     if variant == "decoupled_lookback":
-        depth += math.ceil(n / 4096)
+        depth += math.ceil(n / 8192)
     eps = float(np.finfo(acc).eps)
     tol = (depth * eps + n * float(np.finfo(np.longdouble).eps)) * bound + eps * np.abs(ref)
     err = np.abs(got.astype(np.longdouble) - ref)
@@ -199,8 +199,12 @@ def test_device_variant_matches_numpy(variant, n):
                 check(x, got.get(), op, inclusive, variant)
 
 
+# cub is left out: cub::DeviceScan's look-back combines whichever prefixes are
+# published when it looks, so float sums differ run to run (seen on an H200:
+# 10 different results in 10 runs).  Its results are checked against numpy
+# like every other variant's.
 @gpu
-@pytest.mark.parametrize("variant", [v.name for v in DEVICE])
+@pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.name != "cub"])
 def test_deterministic_over_ten_runs_and_input_unmodified(variant):
     n = min(2**20 + 7, next(v for v in DEVICE if v.name == variant).max_n or 2**20 + 7)
     x = host_case(n, "float32")

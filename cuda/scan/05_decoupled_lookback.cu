@@ -4,10 +4,10 @@
 // (an atomic counter hands tiles out in launch order, so every tile a block
 // waits on belongs to a block already running), scans it in registers as
 // in step 8, and publishes the tile's total at once (status AGGREGATE).
-// Its first warp then looks back over the 32 preceding tiles in parallel,
-// waiting for each to publish something, until the window holds a tile
-// that published its INCLUSIVE prefix; the block's prefix is that value
-// followed by the aggregates after it.  The block publishes its own
+// Its first warp then looks back over the WINDOWS x 32 preceding tiles in
+// parallel, waiting for each to publish something, until the window holds
+// a tile that published its INCLUSIVE prefix; the block's prefix is that
+// value followed by the aggregates after it.  The block publishes its own
 // inclusive prefix and writes its tile.  Input read once, output written
 // once: the traffic of a copy.
 //
@@ -25,12 +25,14 @@
 namespace {
 using namespace gp;
 
-// Tunables, in one place.  Evidence: bench/results/ (scan table).
+// Tunables, in one place.  Evidence: bench/results/ (scan tables).
 struct LookbackTuning {
-    static constexpr int BLOCK = 256;  // threads per block
-    static constexpr int ITEMS = 16;   // consecutive elements per thread
+    static constexpr int BLOCK = 256;   // threads per block
+    static constexpr int ITEMS = 32;    // consecutive elements per thread
+    static constexpr int WINDOWS = 8;   // look-back window: WINDOWS x 32 predecessors
 };
 constexpr int BLOCK = LookbackTuning::BLOCK, ITEMS = LookbackTuning::ITEMS, TILE = BLOCK * ITEMS;
+constexpr int WINDOWS = LookbackTuning::WINDOWS;
 enum : unsigned { EMPTY = 0, AGGREGATE = 1, INCLUSIVE = 2 };
 
 template <class In, class Op>
@@ -59,23 +61,42 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         vflags[tile] = tile == 0 ? INCLUSIVE : AGGREGATE;
     }
     if (tile > 0 && threadIdx.x < WARP) {  // warp 0 looks back
+        // Window w, lane l: tile t - 32*WINDOWS + 32*w + l (w = WINDOWS-1, lane
+        // 31: the tile just before).  The prefix advances by up to a whole
+        // window of WINDOWS x 32 tiles per round trip to memory.
         const int lane = threadIdx.x;
-        const int64_t j = tile - WARP + lane;  // lane 31: the tile just before
-        Acc v = Op::identity();
-        unsigned found;
+        Acc v[WINDOWS];
+        int from_w = -1, from_l = 0;
         for (;;) {
-            unsigned f = INCLUSIVE;  // tiles before 0 do not exist: never chosen below
-            if (j >= 0) {
-                do f = vflags[j]; while (f == EMPTY);
-                __threadfence();
-                v = f == INCLUSIVE ? __ldcg(incls + j) : __ldcg(aggs + j);
+#pragma unroll
+            for (int w = 0; w < WINDOWS; ++w) {
+                const int64_t j = tile - int64_t(WARP) * WINDOWS + w * WARP + lane;
+                unsigned f = EMPTY;
+                v[w] = Op::identity();
+                if (j >= 0) {
+                    do f = vflags[j]; while (f == EMPTY);
+                    __threadfence();
+                    v[w] = f == INCLUSIVE ? __ldcg(incls + j) : __ldcg(aggs + j);
+                }
+                const unsigned found = __ballot_sync(FULL_MASK, f == INCLUSIVE);
+                if (found) {  // a newer window overrides an older one
+                    from_w = w;
+                    from_l = 31 - __clz(found);
+                }
             }
-            found = __ballot_sync(FULL_MASK, j >= 0 && f == INCLUSIVE);
-            if (found) break;
+            if (from_w >= 0) break;
         }
-        const int from = 31 - __clz(found);  // the newest inclusive prefix in the window
-        Acc p = __shfl_sync(FULL_MASK, v, from);
-        for (int k = from + 1; k < WARP; ++k) p = op(p, __shfl_sync(FULL_MASK, v, k));
+        // The left fold from the newest inclusive prefix through the
+        // aggregates after it, one at a time, oldest first.
+        Acc p = Op::identity();
+#pragma unroll
+        for (int w = 0; w < WINDOWS; ++w) {
+            if (w < from_w) continue;  // uniform over the warp
+            for (int k = w == from_w ? from_l : 0; k < WARP; ++k) {
+                const Acc x = __shfl_sync(FULL_MASK, v[w], k);
+                p = (w == from_w && k == from_l) ? x : op(p, x);
+            }
+        }
         if (lane == 0) {
             incls[tile] = op(p, total);
             __threadfence();

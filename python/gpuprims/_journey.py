@@ -160,7 +160,7 @@ def scan_journey(n, *, dtype="float32", op="sum", inclusive=True, repeat=30, war
     want = accumulate.accumulate(x.astype(acc))
     if not inclusive:
         raise ValueError("the journey table times inclusive scans")
-    tol = (np.cumsum(np.abs(x.astype(np.float64))) * (2 * math.log2(max(n, 2)) + 16 + n / 4096)
+    tol = (np.cumsum(np.abs(x.astype(np.float64))) * (2 * math.log2(max(n, 2)) + 32 + n / 8192)
            * float(np.finfo(acc).eps)) if acc.kind == "f" and op == "sum" else 0
     rows = []
     for v in variants("scan"):
