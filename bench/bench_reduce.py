@@ -6,17 +6,13 @@ of a call on a DeviceArray.  Writes bench/results/reduce-<gpu>-<date>.md
 (and a copy under $OUT when set) and prints the tables.
 """
 import datetime
-import json
-import os
-import re
 import statistics
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
 
 import gpuprims
+from benchlib import save_results
 from gpuprims import _core
 from gpuprims._journey import format_table, random_input, reduce_journey
 
@@ -97,20 +93,7 @@ def main():
     data["overhead"] = ov
     print(parts[-1])
 
-    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
-    text = "\n".join(parts) + "\n"
-    out = Path(__file__).resolve().parent / "results" / f"reduce-{slug}-{date}.md"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(text)
-    if os.environ.get("OUT"):
-        Path(os.environ["OUT"], out.name).write_text(text)
-        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(json.dumps(data, indent=1))
-    bad = [r["variant"] for t in data["tables"] for r in t["rows"] if not r["ok"]]
-    if bad:
-        print("MISMATCH:", bad)
-        return 1
-    return 0
-
+    return save_results("reduce", info, date, parts, data)
 
 if __name__ == "__main__":
     sys.exit(main())

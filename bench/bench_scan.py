@@ -6,13 +6,10 @@ NumPy, in this one run.  Writes bench/results/scan-<gpu>-<date>.md (and a
 copy under $OUT).
 """
 import datetime
-import json
-import os
-import re
 import sys
-from pathlib import Path
 
 import gpuprims
+from benchlib import save_results
 from gpuprims._journey import format_table, scan_journey
 
 SIZES = [2**28, 2**24, 2**20, 2048]
@@ -35,18 +32,7 @@ def main():
                                                     f"(2^{n.bit_length() - 1})\n"))
         data["tables"].append({"n": n, "rows": rows, "roof": roof})
         print(parts[-1], flush=True)
-    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
-    text = "\n".join(parts) + "\n"
-    out = Path(__file__).resolve().parent / "results" / f"scan-{slug}-{date}.md"
-    out.write_text(text)
-    if os.environ.get("OUT"):
-        Path(os.environ["OUT"], out.name).write_text(text)
-    bad = [r["variant"] for t in data["tables"] for r in t["rows"] if r.get("ok") is False]
-    if bad:
-        print("MISMATCH:", bad)
-        return 1
-    return 0
-
+    return save_results("scan", info, date, parts, data)
 
 if __name__ == "__main__":
     sys.exit(main())

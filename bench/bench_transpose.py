@@ -6,13 +6,10 @@ against cuBLAS geam, the copy roof and NumPy, measured in this one run.
 Writes bench/results/transpose-<gpu>-<date>.md (and a copy under $OUT).
 """
 import datetime
-import json
-import os
-import re
 import sys
-from pathlib import Path
 
 import gpuprims
+from benchlib import save_results
 from gpuprims._journey import format_table, transpose_journey
 
 SHAPES = [(1024, 1024), (4000, 6000), (8192, 8192), (16384, 16384)]
@@ -35,19 +32,7 @@ def main():
                                   title=f"\n## float32, {rows_} x {cols} ({rows_ * cols * 4 / 2**20:.0f} MiB)\n"))
         data["tables"].append({"shape": [rows_, cols], "rows": rows, "roof": roof})
         print(parts[-1], flush=True)
-    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
-    text = "\n".join(parts) + "\n"
-    out = Path(__file__).resolve().parent / "results" / f"transpose-{slug}-{date}.md"
-    out.write_text(text)
-    if os.environ.get("OUT"):
-        Path(os.environ["OUT"], out.name).write_text(text)
-        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(json.dumps(data, indent=1))
-    bad = [r["variant"] for t in data["tables"] for r in t["rows"] if r.get("ok") is False]
-    if bad:
-        print("MISMATCH:", bad)
-        return 1
-    return 0
-
+    return save_results("transpose", info, date, parts, data)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -5,45 +5,15 @@
 // events around the launch only, L2 overwritten before every run, median
 // of REPEAT runs.  Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune && /tmp/tune
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
+
+#include "tune_common.cuh"
 
 #include <cub/device/device_reduce.cuh>
 
 #include "../cuda/reduce/09_single_pass.cu"
 
-#define CHECK(...)                                                                      \
-    do {                                                                                \
-        cudaError_t e_ = (__VA_ARGS__);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorName(e_)); \
-            std::exit(1);                                                               \
-        }                                                                               \
-    } while (0)
-
 constexpr int REPEAT = 40;
-
-template <class F>
-float median_ms(F launch, void *flush, size_t flush_bytes) {
-    std::vector<float> t;
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < REPEAT + 3; ++i) {
-        CHECK(cudaMemsetAsync(flush, i, flush_bytes));
-        CHECK(cudaEventRecord(a));
-        launch();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 3) t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
 template <class T>
 void run(const char *name, const float *d_in, int64_t n, float *d_out, void *scratch, unsigned *ctr,
@@ -52,7 +22,7 @@ void run(const char *name, const float *d_in, int64_t n, float *d_out, void *scr
     gp_reduce_args a{};
     a.in = d_in; a.out = d_out; a.n = n; a.in_t = GP_FLOAT32; a.acc_t = GP_FLOAT32; a.op = GP_SUM;
     a.scratch = scratch; a.scratch_bytes = Impl::scratch(n); a.stream = 0; a.counter = ctr;
-    float ms = median_ms([&] { CHECK(Impl::run(a)); }, flush, fb);
+    float ms = median_ms([&] { CHECK(Impl::run(a)); }, flush, fb, REPEAT);
     std::printf("| %-26s | %9lld | %8.4f | %6.0f | %5.3f |\n", name, (long long)n, ms,
                 n * 4.0 / ms / 1e6, cub_ms / ms);
 }
@@ -84,7 +54,7 @@ int main() {
         CHECK(cub::DeviceReduce::Sum(nullptr, cub_bytes, d_in, d_out, n));
         void *cub_tmp;
         CHECK(cudaMalloc(&cub_tmp, cub_bytes));
-        float cub_ms = median_ms([&] { CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, d_in, d_out, n)); }, flush, fb);
+        float cub_ms = median_ms([&] { CHECK(cub::DeviceReduce::Sum(cub_tmp, cub_bytes, d_in, d_out, n)); }, flush, fb, REPEAT);
         std::printf("| %-26s | %9lld | %8.4f | %6.0f | %5.3f |\n", "cub::DeviceReduce::Sum", (long long)n, cub_ms,
                     n * 4.0 / cub_ms / 1e6, 1.0);
         run<SinglePassTuning>("current", d_in, n, d_out, scratch, ctr, flush, fb, cub_ms);

@@ -7,23 +7,13 @@
 // median of REPEAT runs.  Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/t && /tmp/t
 // (a uint32_t matrix: the kernels move bits; cublasSgeam reads the same bytes as float)
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
+
+#include "tune_common.cuh"
 
 #include <cublas_v2.h>
 
 #include "../cuda/transpose/07_tiled_wide.cu"
-
-#define CHECK(...)                                                                        \
-    do {                                                                                  \
-        cudaError_t e_ = (__VA_ARGS__);                                                             \
-        if (e_ != cudaSuccess) {                                                          \
-            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorName(e_)); \
-            std::exit(1);                                                                 \
-        }                                                                                 \
-    } while (0)
 
 constexpr int REPEAT = 30;
 
@@ -32,26 +22,6 @@ constexpr int REPEAT = 30;
         kernel<<<(grid), (block)>>>(__VA_ARGS__);                   \
         CHECK(cudaGetLastError());                                  \
     } while (0)
-
-template <class F>
-float median_ms(F launch, void *flush, size_t flush_bytes) {
-    std::vector<float> t;
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < REPEAT + 3; ++i) {
-        CHECK(cudaMemsetAsync(flush, i, flush_bytes));
-        CHECK(cudaEventRecord(a));
-        launch();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 3) t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
 struct Case {
     int64_t rows, cols;
@@ -67,7 +37,7 @@ void run_wide(const char *name, const Case &c) {
     const float ms = median_ms([&] {
         const unsigned blocks = unsigned(((c.cols + 31) / 32) * ((c.rows + 32 * Tn::TILES - 1) / (32 * Tn::TILES)));
         GP_LAUNCH_CHECKED((transpose_wide<uint32_t, Tn>), blocks, Tn::BLOCK, c.in, c.out, c.rows, c.cols);
-    }, c.flush, c.fb);
+    }, c.flush, c.fb, REPEAT);
     std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", name, (long long)c.rows,
                 (long long)c.cols, ms, 8.0 * c.rows * c.cols / ms / 1e6, c.copy_ms / ms, c.cublas_ms / ms);
 }
@@ -77,7 +47,7 @@ void run(const char *name, const Case &c) {
     gp_transpose_args a{};
     a.in = c.in; a.out = c.out; a.rows = c.rows; a.cols = c.cols; a.elem_size = 4; a.stream = 0;
     float ms = median_ms([&] { CHECK(gp::transpose::Tiled<TILE, BR, PAD>::template Impl<uint32_t>::run(a)); },
-                         c.flush, c.fb);
+                         c.flush, c.fb, REPEAT);
     std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", name, (long long)c.rows,
                 (long long)c.cols, ms, 8.0 * c.rows * c.cols / ms / 1e6, c.copy_ms / ms, c.cublas_ms / ms);
 }
@@ -105,14 +75,14 @@ int main() {
     for (auto &sh : shapes) {
         c.rows = sh[0]; c.cols = sh[1];
         const size_t bytes = size_t(c.rows * c.cols * 4);
-        c.copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice)); }, c.flush, c.fb);
+        c.copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice)); }, c.flush, c.fb, REPEAT);
         const float one = 1, zero = 0;
         const int m = int(c.rows), n = int(c.cols);
         c.cublas_ms = median_ms([&] {
             if (cublasSgeam(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, reinterpret_cast<const float *>(in), n, &zero,
                             reinterpret_cast<float *>(out), m, reinterpret_cast<float *>(out), m) !=
                 CUBLAS_STATUS_SUCCESS) std::exit(1);
-        }, c.flush, c.fb);
+        }, c.flush, c.fb, REPEAT);
         std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", "copy", (long long)c.rows,
                     (long long)c.cols, c.copy_ms, 8.0 * c.rows * c.cols / c.copy_ms / 1e6, 1.0, c.cublas_ms / c.copy_ms);
         std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", "cublasSgeam", (long long)c.rows,

@@ -251,7 +251,6 @@ def test_cupy_and_torch_inputs():
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
 def test_over_two_to_the_31_elements(variant):
-    x = big_case()
     got = gpuprims.cumsum(big_device_case(), variant=variant).get()
     np.testing.assert_array_equal(got, big_expected())
 

@@ -1,0 +1,43 @@
+// tune_common.cuh - what the tuning programs share: a fatal CHECK (these are
+// standalone programs, not the library) and the timing loop of the method
+// in ../shared/DESIGN.md: L2 overwritten before each run, CUDA events around
+// the launch only, 3 warm-up runs, median of `repeat`.
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CHECK(...)                                                                        \
+    do {                                                                                  \
+        cudaError_t e_ = (__VA_ARGS__);                                                   \
+        if (e_ != cudaSuccess) {                                                          \
+            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorName(e_)); \
+            std::exit(1);                                                                 \
+        }                                                                                 \
+    } while (0)
+
+template <class F>
+float median_ms(F launch, void *flush, size_t flush_bytes, int repeat) {
+    std::vector<float> t;
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < repeat + 3; ++i) {
+        CHECK(cudaMemsetAsync(flush, i, flush_bytes));
+        CHECK(cudaEventRecord(a));
+        launch();
+        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventSynchronize(b));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= 3) t.push_back(ms);
+    }
+    CHECK(cudaEventDestroy(a));
+    CHECK(cudaEventDestroy(b));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
