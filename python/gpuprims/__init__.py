@@ -18,6 +18,7 @@ except ImportError as e:  # pragma: no cover - a broken install
     ) from e
 
 from ._arrays import DeviceArray, to_device
+from ._occupancy import occupancy_model
 from ._errors import CudaError, NoDeviceError
 from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
@@ -48,6 +49,7 @@ __all__ = [
     "cumsum",
     "max",
     "min",
+    "occupancy_model",
     "reduce",
     "scan",
     "sum",
