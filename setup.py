@@ -8,7 +8,8 @@ setuptools link one extension against the static CUDA runtime, so that
 
 Environment:
   GPUPRIMS_CUDA_ARCH  e.g. "90" or "75;80;86;89;90"; SASS for each listed
-                      architecture plus PTX for the newest. Default below.
+                      architecture plus PTX for the newest. Default below,
+                      less the architectures the installed nvcc lacks.
   CUDA_HOME / CUDA_PATH  the toolkit (else nvcc's location on PATH, else
                       /usr/local/cuda).
   GPUPRIMS_NVCC_JOBS  parallel nvcc processes (default: CPU count).
@@ -42,9 +43,25 @@ def find_cuda_home():
     return None
 
 
-def arch_flags(spec):
+def supported_archs(nvcc):
+    """The real architectures this nvcc can compile for ({'75', '80', ...}),
+    or None if it cannot say (nvcc before 11.1)."""
+    try:
+        out = subprocess.run([nvcc, "--list-gpu-code"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {tok[3:] for tok in out.split() if tok.startswith("sm_")}
+
+
+def arch_flags(spec, supported=None):
+    """-gencode flags: SASS for each architecture of `spec` ("90",
+    "75;80;86"), PTX for the newest.  With `supported` (the default list
+    only), architectures this nvcc does not know are left out."""
     archs = [a.strip().replace("sm_", "").replace(".", "") for a in spec.replace(",", ";").split(";")]
-    archs = [a for a in archs if a]
+    archs = [a for a in archs if a and (supported is None or a in supported)]
+    if not archs and supported is not None:
+        raise SystemExit(f"gpuprims: this nvcc compiles for none of {spec}; set GPUPRIMS_CUDA_ARCH, "
+                         f"e.g. GPUPRIMS_CUDA_ARCH=\"{';'.join(sorted(supported))}\"")
     if not archs or not all(a.rstrip("af").isdigit() for a in archs):
         raise SystemExit(f"gpuprims: GPUPRIMS_CUDA_ARCH={spec!r} is not a list like '90' or '80;90'")
     flags = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
@@ -65,7 +82,10 @@ class BuildExtNvcc(build_ext):
                 "  or set CUDA_HOME to the toolkit's folder, then run pip install again."
             )
         nvcc = str(cuda_home / "bin" / "nvcc")
-        archs = arch_flags(os.environ.get("GPUPRIMS_CUDA_ARCH", DEFAULT_ARCHS))
+        if "GPUPRIMS_CUDA_ARCH" in os.environ:  # as asked; nvcc says if it cannot
+            archs = arch_flags(os.environ["GPUPRIMS_CUDA_ARCH"])
+        else:  # the default list, less what an older nvcc does not know
+            archs = arch_flags(DEFAULT_ARCHS, supported_archs(nvcc))
         obj_dir = Path(self.build_temp) / "cuda"
         obj_dir.mkdir(parents=True, exist_ok=True)
 
