@@ -181,6 +181,11 @@ def test_unknown_variant_raises_valueerror_listing_the_names():
         gpuprims.sum(np.ones(3, np.float32), variant="fastest")
     with pytest.raises(TypeError, match="variant must be a string"):
         gpuprims.sum(np.ones(3, np.float32), variant=3)
+    fake = gpuprims.DeviceArray((3,), np.float32, _ptr=256)  # never dereferenced: the checks fail first
+    with pytest.raises(TypeError, match="variant must be a string"):
+        gpuprims.sum(fake, variant=["auto"])
+    with pytest.raises(ValueError, match="unknown op"):
+        gpuprims.reduce(fake, ["sum"])
 
 
 def test_unsupported_result_dtype_raises_typeerror():

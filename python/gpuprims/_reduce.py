@@ -44,7 +44,10 @@ def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
         # The hot path - a DeviceArray with a (variant, op, dtype) seen
         # before - skips the checks those already passed: a few hundred ns
         # instead of a few us per call.
-        fast = _VALIDATED.get((variant, op, x.dtype))
+        try:
+            fast = _VALIDATED.get((variant, op, x.dtype))
+        except TypeError:  # an unhashable variant or op: the checks below say what is wrong
+            fast = None
         if fast is not None:
             n = x.size
             if n or op == "sum":
