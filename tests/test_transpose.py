@@ -183,7 +183,7 @@ def test_cupy_and_torch_inputs():
     np.testing.assert_array_equal(gpuprims.transpose(c).get(), x.T)
     np.testing.assert_array_equal(gpuprims.transpose(c[:, 1:]).get(), x[:, 1:].T)
     torch = pytest.importorskip("torch")
-    t = torch.as_tensor(x, device="cuda")
+    t = torch.as_tensor(x.copy(), device="cuda")  # a writable copy: torch warns on read-only arrays
     out = torch.as_tensor(gpuprims.transpose(t), device="cuda")
     assert torch.equal(out, t.T)
 
