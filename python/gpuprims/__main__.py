@@ -15,10 +15,22 @@ from . import _core
 from ._journey import copy_roof, format_table, random_input, reduce_journey
 
 
+def size(text: str) -> int:
+    """An element count: 1000000, 1_000_000, 2**24 or 2^24."""
+    t = text.replace("_", "").replace("^", "**").strip()
+    base, _, exp = t.partition("**")
+    try:
+        n = int(base) ** int(exp) if exp else int(base)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 1000000 or 2**24)") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"the size must be at least 1, got {n}")
+    return n
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m gpuprims", description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=lambda s: int(eval(s, {"__builtins__": {}})), default=1 << 24,
-                   help="elements (an expression like 2**24 is fine; default 2**24)")
+    p.add_argument("--n", type=size, default=1 << 24, help="elements: 1000000, 2**24 or 2^24 (default 2**24)")
     p.add_argument("--dtype", default="float32", choices=["int32", "int64", "float32", "float64"])
     p.add_argument("--op", default="sum", choices=["sum", "min", "max"])
     p.add_argument("--repeat", type=int, default=30, help="timed runs per variant (median shown)")
