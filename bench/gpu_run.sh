@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [tests|tests-FAMILY|sanitize|tune|tune-transpose|bench|bench-transpose|bench-scan|ncu|slow ...]   (default: all but slow)
+#   bash bench/gpu_run.sh [tests|tests-FAMILY|sanitize|tune|tune-scan|tune-transpose|bench|bench-transpose|bench-scan|ncu|slow ...]   (default: all but slow)
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpuprims-out}; mkdir -p "$OUT"
@@ -32,6 +32,8 @@ for step in $steps; do
         [ $r -eq 0 ] || rc=1
       done ;;
     tune)  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune_reduce && /tmp/tune_reduce | tee "$OUT/tune-reduce.log" ;;
+    tune-scan)
+           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_scan.cu -o /tmp/tune_scan && /tmp/tune_scan | tee "$OUT/tune-scan.log" ;;
     tune-transpose)
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/tune_transpose && /tmp/tune_transpose | tee "$OUT/tune-transpose.log" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;

@@ -1,8 +1,9 @@
 // tune_transpose.cu - the evidence for TransposeTuning
 // (cuda/transpose/07_tiled_wide.cu).
 //
-// Times tiled.cuh's kernel, float32, for several (tile, block rows, pad)
-// choices against a device-to-device copy and cublasSgeam in the same run:
+// Times tiled_wide's kernel, float32, for several WideTuning choices (tile
+// side in vectors, threads, block-order group) and step 6's coarsened
+// kernel, against a device-to-device copy and cublasSgeam in the same run:
 // CUDA events around the launch only, L2 overwritten before every run,
 // median of REPEAT runs.  Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/t && /tmp/t
@@ -34,8 +35,9 @@ struct Case {
 
 template <class Tn>
 void run_wide(const char *name, const Case &c) {
+    constexpr int TILE = Tn::VECS * 4;
     const float ms = median_ms([&] {
-        const unsigned blocks = unsigned(((c.cols + 31) / 32) * ((c.rows + 32 * Tn::TILES - 1) / (32 * Tn::TILES)));
+        const unsigned blocks = unsigned(((c.cols + TILE - 1) / TILE) * ((c.rows + TILE - 1) / TILE));
         GP_LAUNCH_CHECKED((transpose_wide<uint32_t, Tn>), blocks, Tn::BLOCK, c.in, c.out, c.rows, c.cols);
     }, c.flush, c.fb, REPEAT);
     std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", name, (long long)c.rows,
@@ -88,14 +90,13 @@ int main() {
         std::printf("| %-22s | %5lld x %5lld | %8.4f | %6.0f | %5.3f | %5.3f |\n", "cublasSgeam", (long long)c.rows,
                     (long long)c.cols, c.cublas_ms, 8.0 * c.rows * c.cols / c.cublas_ms / 1e6, c.copy_ms / c.cublas_ms, 1.0);
         run<32, 8, 1>("32, 8, 1 (coarsened)", c);
-        run_wide<TransposeTuning>("current (g2, stcs)", c);
-        run_wide<WideTuning<64, 1, 0>>("wide, rowmajor", c);
-        run_wide<WideTuning<64, 1, 2>>("g2", c);
-        run_wide<WideTuning<64, 1, 1, LOAD_LDG, STORE_STREAMING>>("g1, stcs", c);
-        run_wide<WideTuning<64, 1, 2, LOAD_LDG, STORE_STREAMING>>("g2, stcs", c);
-        run_wide<WideTuning<64, 1, 4, LOAD_LDG, STORE_STREAMING>>("g4, stcs", c);
-        run_wide<WideTuning<64, 1, 8, LOAD_LDG, STORE_STREAMING>>("g8, stcs", c);
-        run_wide<WideTuning<64, 2, 2, LOAD_LDG, STORE_STREAMING>>("2 tiles, g2, stcs", c);
+        run_wide<TransposeTuning<uint32_t>>("current", c);
+        run_wide<WideTuning<8, 64, 2>>("32x32, 64 thr, g2", c);
+        run_wide<WideTuning<16, 128, 1>>("64x64, 128 thr, g1", c);
+        run_wide<WideTuning<16, 128, 2>>("64x64, 128 thr, g2", c);
+        run_wide<WideTuning<16, 128, 4>>("64x64, 128 thr, g4", c);
+        run_wide<WideTuning<16, 256, 2>>("64x64, 256 thr, g2", c);
+        run_wide<WideTuning<16, 64, 2>>("64x64, 64 thr, g2", c);
     }
     return 0;
 }

@@ -1,146 +1,229 @@
-// Step 9 - decoupled look-back (Merrill & Garland 2016): what `auto` runs.
+// Step 9 - decoupled look-back (Merrill & Garland 2016), made
+// deterministic with a fixed tree of tile totals: what `auto` runs.
 //
-// What changed from step 8: one pass.  Each block takes the next tile
-// (an atomic counter hands tiles out in launch order, so every tile a block
-// waits on belongs to a block already running), scans it in registers as
-// in step 8, and publishes the tile's total at once (status AGGREGATE).
-// Its first warp then looks back over the WINDOWS x 32 preceding tiles in
-// parallel, waiting for each to publish something, until the window holds
-// a tile that published its INCLUSIVE prefix; the block's prefix is that
-// value followed by the aggregates after it.  The block publishes its own
-// inclusive prefix and writes its tile.  Input read once, output written
-// once: the traffic of a copy.
+// What changed from step 8: one pass, and the tile is a warp's.  Each warp
+// takes the next tile (a block takes WARPS consecutive tiles from an atomic
+// counter, so every tile a warp waits on belongs to a warp already running
+// or done), scans it in registers, publishes its total at once, looks back
+// at what its predecessors published for the prefix of the tile, and
+// writes the tile.  Input read once, output written once: the traffic of a
+// copy, where step 8 read the input twice.  No block barrier after the
+// tile is handed out: a warp waiting on a predecessor stalls only itself.
 //
-// Bitwise reproducible: the prefix of tile t is always the left fold
-// ((agg[0] op agg[1]) op agg[2]) ... op agg[t-1].  Look-back starts from
-// the newest published inclusive prefix - itself that left fold - and adds
-// the following aggregates in order, one at a time, so whichever tile it
-// finds, the operations and their order are the same.
+// The warp's scan: the tile is VPT rounds of 32 x VEC consecutive elements;
+// in round v lane l reads the 16-byte vector v * 32 + l (the warp's loads
+// are coalesced), scans its VEC elements, and the 32 lane totals are
+// scanned with __shfl_up_sync; a carry takes the round totals from round
+// to round.  No shared memory.
 //
-// Published values and their status flags live in separate arrays: the
-// value is stored, __threadfence(), then the flag; readers read the flag,
-// __threadfence(), then the value (bypassing L1).
+// What is published, and why it is reproducible.  CUB's look-back adds up
+// whatever its predecessors happen to have published when it looks (their
+// totals, or an inclusive prefix where one is ready), so the order of the
+// additions - and for floats the bits of the result - changes from run to
+// run.  Here the prefix of tile t is always the same expression: split
+// [0, t) by the binary digits of t into aligned blocks of 2^j tiles (t = 13
+// = 8 + 4 + 1: tiles [0,8), [8,12), [12,13)) and combine their totals from
+// the largest block down.  The total of an aligned block of 2^j tiles is
+// always (left half) op (right half); the tile that ends the block
+// publishes it, right after its own total, from the half its left
+// neighbour block published - a Fenwick tree built by the tiles as they go.
+// So a tile waits only for totals (never for a chain of prefixes), reads
+// at most one value per binary digit of t (lane j reads digit j, all in
+// one round trip), and the result is the same bits every run.
+//
+// Publishing: for 4-byte values, value and "ready" flag travel together in
+// one 64-bit word (one load sees both or neither); for 8-byte values the
+// value is stored, __threadfence(), then the flag, and readers read the
+// flag, __threadfence(), then the value, bypassing L1.
+#include <cstring>
+
 #include "scan.cuh"
 
 namespace {
 using namespace gp;
 
-// Tunables, in one place.  Evidence: bench/results/ (scan tables).
-struct LookbackTuning {
-    static constexpr int BLOCK = 256;   // threads per block
-    static constexpr int ITEMS = 32;    // consecutive elements per thread
-    static constexpr int WINDOWS = 8;   // look-back window: WINDOWS x 32 predecessors
+// Warp tile: VPT rounds of 32 16-byte vectors; WARPS warps (tiles) per
+// block; a sleep between polls of a slot not yet published.
+// Evidence: bench/results/tune-scan-*.md (the sweep of bench/tune_scan.cu).
+template <int WARPS_, int VPT_, int BACKOFF_NS_ = 0>
+struct LookbackShape {
+    static constexpr int WARPS = WARPS_, VPT = VPT_, BACKOFF_NS = BACKOFF_NS_;
 };
-constexpr int BLOCK = LookbackTuning::BLOCK, ITEMS = LookbackTuning::ITEMS, TILE = BLOCK * ITEMS;
-constexpr int WINDOWS = LookbackTuning::WINDOWS;
-enum : unsigned { EMPTY = 0, AGGREGATE = 1, INCLUSIVE = 2 };
+using LookbackTuning = LookbackShape<4, 16>;
 
-template <class In, class Op>
-__global__ void __launch_bounds__(BLOCK)
-scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
-              unsigned *next_tile, unsigned *flags, typename Op::type *aggs,
-              typename Op::type *incls) {
-    using Acc = typename Op::type;
-    const Op op;
-    __shared__ Acc warp_totals[BLOCK / WARP];
-    __shared__ unsigned s_tile;
-    __shared__ Acc s_prefix;
-    if (threadIdx.x == 0) s_tile = atomicAdd(next_tile, 1u);
-    __syncthreads();
-    const int64_t tile = s_tile;
-    const int64_t first = tile * TILE + threadIdx.x * ITEMS;
+// One published value per slot: slot(j, k) holds the total of tiles
+// [k 2^j, (k+1) 2^j).  Level j starts at 2P - 2P/2^j, P = tiles rounded up
+// to a power of two: 2P slots in all.
+template <class Acc, bool PACKED = sizeof(Acc) == 4>
+struct Slots;
 
-    Acc items[ITEMS], before;
-    scan::load_items<ITEMS, Op>(in, first, n, vector_ok, items);
-    const Acc total = scan::block_scan<BLOCK>(items, before, op, warp_totals);
+template <class Acc>
+struct Slots<Acc, true> {  // value and flag in one 64-bit word
+    unsigned long long *word;
+    static size_t bytes(int64_t count) { return size_t(count) * 8; }
+    static size_t zeroed_bytes(int64_t count) { return bytes(count); }
+    explicit Slots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
+    __device__ void publish(int64_t i, Acc v) const {
+        unsigned bits;
+        memcpy(&bits, &v, 4);
+        reinterpret_cast<volatile unsigned long long *>(word)[i] = (1ull << 32) | bits;
+    }
+    template <int NS>
+    __device__ Acc wait(int64_t i) const {
+        unsigned long long w;
+        while (((w = reinterpret_cast<volatile unsigned long long *>(word)[i]) >> 32) == 0)
+            if (NS > 0) __nanosleep(NS);
+        const unsigned bits = unsigned(w);
+        Acc v;
+        memcpy(&v, &bits, 4);
+        return v;
+    }
+};
 
-    volatile unsigned *vflags = flags;
-    if (threadIdx.x == 0) {  // publish the aggregate (tile 0: its inclusive prefix)
-        (tile == 0 ? incls : aggs)[tile] = total;
+template <class Acc>
+struct Slots<Acc, false> {  // flags, then the values after them
+    unsigned *flag;
+    Acc *value;
+    static size_t zeroed_bytes(int64_t count) { return align_up(size_t(count) * sizeof(unsigned)); }
+    static size_t bytes(int64_t count) { return zeroed_bytes(count) + size_t(count) * sizeof(Acc); }
+    explicit Slots(char *p, int64_t count)
+        : flag(reinterpret_cast<unsigned *>(p)), value(reinterpret_cast<Acc *>(p + zeroed_bytes(count))) {}
+    __device__ void publish(int64_t i, Acc v) const {
+        __stcg(value + i, v);
         __threadfence();
-        vflags[tile] = tile == 0 ? INCLUSIVE : AGGREGATE;
+        reinterpret_cast<volatile unsigned *>(flag)[i] = 1u;
     }
-    if (tile > 0 && threadIdx.x < WARP) {  // warp 0 looks back
-        // Window w, lane l: tile t - 32*WINDOWS + 32*w + l (w = WINDOWS-1, lane
-        // 31: the tile just before).  The prefix advances by up to a whole
-        // window of WINDOWS x 32 tiles per round trip to memory.
-        const int lane = threadIdx.x;
-        Acc v[WINDOWS];
-        int from_w = -1, from_l = 0;
-        for (;;) {
+    template <int NS>
+    __device__ Acc wait(int64_t i) const {
+        while (reinterpret_cast<volatile unsigned *>(flag)[i] == 0u)
+            if (NS > 0) __nanosleep(NS);
+        __threadfence();
+        return __ldcg(value + i);
+    }
+};
+
+template <class Shape, class In, class Op>
+__global__ void __launch_bounds__(Shape::WARPS *WARP)
+scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
+              unsigned *next_block, Slots<typename Op::type> slots, int64_t pow2_tiles) {
+    using Acc = typename Op::type;
+    constexpr int VEC = 16 / sizeof(In), VPT = Shape::VPT, TILE = VPT * WARP * VEC;
+    const Op op;
+    __shared__ unsigned s_block;
+    if (threadIdx.x == 0) s_block = atomicAdd(next_block, 1u);
+    __syncthreads();  // the only block barrier
+    const int lane = threadIdx.x % WARP;
+    const int64_t tile = int64_t(s_block) * Shape::WARPS + threadIdx.x / WARP;
+    if (tile * TILE >= n) return;  // the whole warp
+    const auto slot = [pow2_tiles](int j, int64_t k) { return 2 * pow2_tiles - (2 * pow2_tiles >> j) + k; };
+    const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
+
+    // Load all rounds (identity past n), scan each vector, then each round
+    // across the lanes: x[v][] holds the vector's own inclusive scan and
+    // base[v] what comes before the vector within the tile.
+    Acc x[VPT][VEC], base[VPT];
 #pragma unroll
-            for (int w = 0; w < WINDOWS; ++w) {
-                const int64_t j = tile - int64_t(WARP) * WINDOWS + w * WARP + lane;
-                unsigned f = EMPTY;
-                v[w] = Op::identity();
-                if (j >= 0) {
-                    do f = vflags[j]; while (f == EMPTY);
-                    __threadfence();
-                    v[w] = f == INCLUSIVE ? __ldcg(incls + j) : __ldcg(aggs + j);
-                }
-                const unsigned found = __ballot_sync(FULL_MASK, f == INCLUSIVE);
-                if (found) {  // a newer window overrides an older one
-                    from_w = w;
-                    from_l = 31 - __clz(found);
-                }
-            }
-            if (from_w >= 0) break;
-        }
-        // The left fold from the newest inclusive prefix through the
-        // aggregates after it, one at a time, oldest first.
-        Acc p = Op::identity();
+    for (int v = 0; v < VPT; ++v) {
+        const int64_t i0 = first(v);
+        if (vector_ok && i0 + VEC <= n) {
+            In raw[VEC];
+            const uint4 r = __ldg(reinterpret_cast<const uint4 *>(in + i0));
+            memcpy(raw, &r, 16);
 #pragma unroll
-        for (int w = 0; w < WINDOWS; ++w) {
-            if (w < from_w) continue;  // uniform over the warp
-            for (int k = w == from_w ? from_l : 0; k < WARP; ++k) {
-                const Acc x = __shfl_sync(FULL_MASK, v[w], k);
-                p = (w == from_w && k == from_l) ? x : op(p, x);
-            }
-        }
-        if (lane == 0) {
-            incls[tile] = op(p, total);
-            __threadfence();
-            vflags[tile] = INCLUSIVE;
-            s_prefix = p;
+            for (int k = 0; k < VEC; ++k) x[v][k] = Acc(raw[k]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) x[v][k] = i0 + k < n ? Acc(in[i0 + k]) : Op::identity();
         }
     }
-    __syncthreads();
-    Acc res[ITEMS];
-    if (tile > 0) {
-        const Acc p = s_prefix;
+    Acc carry = Op::identity();
 #pragma unroll
-        for (int k = 0; k < ITEMS; ++k) res[k] = op(p, inclusive ? items[k] : (k == 0 ? before : items[k - 1]));
-    } else {
+    for (int v = 0; v < VPT; ++v) {
 #pragma unroll
-        for (int k = 0; k < ITEMS; ++k) res[k] = inclusive ? items[k] : (k == 0 ? before : items[k - 1]);
+        for (int k = 1; k < VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
+        const Acc inc = scan::warp_inclusive_scan(x[v][VEC - 1], op);
+        const Acc exc = __shfl_up_sync(FULL_MASK, inc, 1);
+        base[v] = lane > 0 ? op(carry, exc) : carry;
+        carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
     }
-    scan::store_items(out, first, n, vector_ok, res);
+    const Acc total = carry;
+
+    // Publish this tile's total at once.  Lane j fetches the block of
+    // binary digit j of the tile (tile 13 = 0b1101: lane 0 tiles [12,13),
+    // lane 2 [8,12), lane 3 [0,8)).  The trailing one digits come first:
+    // their blocks are the left halves of the blocks this tile ends (13
+    // ends [12,14)), whose totals it publishes from them, level by level,
+    // before it waits for any other digit - so what a tile publishes never
+    // waits for a prefix, only for totals.
+    if (lane == 0) slots.publish(slot(0, tile), total);
+    const int ends = __ffsll(~tile) - 1;  // trailing one digits
+    const bool digit = (tile >> lane) & 1;
+    Acc d = total;  // any value: lanes of zero digits are not read
+    if (lane < ends) d = slots.template wait<Shape::BACKOFF_NS>(slot(lane, (tile >> lane) - 1));
+    Acc acc = total;
+    for (int j = 0; j < ends; ++j) {  // uniform over the warp
+        acc = op(__shfl_sync(FULL_MASK, d, j), acc);
+        if (lane == 0) slots.publish(slot(j + 1, tile >> (j + 1)), acc);
+    }
+    if (digit && lane > ends) d = slots.template wait<Shape::BACKOFF_NS>(slot(lane, (tile >> lane) - 1));
+    // The prefix: the digit blocks folded, largest first.
+    Acc p = Op::identity();
+    bool seen = false;
+    for (int j = WARP - 1; j >= 0; --j) {  // uniform over the warp
+        if (((tile >> j) & 1) == 0) continue;
+        const Acc y = __shfl_sync(FULL_MASK, d, j);
+        p = seen ? op(p, y) : y;
+        seen = true;
+    }
+
+    // Write: prefix, then what comes before the vector, then the vector.
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {
+        const Acc b = tile > 0 ? op(p, base[v]) : base[v];
+        Acc r[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) r[k] = inclusive ? op(b, x[v][k]) : (k == 0 ? b : op(b, x[v][k - 1]));
+        const int64_t i0 = first(v);
+        if (vector_ok && i0 + VEC <= n) {
+            uint4 w[VEC * sizeof(Acc) / 16];
+            memcpy(w, r, sizeof r);
+#pragma unroll
+            for (int q = 0; q < int(VEC * sizeof(Acc) / 16); ++q) reinterpret_cast<uint4 *>(out + i0)[q] = w[q];
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                if (i0 + k < n) out[i0 + k] = r[k];
+        }
+    }
 }
 
-template <class In, class Op>
-struct Lookback {
+template <class Shape, class In, class Op>
+struct LookbackWith {
     using Acc = typename Op::type;
-    static size_t flag_bytes(int64_t tiles) { return align_up(size_t(tiles + 1) * sizeof(unsigned)); }
-    static size_t scratch(int64_t n) {
-        const int64_t tiles = ceil_div<int64_t>(n, TILE);
-        return flag_bytes(tiles) + 2 * align_up(size_t(tiles) * sizeof(Acc));
+    using S = Slots<Acc>;
+    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
+    static int64_t pow2_tiles(int64_t n) {
+        int64_t p = 1;
+        while (p < ceil_div<int64_t>(n, TILE)) p *= 2;
+        return p;
     }
+    static size_t scratch(int64_t n) { return 256 + S::bytes(2 * pow2_tiles(n)); }
     static cudaError_t run(const gp_scan_args &a) {
-        const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
-        if (tiles > int64_t(UINT32_MAX)) return cudaErrorInvalidValue;
+        const int64_t blocks = ceil_div<int64_t>(ceil_div<int64_t>(a.n, TILE), Shape::WARPS), p2 = pow2_tiles(a.n);
+        if (blocks > int64_t(INT32_MAX) || p2 > (int64_t(1) << 32)) return cudaErrorInvalidValue;  // 32 digits
         char *p = static_cast<char *>(a.scratch);
-        unsigned *next_tile = reinterpret_cast<unsigned *>(p);
-        unsigned *flags = next_tile + 1;
-        Acc *aggs = reinterpret_cast<Acc *>(p + flag_bytes(tiles));
-        Acc *incls = reinterpret_cast<Acc *>(p + flag_bytes(tiles) + align_up(size_t(tiles) * sizeof(Acc)));
-        GP_TRY(cudaMemsetAsync(next_tile, 0, size_t(tiles + 1) * sizeof(unsigned), a.stream));
+        const S slots(p + 256, 2 * p2);
+        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(2 * p2), a.stream));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-        GP_LAUNCH((scan_lookback<In, Op>), unsigned(tiles), BLOCK, 0, a.stream,
-                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0,
-                  vec, next_tile, flags, aggs, incls);
+        GP_LAUNCH((scan_lookback<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, 0, a.stream,
+                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
+                  reinterpret_cast<unsigned *>(p), slots, p2);
         return cudaSuccess;
     }
 };
+
+template <class In, class Op>
+using Lookback = LookbackWith<LookbackTuning, In, Op>;
 }  // namespace
 
 extern "C" cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {

@@ -1,0 +1,110 @@
+// tune_scan.cu - the evidence for LookbackTuning
+// (cuda/scan/05_decoupled_lookback.cu).
+//
+// Times the look-back scan, float32 inclusive sum, for several block shapes
+// against cub::DeviceScan::InclusiveSum and a device-to-device copy of the
+// same bytes in the same run: CUDA events around the launches only, L2
+// overwritten before every run, median of REPEAT runs.  Each shape is also
+// checked: against a float64 scan on the host (largest error relative to
+// the prefix of |x|) and for the same bits in two runs.  On the GPU machine:
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_scan.cu -o /tmp/s && /tmp/s
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "tune_common.cuh"
+
+#include <cub/device/device_scan.cuh>
+
+#include "../cuda/scan/05_decoupled_lookback.cu"
+constexpr int REPEAT = 30;
+
+struct Case {
+    int64_t n;
+    const float *in;
+    float *out;
+    void *flush;
+    size_t fb;
+    float copy_ms, cub_ms;
+    const std::vector<float> *host;
+    std::vector<double> ref, absref;
+};
+
+void row(const char *name, const Case &c, float ms, const char *check) {
+    std::printf("| %-18s | 2^%-4.1f | %8.4f | %6.0f | %5.3f | %5.3f | %s |\n", name, std::log2(double(c.n)), ms,
+                8.0 * c.n / ms / 1e6, c.copy_ms / ms, c.cub_ms / ms, check);
+}
+
+template <class Shape>
+void run(const char *name, Case &c) {
+    using L = LookbackWith<Shape, float, gp::Sum<float>>;
+    gp_scan_args a{};
+    a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1; a.stream = 0;
+    a.scratch_bytes = L::scratch(c.n);
+    CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+    const float ms = median_ms([&] { CHECK(L::run(a)); }, c.flush, c.fb, REPEAT);
+    std::vector<float> r1(c.n), r2(c.n);
+    CHECK(cudaMemcpy(r1.data(), c.out, c.n * 4, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemset(c.out, 0xff, c.n * 4));
+    CHECK(L::run(a));
+    CHECK(cudaMemcpy(r2.data(), c.out, c.n * 4, cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(a.scratch));
+    double worst = 0;
+    for (int64_t i = 0; i < c.n; ++i) worst = std::fmax(worst, std::fabs(r1[i] - c.ref[i]) / c.absref[i]);
+    char check[96];
+    std::snprintf(check, sizeof check, "err %.1e x eps*log2n, %s", worst / (5.96e-8 * std::log2(double(c.n))),
+                  std::memcmp(r1.data(), r2.data(), c.n * 4) == 0 ? "same bits" : "BITS DIFFER");
+    row(name, c, ms, check);
+}
+
+int main(int argc, char **argv) {
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, 0));
+    Case c{};
+    c.fb = size_t(p.l2CacheSize) * 4;
+    CHECK(cudaMalloc(&c.flush, c.fb));
+    const int64_t nmax = int64_t(1) << 28;
+    std::vector<float> h(nmax);
+    unsigned s = 777;
+    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = float(int(s >> 8) - (1 << 23)) / float(1 << 23); }
+    float *in, *out;
+    CHECK(cudaMalloc(&in, nmax * 4));
+    CHECK(cudaMalloc(&out, nmax * 4));
+    CHECK(cudaMemcpy(in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
+    c.in = in; c.out = out;
+    std::printf("%s, %d SMs\n\n| config (warps per block x vectors per lane) | n | ms | GB/s | x vs copy | x vs CUB | check |\n|---|---|---:|---:|---:|---:|---|\n",
+                p.name, p.multiProcessorCount);
+    if (argc > 1) {  // one look-back launch at 2^26 for Nsight Compute
+        using L = LookbackWith<LookbackTuning, float, gp::Sum<float>>;
+        gp_scan_args a{};
+        a.in = in; a.out = out; a.n = int64_t(1) << 26; a.inclusive = 1;
+        a.scratch_bytes = L::scratch(a.n);
+        CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+        CHECK(L::run(a));
+        CHECK(cudaDeviceSynchronize());
+        return 0;
+    }
+    for (int lg : {20, 24, 28}) {
+        c.n = int64_t(1) << lg;
+        c.ref.assign(c.n, 0); c.absref.assign(c.n, 0);
+        double acc = 0, aacc = 0;
+        for (int64_t i = 0; i < c.n; ++i) { acc += h[i]; aacc += std::fabs(h[i]); c.ref[i] = acc; c.absref[i] = aacc; }
+        c.copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, c.n * 4, cudaMemcpyDeviceToDevice)); }, c.flush, c.fb, REPEAT);
+        size_t tb = 0;
+        CHECK(cub::DeviceScan::InclusiveSum(nullptr, tb, in, out, c.n));
+        void *tmp;
+        CHECK(cudaMalloc(&tmp, tb));
+        c.cub_ms = median_ms([&] { CHECK(cub::DeviceScan::InclusiveSum(tmp, tb, in, out, c.n)); }, c.flush, c.fb, REPEAT);
+        CHECK(cudaFree(tmp));
+        row("copy", c, c.copy_ms, "");
+        row("cub InclusiveSum", c, c.cub_ms, "");
+        run<LookbackTuning>("current", c);
+        run<LookbackShape<8, 8>>("8 x 8", c);
+        run<LookbackShape<8, 8, 64>>("8 x 8, sleep 64", c);
+        run<LookbackShape<4, 16, 64>>("4 x 16, sleep 64", c);
+        run<LookbackShape<2, 16, 64>>("2 x 16, sleep 64", c);
+        run<LookbackShape<8, 16, 64>>("8 x 16, sleep 64", c);
+        run<LookbackShape<4, 8, 64>>("4 x 8, sleep 64", c);
+    }
+    return 0;
+}
