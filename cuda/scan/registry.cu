@@ -59,10 +59,11 @@ const gp_variant gp_scan_variants[] = {
      -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_warp_shuffle},
     {"decoupled_lookback", "Single pass with decoupled look-back",
      "Merrill & Garland, Single-pass Parallel Prefix Scan with Decoupled Look-back (2016)",
-     "One pass: each tile publishes its total at once, looks back over 256 predecessors at a time "
-     "for the newest published prefix, publishes its own and writes its tile. The traffic of a "
-     "copy; deterministic (the prefix is always the same left fold of tile totals).",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback},
+     "One pass over warp tiles: each warp scans its tile in registers, publishes the tile's total "
+     "and the totals of the aligned power-of-two blocks of tiles it ends, and builds its prefix "
+     "from the blocks of the binary digits of its tile index. The traffic of a copy; "
+     "deterministic (the prefix is always the same tree of tile totals).",
+     -1, NULL, 128, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveScan / ExclusiveScan, CUDA toolkit (CCCL)",
      "NVIDIA's production scan (decoupled look-back), same operator and accumulator type: the "

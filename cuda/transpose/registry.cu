@@ -43,11 +43,12 @@ const gp_variant gp_transpose_variants[] = {
      "32 x 8 threads move a 32 x 32 tile, 4 elements each: fewer threads, independent loads in "
      "flight, index arithmetic shared.",
      -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_coarsened},
-    {"tiled_wide", "Large padded tile, more bytes in flight",
+    {"tiled_wide", "16-byte accesses through a large padded tile",
      "tuned tile and coarsening (bench/tune_transpose.cu)",
-     "A larger padded tile with more elements per thread, sized so that enough loads are in flight "
-     "to keep the memory busy: the fastest general transpose here.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_wide},
+     "Every load and store 16 bytes wide, a padded 64 x 64 tile (float32) so that reads and writes "
+     "come in 256-byte runs, tiles handed out in groups of tile columns, evict-first stores: the "
+     "fastest general transpose here. Unaligned shapes run tiled_coarsened's kernel.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_wide},
     {"copy", "Device-to-device copy (roof)",
      "cudaMemcpyAsync",
      "Copies the same bytes without transposing: the bandwidth roof every transpose is measured "
