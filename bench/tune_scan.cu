@@ -75,12 +75,14 @@ int main(int argc, char **argv) {
     std::printf("%s, %d SMs\n\n| config (warps per block x vectors per lane) | n | ms | GB/s | x vs copy | x vs CUB | check |\n|---|---|---:|---:|---:|---:|---|\n",
                 p.name, p.multiProcessorCount);
     if (argc > 1) {  // one look-back launch at 2^26 for Nsight Compute
-        using L = LookbackWith<LookbackTuning, float, gp::Sum<float>>;
+        using L = LookbackWith<LookbackTuning, float, gp::Sum<float>>;  // then the same without look-back
+        using B = LookbackWith<LookbackShape<4, 16, 1, 0, true>, float, gp::Sum<float>>;
         gp_scan_args a{};
         a.in = in; a.out = out; a.n = int64_t(1) << 26; a.inclusive = 1;
         a.scratch_bytes = L::scratch(a.n);
         CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
         CHECK(L::run(a));
+        CHECK(B::run(a));
         CHECK(cudaDeviceSynchronize());
         return 0;
     }
@@ -99,12 +101,15 @@ int main(int argc, char **argv) {
         row("copy", c, c.copy_ms, "");
         row("cub InclusiveSum", c, c.cub_ms, "");
         run<LookbackTuning>("current", c);
-        run<LookbackShape<8, 8>>("8 x 8", c);
-        run<LookbackShape<8, 8, 64>>("8 x 8, sleep 64", c);
-        run<LookbackShape<4, 16, 64>>("4 x 16, sleep 64", c);
-        run<LookbackShape<2, 16, 64>>("2 x 16, sleep 64", c);
-        run<LookbackShape<8, 16, 64>>("8 x 16, sleep 64", c);
-        run<LookbackShape<4, 8, 64>>("4 x 8, sleep 64", c);
+        run<LookbackShape<4, 16, 1, 0, true>>("4 x 16, no look-back", c);
+        run<LookbackShape<4, 16>>("4 x 16", c);
+        run<LookbackShape<4, 16, 4>>("4 x 16, min 4 blocks", c);
+        run<LookbackShape<4, 16, 1, 64>>("4 x 16, sleep 64", c);
+        run<LookbackShape<8, 16>>("8 x 16", c);
+        run<LookbackShape<4, 12, 5>>("4 x 12, min 5 blocks", c);
+        run<LookbackShape<4, 8, 6>>("4 x 8, min 6 blocks", c);
+        run<LookbackShape<8, 8, 3>>("8 x 8, min 3 blocks", c);
+        run<LookbackShape<8, 4>>("8 x 4", c);
     }
     return 0;
 }

@@ -104,7 +104,7 @@ def test_registry_holds_the_journey_in_order():
         "cub", "cpu",
     ]
     from gpuprims._registry import lookup
-    assert lookup("scan", "auto").name == "warp_shuffle"
+    assert lookup("scan", "auto").name == "decoupled_lookback"
 
 
 def test_single_block_variants_declare_one_block():

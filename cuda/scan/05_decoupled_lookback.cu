@@ -43,22 +43,29 @@ namespace {
 using namespace gp;
 
 // Warp tile: VPT rounds of 32 16-byte vectors; WARPS warps (tiles) per
-// block; a sleep between polls of a slot not yet published.
+// block; at least MIN_BLOCKS blocks resident per SM (a register budget); a
+// sleep between polls of a slot not yet published.
 // Evidence: bench/results/tune-scan-*.md (the sweep of bench/tune_scan.cu).
-template <int WARPS_, int VPT_, int BACKOFF_NS_ = 0>
+// TIMING_ONLY (bench/tune_scan.cu alone): publish the tile total but skip
+// the look-back, leaving every tile without its prefix - wrong results, the time of the
+// tile pass by itself.
+template <int WARPS_, int VPT_, int MIN_BLOCKS_ = 1, int BACKOFF_NS_ = 0, bool TIMING_ONLY_ = false>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, BACKOFF_NS = BACKOFF_NS_;
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // resident blocks per SM asked of the compiler
+    static constexpr bool TIMING_ONLY = TIMING_ONLY_;
 };
-using LookbackTuning = LookbackShape<4, 16>;
+using LookbackTuning = LookbackShape<2, 16, 8>;
 
-// One published value per slot: slot(j, k) holds the total of tiles
-// [k 2^j, (k+1) 2^j).  Level j starts at 2P - 2P/2^j, P = tiles rounded up
-// to a power of two: 2P slots in all.
+// Published values, one per slot: level j holds the totals of the aligned
+// blocks of 32^j tiles (level 0: the tiles themselves), one level after
+// the other; Levels says where each starts.
 template <class Acc, bool PACKED = sizeof(Acc) == 4>
 struct Slots;
 
 template <class Acc>
 struct Slots<Acc, true> {  // value and flag in one 64-bit word
+    using value_type = Acc;
     unsigned long long *word;
     static size_t bytes(int64_t count) { return size_t(count) * 8; }
     static size_t zeroed_bytes(int64_t count) { return bytes(count); }
@@ -68,20 +75,17 @@ struct Slots<Acc, true> {  // value and flag in one 64-bit word
         memcpy(&bits, &v, 4);
         reinterpret_cast<volatile unsigned long long *>(word)[i] = (1ull << 32) | bits;
     }
-    template <int NS>
-    __device__ Acc wait(int64_t i) const {
-        unsigned long long w;
-        while (((w = reinterpret_cast<volatile unsigned long long *>(word)[i]) >> 32) == 0)
-            if (NS > 0) __nanosleep(NS);
+    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
+        const unsigned long long w = reinterpret_cast<volatile unsigned long long *>(word)[i];
         const unsigned bits = unsigned(w);
-        Acc v;
         memcpy(&v, &bits, 4);
-        return v;
+        return (w >> 32) != 0;
     }
 };
 
 template <class Acc>
 struct Slots<Acc, false> {  // flags, then the values after them
+    using value_type = Acc;
     unsigned *flag;
     Acc *value;
     static size_t zeroed_bytes(int64_t count) { return align_up(size_t(count) * sizeof(unsigned)); }
@@ -93,19 +97,47 @@ struct Slots<Acc, false> {  // flags, then the values after them
         __threadfence();
         reinterpret_cast<volatile unsigned *>(flag)[i] = 1u;
     }
-    template <int NS>
-    __device__ Acc wait(int64_t i) const {
-        while (reinterpret_cast<volatile unsigned *>(flag)[i] == 0u)
-            if (NS > 0) __nanosleep(NS);
+    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
+        if (reinterpret_cast<volatile unsigned *>(flag)[i] == 0u) return false;
         __threadfence();
-        return __ldcg(value + i);
+        v = __ldcg(value + i);
+        return true;
     }
 };
 
+template <int NS, class S>
+__device__ inline typename S::value_type wait(const S &slots, int64_t i) {
+    typename S::value_type v;
+    while (!slots.try_get(i, v))
+        if (NS > 0) __nanosleep(NS);
+    return v;
+}
+
+constexpr int LEVELS = 7;  // base-32 digits of a tile index (< 2^32)
+
+__device__ inline int digit(int64_t tile, int j) { return int(tile >> (5 * j)) & 31; }
+
+template <class T>
+__device__ inline T broadcast0(T v) { return __shfl_sync(FULL_MASK, v, 0); }
+
+struct Levels {
+    int64_t start[LEVELS];  // first slot of each level
+    static Levels of(int64_t tiles, int64_t &count) {
+        Levels l{};
+        count = 0;
+        for (int j = 0; j < LEVELS; ++j) {
+            l.start[j] = count;
+            count += (tiles >> (5 * j)) + 1;
+        }
+        return l;
+    }
+    __device__ int64_t slot(int j, int64_t block) const { return start[j] + block; }
+};
+
 template <class Shape, class In, class Op>
-__global__ void __launch_bounds__(Shape::WARPS *WARP)
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
 scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
-              unsigned *next_block, Slots<typename Op::type> slots, int64_t pow2_tiles) {
+              unsigned *next_block, Slots<typename Op::type> slots, Levels lv) {
     using Acc = typename Op::type;
     constexpr int VEC = 16 / sizeof(In), VPT = Shape::VPT, TILE = VPT * WARP * VEC;
     const Op op;
@@ -113,9 +145,8 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     if (threadIdx.x == 0) s_block = atomicAdd(next_block, 1u);
     __syncthreads();  // the only block barrier
     const int lane = threadIdx.x % WARP;
-    const int64_t tile = int64_t(s_block) * Shape::WARPS + threadIdx.x / WARP;
+    int64_t tile = int64_t(s_block) * Shape::WARPS + threadIdx.x / WARP;
     if (tile * TILE >= n) return;  // the whole warp
-    const auto slot = [pow2_tiles](int j, int64_t k) { return 2 * pow2_tiles - (2 * pow2_tiles >> j) + k; };
     const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
 
     // Load all rounds (identity past n), scan each vector, then each round
@@ -148,31 +179,46 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     }
     const Acc total = carry;
 
-    // Publish this tile's total at once.  Lane j fetches the block of
-    // binary digit j of the tile (tile 13 = 0b1101: lane 0 tiles [12,13),
-    // lane 2 [8,12), lane 3 [0,8)).  The trailing one digits come first:
-    // their blocks are the left halves of the blocks this tile ends (13
-    // ends [12,14)), whose totals it publishes from them, level by level,
-    // before it waits for any other digit - so what a tile publishes never
-    // waits for a prefix, only for totals.
-    if (lane == 0) slots.publish(slot(0, tile), total);
-    const int ends = __ffsll(~tile) - 1;  // trailing one digits
-    const bool digit = (tile >> lane) & 1;
-    Acc d = total;  // any value: lanes of zero digits are not read
-    if (lane < ends) d = slots.template wait<Shape::BACKOFF_NS>(slot(lane, (tile >> lane) - 1));
-    Acc acc = total;
-    for (int j = 0; j < ends; ++j) {  // uniform over the warp
-        acc = op(__shfl_sync(FULL_MASK, d, j), acc);
-        if (lane == 0) slots.publish(slot(j + 1, tile >> (j + 1)), acc);
+    // Publish this tile's total at once, then look back.  Digit j of the
+    // tile index in base 32 says how many aligned blocks of 32^j tiles lie
+    // between the start of the tile's block of 32^(j+1) and the tile's own
+    // block of 32^j: lane i < digit fetches the i-th, and the warp reduces
+    // them in a fixed tree.  Where the low digits are 31, those blocks with
+    // the tile's own make whole blocks of 32^(j+1) that this tile ends: it
+    // publishes their totals first, from those fetches alone - so what a
+    // tile publishes never waits for a prefix, only for totals.
+    if (lane == 0) slots.publish(lv.slot(0, tile), total);
+    if (Shape::TIMING_ONLY) tile = 0;
+    Acc part[LEVELS];  // the reduced blocks of each digit
+    Acc own = total;   // the block of 32^j this tile ends
+    int j = 0;
+    for (; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
+        const int64_t b0 = (tile >> (5 * j)) - 31;
+        const Acc v = lane < 31 ? wait<Shape::BACKOFF_NS>(slots, lv.slot(j, b0 + lane)) : own;
+        part[j] = broadcast0(warp_reduce(lane < 31 ? v : Op::identity(), op));
+        own = broadcast0(warp_reduce(v, op));
+        if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
     }
-    if (digit && lane > ends) d = slots.template wait<Shape::BACKOFF_NS>(slot(lane, (tile >> lane) - 1));
-    // The prefix: the digit blocks folded, largest first.
+    Acc got[LEVELS];  // the other digits: every poll issued before any wait
+    bool ok[LEVELS];
+#pragma unroll
+    for (int k = 0; k < LEVELS; ++k) {
+        ok[k] = k < j || lane >= digit(tile, k) ||
+                slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < LEVELS; ++k) {
+        if (!ok[k]) got[k] = wait<Shape::BACKOFF_NS>(slots, lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane));
+        if (k >= j && digit(tile, k) > 0)
+            part[k] = broadcast0(warp_reduce(lane < digit(tile, k) ? got[k] : Op::identity(), op));
+    }
+    // The prefix: the digits' parts, largest blocks first.
     Acc p = Op::identity();
     bool seen = false;
-    for (int j = WARP - 1; j >= 0; --j) {  // uniform over the warp
-        if (((tile >> j) & 1) == 0) continue;
-        const Acc y = __shfl_sync(FULL_MASK, d, j);
-        p = seen ? op(p, y) : y;
+#pragma unroll
+    for (int k = LEVELS - 1; k >= 0; --k) {
+        if (digit(tile, k) == 0) continue;
+        p = seen ? op(p, part[k]) : part[k];
         seen = true;
     }
 
@@ -202,22 +248,24 @@ struct LookbackWith {
     using Acc = typename Op::type;
     using S = Slots<Acc>;
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
-    static int64_t pow2_tiles(int64_t n) {
-        int64_t p = 1;
-        while (p < ceil_div<int64_t>(n, TILE)) p *= 2;
-        return p;
+    static int64_t slot_count(int64_t n) {
+        int64_t count;
+        Levels::of(ceil_div<int64_t>(n, TILE), count);
+        return count;
     }
-    static size_t scratch(int64_t n) { return 256 + S::bytes(2 * pow2_tiles(n)); }
+    static size_t scratch(int64_t n) { return 256 + S::bytes(slot_count(n)); }
     static cudaError_t run(const gp_scan_args &a) {
-        const int64_t blocks = ceil_div<int64_t>(ceil_div<int64_t>(a.n, TILE), Shape::WARPS), p2 = pow2_tiles(a.n);
-        if (blocks > int64_t(INT32_MAX) || p2 > (int64_t(1) << 32)) return cudaErrorInvalidValue;  // 32 digits
+        const int64_t tiles = ceil_div<int64_t>(a.n, TILE), blocks = ceil_div<int64_t>(tiles, Shape::WARPS);
+        if (blocks > int64_t(INT32_MAX) || tiles > int64_t(UINT32_MAX)) return cudaErrorInvalidValue;
+        int64_t count;
+        const Levels lv = Levels::of(tiles, count);
         char *p = static_cast<char *>(a.scratch);
-        const S slots(p + 256, 2 * p2);
-        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(2 * p2), a.stream));
+        const S slots(p + 256, count);
+        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         GP_LAUNCH((scan_lookback<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, 0, a.stream,
                   static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
-                  reinterpret_cast<unsigned *>(p), slots, p2);
+                  reinterpret_cast<unsigned *>(p), slots, lv);
         return cudaSuccess;
     }
 };

@@ -14,7 +14,7 @@ FAMILIES = _core.families()  # from the core's one list
 # the fastest general variant of each family
 # (scan: warp_shuffle, measured faster on an H200 than the deterministic
 # decoupled_lookback, whose look-back chain limits it; bench/results/scan-*)
-AUTO = {"reduce": "single_pass", "scan": "warp_shuffle", "transpose": "tiled_wide"}
+AUTO = {"reduce": "single_pass", "scan": "decoupled_lookback", "transpose": "tiled_wide"}
 
 
 @dataclass(frozen=True)
