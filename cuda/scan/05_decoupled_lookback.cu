@@ -20,16 +20,21 @@
 // whatever its predecessors happen to have published when it looks (their
 // totals, or an inclusive prefix where one is ready), so the order of the
 // additions - and for floats the bits of the result - changes from run to
-// run.  Here the prefix of tile t is always the same expression: split
-// [0, t) by the binary digits of t into aligned blocks of 2^j tiles (t = 13
-// = 8 + 4 + 1: tiles [0,8), [8,12), [12,13)) and combine their totals from
-// the largest block down.  The total of an aligned block of 2^j tiles is
-// always (left half) op (right half); the tile that ends the block
-// publishes it, right after its own total, from the half its left
-// neighbour block published - a Fenwick tree built by the tiles as they go.
-// So a tile waits only for totals (never for a chain of prefixes), reads
-// at most one value per binary digit of t (lane j reads digit j, all in
-// one round trip), and the result is the same bits every run.
+// run.  Here the prefix of tile t is always the same expression: write t
+// in base 32 and split [0, t) by its digits into aligned blocks of 32^j
+// tiles (t = 70 = 2 * 32 + 6: tiles [0,32), [32,64), then [64,65) ...
+// [69,70)).  The blocks of one digit are combined in a fixed tree (a warp
+// reduction: lane i holds the i-th block), the digits from the largest
+// blocks down.  The total of an aligned block of 32^(j+1) tiles is always
+// the same tree over its 32 blocks of 32^j; the tile that ends the block
+// publishes it, right after its own total, from the 31 blocks before its
+// own - which are exactly the blocks of its digit j, fetched anyway.  So a
+// tile waits only for totals (never for a chain of prefixes: that would
+// chain every tile to the one before it), the lanes fetch a digit's blocks
+// at once, and the result is the same bits every run.  With base 32 a
+// tile waits about two hops (a store seen by another SM's poll) after its
+// predecessors' totals; with base 2 the chain of publications before a
+// tile was log2(tiles in flight) hops long (bench/results/tune-scan-*).
 //
 // Publishing: for 4-byte values, value and "ready" flag travel together in
 // one 64-bit word (one load sees both or neither); for 8-byte values the
@@ -47,8 +52,8 @@ using namespace gp;
 // sleep between polls of a slot not yet published.
 // Evidence: bench/results/tune-scan-*.md (the sweep of bench/tune_scan.cu).
 // TIMING_ONLY (bench/tune_scan.cu alone): publish the tile total but skip
-// the look-back, leaving every tile without its prefix - wrong results, the time of the
-// tile pass by itself.
+// the look-back, leaving every tile without its prefix - wrong results,
+// the time of the tile pass by itself.
 template <int WARPS_, int VPT_, int MIN_BLOCKS_ = 1, int BACKOFF_NS_ = 0, bool TIMING_ONLY_ = false>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, BACKOFF_NS = BACKOFF_NS_;
