@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 import gpuprims
-from gpuprims._numerics import exact_sum, sum_tolerance  # noqa: F401 - one copy, shared with the package
 
 GPU_OK, GPU_WHY = gpuprims._core.cuda_status()
 
