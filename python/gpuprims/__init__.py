@@ -23,7 +23,7 @@ except ImportError as e:  # pragma: no cover - a broken install
 from ._arrays import DeviceArray, to_device
 from ._bench import Result, benchmark, compare
 from ._table import Table
-from ._occupancy import occupancy_model
+from ._occupancy import occupancy, occupancy_model
 from ._errors import CudaError, NoDeviceError
 from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
@@ -58,6 +58,7 @@ __all__ = [
     "cumsum",
     "max",
     "min",
+    "occupancy",
     "occupancy_model",
     "reduce",
     "scan",
