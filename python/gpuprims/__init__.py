@@ -24,6 +24,7 @@ from ._arrays import DeviceArray, to_device
 from ._bench import Result, benchmark, compare
 from ._table import Table
 from ._occupancy import occupancy, occupancy_model
+from ._profile import ProfilerError, profile
 from ._errors import CudaError, NoDeviceError
 from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
@@ -48,6 +49,7 @@ __all__ = [
     "CudaError",
     "DeviceArray",
     "NoDeviceError",
+    "ProfilerError",
     "Result",
     "Table",
     "Variant",
@@ -60,6 +62,7 @@ __all__ = [
     "min",
     "occupancy",
     "occupancy_model",
+    "profile",
     "reduce",
     "scan",
     "sum",
