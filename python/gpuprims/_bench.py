@@ -48,8 +48,8 @@ def random_input(shape, dtype, seed=0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
-        lo = -1000 if dtype.kind == "i" else 0
-        return rng.integers(lo, 1000, size=shape, dtype=dtype)
+        info = np.iinfo(dtype)
+        return rng.integers(max(-1000, info.min), min(1000, info.max), size=shape, dtype=dtype)
     if dtype.kind == "b":
         return rng.integers(0, 2, size=shape).astype(dtype)
     if dtype.kind == "c":
@@ -158,6 +158,9 @@ class _Case:
         if isinstance(x_or_n, (int, np.integer)) or (isinstance(x_or_n, tuple) and
                                                      all(isinstance(s, (int, np.integer)) for s in x_or_n)):
             shape = (int(x_or_n),) if not isinstance(x_or_n, tuple) else tuple(int(s) for s in x_or_n)
+            want = np.dtype(dtype or "float32")
+            if want not in (TRANSPOSE_DTYPES if family == "transpose" else CODES):
+                raise TypeError(f"{family} does not support dtype {want}")
             if family == "transpose" and len(shape) != 2:
                 raise ValueError(f"transpose needs a shape (rows, cols), got {x_or_n!r}")
             self.x = random_input(shape if family == "transpose" else shape[0], dtype or "float32", seed)
