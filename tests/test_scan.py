@@ -11,7 +11,7 @@ import pytest
 
 import gpuprims
 
-from gpuprims._numerics import scan_reference, scan_tolerance
+from gpuprims._numerics import identity, scan_reference, scan_tolerance
 
 from conftest import GPU_OK, random_array
 
@@ -35,16 +35,6 @@ def host_case(n, dtype):
 @functools.lru_cache(maxsize=None)
 def device_case(n, dtype):
     return gpuprims.to_device(host_case(n, dtype))
-
-
-def identity(op, dtype):
-    dtype = np.dtype(dtype)
-    if op == "sum":
-        return dtype.type(0)
-    if dtype.kind == "f":
-        return dtype.type(np.inf if op == "min" else -np.inf)
-    info = np.iinfo(dtype)
-    return dtype.type(info.max if op == "min" else info.min)
 
 
 def expected(x, op, inclusive, acc):

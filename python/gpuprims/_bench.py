@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _core
 from ._arrays import DeviceArray, to_device
-from ._numerics import exact_sum, scan_reference, scan_tolerance, sum_tolerance, ulps
+from ._numerics import exact_sum, identity, scan_reference, scan_tolerance, sum_tolerance, ulps
 from ._reduce import CODES, OPS, result_dtype
 from ._registry import AUTO, Variant, lookup
 from ._registry import variants as registry_variants
@@ -337,7 +337,7 @@ class _Case:
         inc = ufunc.accumulate(x, dtype=acc)
         if self.inclusive:
             return inc
-        first = np.array([_identity(op, acc)], dtype=acc)
+        first = np.array([identity(op, acc)], dtype=acc)
         return np.concatenate([first, inc[:-1]])
 
     def skip_reason(self, v: Variant) -> str:
@@ -346,16 +346,6 @@ class _Case:
         if v.max_n is not None and self.n > v.max_n:
             return f"skipped: n > max_n {v.max_n}"
         return ""
-
-
-def _identity(op, dtype):
-    dtype = np.dtype(dtype)
-    if op == "sum":
-        return dtype.type(0)
-    if dtype.kind == "f":
-        return dtype.type(np.inf if op == "min" else -np.inf)
-    info = np.iinfo(dtype)
-    return dtype.type(info.max if op == "min" else info.min)
 
 
 def _host_times(fn, runs):

@@ -78,6 +78,18 @@ def scan_tolerance(n, acc_dtype, ref, bound, variant=None):
     return (depth * eps + n * ref_eps) * bound + eps * np.abs(ref)
 
 
+def identity(op, dtype):
+    """The identity of op in dtype: what an exclusive scan puts first (0 for
+    sum; +inf / the largest value for min; -inf / the smallest for max)."""
+    dtype = np.dtype(dtype)
+    if op == "sum":
+        return dtype.type(0)
+    if dtype.kind == "f":
+        return dtype.type(np.inf if op == "min" else -np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.max if op == "min" else info.min)
+
+
 def ulps(got, ref, dtype) -> float:
     """The largest |got - ref| in units in the last place of `dtype` at the
     reference values (0 where they agree; inf where one is NaN and the other
