@@ -357,6 +357,8 @@ NCU_CSV = '''==PROF== Connected to process 1
 "0","1","python3","h","void (anonymous namespace)::reduce_interleaved<float, gp::Sum<float>>(const T1 *, T2::type *, T2::type *, long)","1","7","(512, 1, 1)","(2048, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nanosecond","12,000"
 "0","1","python3","h","void (anonymous namespace)::reduce_interleaved<float, gp::Sum<float>>(const T1 *, T2::type *, T2::type *, long)","1","7","(512, 1, 1)","(2048, 1, 1)","0","9.0","Command line profiler metrics","smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct","%","96.5"
 "0","1","python3","h","void (anonymous namespace)::reduce_interleaved<float, gp::Sum<float>>(const T1 *, T2::type *, T2::type *, long)","1","7","(512, 1, 1)","(2048, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum.per_second","byte/second","2,500,000,000,000"
+"0","1","python3","h","void (anonymous namespace)::reduce_interleaved<float, gp::Sum<float>>(const T1 *, T2::type *, T2::type *, long)","1","7","(512, 1, 1)","(2048, 1, 1)","0","9.0","Command line profiler metrics","smsp__warp_issue_stalled_barrier_per_warp_active.pct","%","20.5"
+"0","1","python3","h","void (anonymous namespace)::reduce_interleaved<float, gp::Sum<float>>(const T1 *, T2::type *, T2::type *, long)","1","7","(512, 1, 1)","(2048, 1, 1)","0","9.0","Command line profiler metrics","smsp__warp_issue_stalled_membar_per_warp_active.pct","%","0.5"
 "1","1","python3","h","void (anonymous namespace)::reduce_interleaved<float, gp::Sum<float>>(const T1 *, T2::type *, T2::type *, long)","1","7","(512, 1, 1)","(4, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nanosecond","3,000"
 '''
 
@@ -364,12 +366,13 @@ NCU_CSV = '''==PROF== Connected to process 1
 def test_profile_table_from_ncu_csv(tmp_path):
     ncu = fake_ncu(tmp_path, "cat <<'EOF'\n" + NCU_CSV + "EOF\n")
     t = gpuprims.profile("reduce", ["interleaved", "neighbored"], n=1 << 20, ncu=ncu,
-                         metrics=["gld_efficiency", "dram_read_throughput"])
+                         metrics=["gld_efficiency", "dram_read_throughput", "stall_sync"])
     assert t.names() == ["interleaved", "interleaved", "neighbored", "neighbored"]
     r = t[0]
     assert r["kernel"] == "reduce_interleaved<float, Sum<float>>" and r["duration_us"] == 12.0
     assert r["gld_efficiency"] == 96.5 and r["dram_read_throughput"] == pytest.approx(2500.0)
-    assert t[1]["gld_efficiency"] is None and "gld eff %" in str(t)
+    assert r["stall_sync"] == pytest.approx(21.0)  # barrier + membar, as the nvprof metric
+    assert t[1]["gld_efficiency"] is None and t[1]["stall_sync"] is None and "gld eff %" in str(t)
     json.loads(t.to_json())
 
 

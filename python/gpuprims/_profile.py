@@ -24,7 +24,8 @@ class ProfilerError(RuntimeError):
     """Nsight Compute is missing, not permitted to read the counters, or failed."""
 
 
-# nvprof name -> (ncu metric, header, scale from ncu's base unit, format)
+# nvprof name -> (ncu metric, or a tuple of them to add up, header, scale
+# from ncu's base unit, format)
 METRICS = {
     "gld_efficiency": ("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
                        "gld eff %", 1.0, ".1f"),
@@ -34,8 +35,9 @@ METRICS = {
                        "gld GB/s", 1e-9, ".1f"),
     "inst_per_warp": ("smsp__average_inst_executed_per_warp.ratio", "inst/warp", 1.0, ".1f"),
     "dram_read_throughput": ("dram__bytes_read.sum.per_second", "DRAM read GB/s", 1e-9, ".1f"),
-    "stall_sync": ("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
-                   "barrier stall", 1.0, ".2f"),
+    "stall_sync": (("smsp__warp_issue_stalled_barrier_per_warp_active.pct",
+                    "smsp__warp_issue_stalled_membar_per_warp_active.pct"),
+                   "sync stall %", 1.0, ".1f"),
     "branch_efficiency": ("smsp__sass_average_branch_targets_threads_uniform.pct",
                           "branch eff %", 1.0, ".1f"),
     "achieved_occupancy": ("sm__warps_active.avg.pct_of_peak_sustained_active",
@@ -80,6 +82,10 @@ def metric_list(metrics) -> list:
             raise ValueError(f"unknown metric {m!r}; use a preset ({', '.join(PRESETS)}), one of "
                              f"{', '.join(METRICS)}, or an ncu metric name (unit__counter.rollup)")
     return out
+
+
+def _parts(ncu_name) -> tuple:
+    return ncu_name if isinstance(ncu_name, tuple) else (ncu_name,)
 
 
 def find_ncu(ncu=None) -> str:
@@ -181,7 +187,7 @@ def profile(family: str, variants="all", *, n=None, shape=None, dtype="float32",
     env = dict(os.environ)
     pkg_parent = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    names = ",".join([DURATION] + [m[1] for m in mlist])
+    names = ",".join([DURATION] + [n for m in mlist for n in _parts(m[1])])
     rows = []
     for v in chosen:
         if v.max_n is not None and count > v.max_n:
@@ -204,8 +210,9 @@ def profile(family: str, variants="all", *, n=None, shape=None, dtype="float32",
             dur = k["metrics"].get(DURATION, (None, ""))[0]
             row["duration_us"] = dur / 1e3 if isinstance(dur, float) else None
             for key, ncu_name, _, scale, _ in mlist:
-                value = k["metrics"].get(ncu_name, (None, ""))[0]
-                row[key] = value * scale if isinstance(value, float) else value
+                values = [k["metrics"].get(part, (None, ""))[0] for part in _parts(ncu_name)]
+                row[key] = (sum(values) * scale if all(isinstance(x, float) for x in values)
+                            else (values[0] if len(values) == 1 else None))
             rows.append(row)
     cols = [Column("variant", "variant", align="<"), Column("kernel", "kernel", align="<"),
             Column("duration_us", "us", ".1f")]
@@ -213,5 +220,6 @@ def profile(family: str, variants="all", *, n=None, shape=None, dtype="float32",
     what = f"{family}" + ("" if family == "transpose" else f" {op}")
     size_text = size_arg.replace("x", " x ") if family == "transpose" else f"n = {count}"
     return Table(rows, cols, title=f"{what}, {size_text}, {dtype}: Nsight Compute metrics",
-                 meta={"family": family, "metrics": {k: m for k, m, *_ in mlist}, "ncu": exe},
+                 meta={"family": family, "metrics": {k: " + ".join(_parts(m)) for k, m, *_ in mlist},
+                       "ncu": exe},
                  plot_key="duration_us", plot_label="kernel time (us, under ncu)")
