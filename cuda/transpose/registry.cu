@@ -61,7 +61,7 @@ const gp_variant gp_transpose_variants[] = {
      "tuned tile and coarsening (bench/tune_transpose.cu)",
      "A larger padded tile with more elements per thread, sized so that enough loads are in flight "
      "to keep the memory busy: the fastest general transpose here.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_wide,
+     -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_wide,
      gp_transpose_tiled_wide_kernel},
     {"copy", "Device-to-device copy (roof)",
      "cudaMemcpyAsync",
