@@ -12,7 +12,7 @@ import math
 def occupancy_model(*, sm_count: int, threads_per_sm: int, blocks_per_sm: int,
                     registers_per_sm: int, registers_per_thread: int, block,
                     shared_memory_per_sm: int = 0, shared_memory_per_block: int = 0,
-                    register_granularity: int | None = None) -> dict:
+                    register_granularity: int | None = None, register_partitions: int = 1) -> dict:
     """Resident blocks / warps / threads per SM and on the whole GPU.
 
     The seed's calculation: each limit gives a number of whole blocks per
@@ -23,7 +23,9 @@ def occupancy_model(*, sm_count: int, threads_per_sm: int, blocks_per_sm: int,
     wins.  `block` is the block shape: an int or a tuple (x, y[, z]).
     `register_granularity` (e.g. 256 registers per warp on current GPUs)
     rounds each warp's registers up as the hardware allocates them; the
-    seed ignores it (None).
+    seed ignores it (None).  `register_partitions`: the register file is
+    split among the SM's schedulers (4 since Volta) and a warp takes its
+    registers from one part, so whole warps are counted per part.
 
     Returns a dict: blocks_per_sm, warps_per_sm, threads_per_sm,
     resident_threads (all SMs), limited_by (the deciding limit's name) and
@@ -36,7 +38,8 @@ def occupancy_model(*, sm_count: int, threads_per_sm: int, blocks_per_sm: int,
     warps_per_block = math.ceil(threads_per_block / 32)
     if register_granularity:
         regs_per_warp = math.ceil(registers_per_thread * 32 / register_granularity) * register_granularity
-        by_registers = (registers_per_sm // regs_per_warp) // warps_per_block
+        parts = max(int(register_partitions), 1)
+        by_registers = ((registers_per_sm // parts) // regs_per_warp) * parts // warps_per_block
     else:
         by_registers = (registers_per_sm // registers_per_thread) // threads_per_block
     blocks_by = {
@@ -58,9 +61,11 @@ def occupancy_model(*, sm_count: int, threads_per_sm: int, blocks_per_sm: int,
     }
 
 
-# Registers are allocated per warp in units of 256 on every GPU gpuprims
-# builds for (compute capability 7.5 to 12.x; CUDA occupancy calculator).
+# Registers are allocated per warp in units of 256, from one of the 4 parts
+# of the register file (one per scheduler), on every GPU gpuprims builds for
+# (compute capability 7.5 to 12.x; the CUDA occupancy calculator's model).
 REGISTER_GRANULARITY = 256
+REGISTER_PARTITIONS = 4
 
 
 def occupancy_report(raw: dict) -> dict:
@@ -76,7 +81,7 @@ def occupancy_report(raw: dict) -> dict:
         registers_per_thread=max(raw["registers_per_thread"], 1), block=block,
         shared_memory_per_sm=raw["shared_memory_per_sm"],
         shared_memory_per_block=shared + raw["reserved_shared_per_block"] if shared else 0,
-        register_granularity=REGISTER_GRANULARITY)
+        register_granularity=REGISTER_GRANULARITY, register_partitions=REGISTER_PARTITIONS)
     blocks = raw["blocks_per_sm"]
     warps_per_block = math.ceil(block / raw["warp_size"])
     out = dict(raw)
