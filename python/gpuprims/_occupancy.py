@@ -68,6 +68,16 @@ REGISTER_GRANULARITY = 256
 REGISTER_PARTITIONS = 4
 
 
+def _shared_allocated(raw) -> int:
+    """Shared memory a block takes from the SM: its static and dynamic bytes
+    plus the driver's reserved bytes per block, rounded up to the allocation
+    unit (128 bytes from compute capability 8.0, 256 before), as the CUDA
+    occupancy calculator counts it (cuda_occupancy.h)."""
+    unit = 128 if raw["compute_capability"][0] >= 8 else 256
+    total = raw["static_shared_bytes"] + raw["dynamic_shared_bytes"] + raw["reserved_shared_per_block"]
+    return -(-total // unit) * unit
+
+
 def occupancy_report(raw: dict) -> dict:
     """The occupancy API's figures for one kernel (`raw`, from the compiled
     core) with the seed's model run on the same numbers: which limit
@@ -80,7 +90,7 @@ def occupancy_report(raw: dict) -> dict:
         blocks_per_sm=raw["max_blocks_per_sm"], registers_per_sm=raw["registers_per_sm"],
         registers_per_thread=max(raw["registers_per_thread"], 1), block=block,
         shared_memory_per_sm=raw["shared_memory_per_sm"],
-        shared_memory_per_block=shared + raw["reserved_shared_per_block"] if shared else 0,
+        shared_memory_per_block=_shared_allocated(raw),
         register_granularity=REGISTER_GRANULARITY, register_partitions=REGISTER_PARTITIONS)
     blocks = raw["blocks_per_sm"]
     warps_per_block = math.ceil(block / raw["warp_size"])
