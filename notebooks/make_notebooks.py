@@ -26,7 +26,7 @@ def step(family, name, x, **kw):
     v = next(v for v in gpuprims.variants(family) if v.name == name)
     print(f"{v.name} - {v.title}  [{v.source}]")
     print(v.description)
-    r = gpuprims.benchmark(family, name, x, repeat=20, **kw)
+    r = gpuprims.benchmark(family, name, x, repeat=10, k=2, **kw)
     print(f"-> {r.median_ms:.4f} ms, {r.gbps:.0f} GB/s = {r.roof_pct:.0f}% of the copy roof, "
           f"matches NumPy: {'yes' if r.matches else 'NO'}")
     return r

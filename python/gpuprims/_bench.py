@@ -134,7 +134,8 @@ class Result:
         return (f"{self.family}/{self.variant} {self.op or ''} {self.dtype} {self.shape}: "
                 f"median {self.median_ms:.4f} ms (min {self.min_ms:.4f}, max {self.max_ms:.4f}, "
                 f"{len(self.times_ms)} runs), {self.gbps:.0f} GB/s = {self.roof_pct:.0f}% of the copy "
-                f"roof ({self.roof_gbps:.0f} GB/s); matches NumPy: {'yes' if self.matches else 'NO'}"
+                f"roof ({self.roof_gbps:.0f} GB/s); matches NumPy: "
+                f"{'not checked' if self.matches is None else ('yes' if self.matches else 'NO')}"
                 f"{err}; {self.distinct} distinct of {self.k} runs")
 
 
