@@ -189,10 +189,9 @@ class _Case:
         if self.n == 0:
             raise ValueError("benchmarking needs at least one element")
         self.acc = x.dtype if family == "transpose" else result_dtype(op, x.dtype)
-        out_elems = 1 if family == "reduce" else self.n
-        self.bytes = int(x.nbytes + out_elems * self.acc.itemsize)
-        if family == "reduce":
-            self.bytes = int(x.nbytes)  # the one result word is not counted
+        # ideal bytes: the input read once, the output written once (a
+        # reduction's one result word is not counted)
+        self.bytes = int(x.nbytes) if family == "reduce" else int(x.nbytes + self.n * self.acc.itemsize)
         self.flush_bytes = FLUSH_L2_TIMES * _l2_bytes() if flush else 0
         self.checking = bool(check)
         self.ref = None  # computed on the first check
