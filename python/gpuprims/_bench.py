@@ -415,13 +415,14 @@ def _extra_row(case: _Case, name, fn, roof) -> Result:
     return r
 
 
-def benchmark(family: str, variant: str, x_or_n=DEFAULT_N, *, dtype=None, op: str = "sum",
+def benchmark(family: str, variant: str, x_or_n=None, *, dtype=None, op: str = "sum",
               inclusive: bool = True, repeat: int = 30, warmup: int = 3, k: int = 5,
               flush: bool = True, check: bool = True) -> Result:
     """Time one variant of `family` and check its output.
 
     x_or_n: an element count (random input; transpose: a (rows, cols)
-    shape), a NumPy array or a device array.  dtype (default float32 for
+    shape), a NumPy array or a device array; default 2^24 elements or
+    8192 x 8192.  dtype (default float32 for
     random input) and op ("sum", "min", "max"; not for transpose) as in
     the family's function.  The kernel(s) are timed with CUDA events,
     `repeat` times after `warmup` runs, with the L2 flushed and the output
@@ -433,6 +434,8 @@ def benchmark(family: str, variant: str, x_or_n=DEFAULT_N, *, dtype=None, op: st
     check=False skips the comparison with NumPy (matches is None).
     """
     v = lookup(family, variant)
+    if x_or_n is None:
+        x_or_n = DEFAULT_SHAPE if family == "transpose" else DEFAULT_N
     _core.device_info()  # NoDeviceError before any work where there is no GPU
     case = _Case(family, x_or_n, dtype=dtype, op=op, inclusive=inclusive, repeat=repeat,
                  warmup=warmup, k=k, flush=flush, check=check)
