@@ -96,8 +96,9 @@ REDUCE_STEPS = [
     ("unroll4", "Four loads in flight per thread: the memory system stays busier."),
     ("unroll8", "Eight loads in flight: close to the memory bandwidth; the tree is now a small part "
      "of the time."),
-    ("unroll_warp8", "The last 6 tree steps run inside one warp without __syncthreads(): fewer "
-     "barrier stalls (stall_sync). __syncwarp() keeps it correct since Volta."),
+    ("unroll_warp8", "The last 6 tree steps run inside one warp without __syncthreads(): six "
+     "block-wide barriers fewer per block (the seed watched stall_sync for the effect, and saw "
+     "less than the book promised). __syncwarp() keeps it correct since Volta."),
     ("complete_unroll_warp8", "The whole tree written out: no loop counter, no loop branch."),
     ("complete_unroll_template", "The block size as a template parameter: the guards are resolved "
      "at compile time and the dead steps vanish."),
