@@ -76,7 +76,7 @@ def emulator():
 
 
 def check_args(p, args) -> list:
-    families = args.family or list(FAMILIES)
+    families = list(dict.fromkeys(args.family or FAMILIES))
     dtype = np.dtype(args.dtype)
     for fam in families:
         if fam != "transpose" and dtype not in REDUCE_DTYPES:
