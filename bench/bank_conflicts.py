@@ -9,9 +9,7 @@ ncu to profile (bench/gpu_run.sh ncu):
 
 With --table FILE: turns ncu's CSV into a markdown table.
 """
-import csv
 import sys
-from collections import defaultdict
 
 import numpy as np
 
@@ -28,22 +26,17 @@ def run():
 
 
 def table(path):
-    rows = defaultdict(dict)
-    order = []
+    from gpuprims._profile import METRICS, PRESETS, parse_ncu_csv, short_kernel_name
     with open(path, newline="") as f:
-        lines = [line for line in f if line.startswith('"')]
-    for r in csv.DictReader(lines):
-        key = (r["ID"], r["Kernel Name"])
-        if key not in rows:
-            order.append(key)
-        rows[key][r["Metric Name"]] = r["Metric Value"]
-    names = {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "load bank conflicts",
-             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "store bank conflicts",
-             "smsp__inst_executed_op_shared_ld.sum": "shared load instructions"}
+        kernels = parse_ncu_csv(f.read())
+    names = {METRICS[m][0]: METRICS[m][1] for m in PRESETS["bank_conflicts"]}
     out = ["| kernel | " + " | ".join(names.values()) + " |", "|---|" + "---:|" * len(names)]
-    for key in order:
-        kernel = key[1].split("(")[0].replace("void ", "")
-        out.append(f"| `{kernel}` | " + " | ".join(rows[key].get(m, "?") for m in names) + " |")
+    for k in kernels:
+        cells = []
+        for m in names:
+            v = k["metrics"].get(m, ("?", ""))[0]
+            cells.append(f"{v:.0f}" if isinstance(v, float) else str(v))
+        out.append(f"| `{short_kernel_name(k['kernel'])}` | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 

@@ -6,15 +6,15 @@ of a call on a DeviceArray.  Writes bench/results/reduce-<gpu>-<date>.md
 (and a copy under $OUT when set) and prints the tables.
 """
 import datetime
+import json
 import statistics
 import sys
 import time
 
-
 import gpuprims
 from benchlib import save_results
 from gpuprims import _core
-from gpuprims._journey import format_table, random_input, reduce_journey
+from gpuprims._bench import random_input
 
 SIZES = [2**28, 2**24, 2**20]
 
@@ -50,9 +50,9 @@ def rounds_vs_cub(n, rounds=5):
     x = random_input(n, "float32", seed=9)
     out = []
     for _ in range(rounds):
-        rows, _ = reduce_journey(n, x=x, names={"single_pass", "cub"}, repeat=30)
-        t = {r["variant"]: r["median_ms"] for r in rows}
-        out.append(t["cub"] / t["single_pass"])
+        t = gpuprims.compare("reduce", x=x, variants=["single_pass", "cub"], baselines=False,
+                             repeat=30, k=0, check=False)
+        out.append(t["cub"]["median_ms"] / t["single_pass"]["median_ms"])
     return out
 
 
@@ -63,17 +63,19 @@ def main():
             f"{info['total_memory'] / 2**30:.0f} GiB, L2 {info['l2_cache_bytes'] / 2**20:.0f} MiB, "
             f"driver {info['driver_version']}, runtime {info['runtime_version']}; date {date}")
     parts = [f"# Reduction benchmark\n\n{head}\n\nMethod: CUDA events around the variant's "
-             "kernel(s) only, 3 warm-up runs, median of 30 timed runs (min/max shown), a buffer of "
-             "4x the L2 overwritten and the output poisoned before each run. GB/s = input bytes / "
+             "kernel(s) only (gpuprims.compare), 3 warm-up runs, median of 30 timed runs, a buffer "
+             "of 4x the L2 overwritten and the output poisoned before each run. GB/s = input bytes / "
              "median time; the roof is a device-to-device copy moving the same bytes (read + write) "
-             "in this run. `x vs CUB` = CUB's median time / the row's (above 1: faster than CUB). "
-             "Each result checked against NumPy."]
+             "in this run. `x CUB` = CUB's median time / the row's (above 1: faster than CUB); "
+             "`x prev` / `x first` the same against the previous and the first row. Each result "
+             "checked against math.fsum (error in ULPs); `distinct` = different results over 5 "
+             "more runs."]
     data = {"gpu": info, "date": date, "tables": []}
     for n in SIZES:
-        rows, roof = reduce_journey(n, dtype="float32", op="sum", repeat=30)
-        title = f"\n## float32 sum, n = 2^{n.bit_length() - 1} ({n * 4 / 2**20:.0f} MiB)\n"
-        parts.append(format_table(rows, roof, title=title))
-        data["tables"].append({"n": n, "rows": rows, "roof": roof})
+        t = gpuprims.compare("reduce", n=n, dtype="float32", op="sum", repeat=30, k=5)
+        t.title = f"\n## float32 sum, n = 2^{n.bit_length() - 1} ({n * 4 / 2**20:.0f} MiB)"
+        parts.append(t.to_markdown())
+        data["tables"].append(json.loads(t.to_json()))
         print(parts[-1], flush=True)
     ratios = rounds_vs_cub(2**28)
     parts.append("\n## auto vs CUB, float32 sum, n = 2^28, 5 alternating rounds\n\n"

@@ -6,11 +6,11 @@ NumPy, in this one run.  Writes bench/results/scan-<gpu>-<date>.md (and a
 copy under $OUT).
 """
 import datetime
+import json
 import sys
 
 import gpuprims
 from benchlib import save_results
-from gpuprims._journey import format_table, scan_journey
 
 SIZES = [2**28, 2**24, 2**20, 2048]
 
@@ -20,17 +20,19 @@ def main():
     date = datetime.date.today().isoformat()
     parts = [f"# Scan benchmark\n\nGPU: {info['name']}, {info['multiprocessors']} SMs, "
              f"driver {info['driver_version']}, runtime {info['runtime_version']}; date {date}\n\n"
-             "Method: CUDA events around the variant's kernels only, 3 warm-up runs, median of 30 "
-             "timed runs (min/max shown), a buffer of 4x the L2 overwritten and the output "
+             "Method: CUDA events around the variant's kernels only (gpuprims.compare), 3 warm-up "
+             "runs, median of 30 timed runs, a buffer of 4x the L2 overwritten and the output "
              "poisoned before each run. GB/s = (input bytes + output bytes) / median time; the "
-             "roof is a device-to-device copy moving the same bytes in this run. `x vs CUB` = "
-             "cub::DeviceScan's median time / the row's. Every output compared with numpy."]
+             "roof is a device-to-device copy moving the same bytes in this run. `x CUB` = "
+             "cub::DeviceScan's median time / the row's. Every output compared with a float64 "
+             "cumulative sum (error in ULPs of the prefix's sum of |x|); `distinct` = different "
+             "results over 3 more runs."]
     data = {"gpu": info, "date": date, "tables": []}
     for n in SIZES:
-        rows, roof = scan_journey(n)
-        parts.append(format_table(rows, roof, title=f"\n## float32 inclusive sum, n = {n} "
-                                                    f"(2^{n.bit_length() - 1})\n"))
-        data["tables"].append({"n": n, "rows": rows, "roof": roof})
+        t = gpuprims.compare("scan", n=n, dtype="float32", op="sum", repeat=30, k=3)
+        t.title = f"\n## float32 inclusive sum, n = {n} (2^{n.bit_length() - 1})"
+        parts.append(t.to_markdown())
+        data["tables"].append(json.loads(t.to_json()))
         print(parts[-1], flush=True)
     return save_results("scan", info, date, parts, data)
 

@@ -17,7 +17,7 @@ def save_results(family, info, date, parts, data):
     if os.environ.get("OUT"):
         Path(os.environ["OUT"], out.name).write_text(text)
         Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(json.dumps(data, indent=1))
-    bad = [r["variant"] for t in data["tables"] for r in t["rows"] if r.get("ok") is False]
+    bad = [r["variant"] for t in data["tables"] for r in t["rows"] if r.get("matches") is False]
     if bad:
         print("MISMATCH:", bad)
         return 1

@@ -2,7 +2,9 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [tests|tests-FAMILY|sanitize|tune|tune-scan|tune-transpose|bench|bench-transpose|bench-scan|ncu|slow ...]   (default: all but slow)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|tune-transpose|bench|bench-transpose|bench-scan|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+# wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...) into /tmp/site for
+# the later steps; tests-FILE runs tests/test_FILE.py (tests-helpers, tests-notebooks ...).
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpuprims-out}; mkdir -p "$OUT"
@@ -18,6 +20,16 @@ rc=0
 for step in $steps; do
   echo "== $step"
   case $step in
+    wheels) if ls .whl/*.whl >/dev/null 2>&1; then
+              python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
+                && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} && echo "installed $(ls .whl/*.whl | wc -l) wheels"
+            else echo "no .whl/ here"; fi ;;
+    main)  t1=$(date +%s)
+           python3 -m gpuprims --json "$OUT/main.json" --plot "$OUT/main.png" 2>"$OUT/main-stderr.log" | tee "$OUT/main.log"
+           r=${PIPESTATUS[0]}; echo "python -m gpuprims took $(( $(date +%s) - t1 )) s (exit $r)"
+           [ $r -eq 0 ] || { tail -5 "$OUT/main-stderr.log"; rc=1; } ;;
+    notebooks) python3 -m pytest -q -rs tests/test_notebooks.py >"$OUT/pytest-notebooks.log" 2>&1; r=$?
+           tail -8 "$OUT/pytest-notebooks.log"; [ $r -eq 0 ] || rc=1 ;;
     tests) python3 -m pytest -q -rs --maxfail=20 tests >"$OUT/pytest.log" 2>&1; r=$?
            tail -25 "$OUT/pytest.log"; [ $r -eq 0 ] || rc=1 ;;
     tests-*) python3 -m pytest -q -rs --maxfail=20 "tests/test_${step#tests-}.py" >"$OUT/pytest-${step#tests-}.log" 2>&1; r=$?

@@ -62,6 +62,9 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
                        unsigned long long flush_bytes, const char *where);
 PyObject *gp_time_copy(PyObject *module, PyObject *args);
 
+/* occupancy.c */
+PyObject *gp_occupancy(PyObject *module, PyObject *args);
+
 /* reduce.c */
 PyObject *gp_reduce(PyObject *module, PyObject *args);
 PyObject *gp_reduce_host(PyObject *module, PyObject *args);

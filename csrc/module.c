@@ -380,6 +380,8 @@ static PyMethodDef gp_methods[] = {
      " -> list of kernel ms"},
     {"time_copy", gp_time_copy, METH_VARARGS,
      "time_copy(nbytes, warmup, repeat, flush_bytes) -> list of device-to-device copy ms"},
+    {"occupancy", gp_occupancy, METH_VARARGS,
+     "occupancy(family, index, block_size) -> dict: the occupancy API on the variant's kernel"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -26,6 +26,13 @@
         GP_TRY(cudaGetLastError());                                         \
     } while (0)
 
+// The main kernel of a variant, for gpuprims.occupancy (gp_variant.kernel):
+//   GP_KERNEL_OF(gp_reduce_unroll2_kernel, reduce_unroll<2, float, Sum<float>>)
+#define GP_KERNEL_OF(name, ...)                                             \
+    extern "C" const void *name(void) {                                     \
+        return reinterpret_cast<const void *>(&__VA_ARGS__);                \
+    }
+
 // The (op, input type, accumulator type) combinations instantiated for every
 // reduction and scan variant: numpy's defaults (sum and cumsum of int32
 // accumulate in int64) plus the same-type ones.  gpuprims converts the input

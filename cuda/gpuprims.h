@@ -73,6 +73,14 @@ typedef struct gp_variant {
     int block_size;          /* threads per block, 0 where not applicable */
     gp_where where;
     gp_any_fn launch; /* the family's launcher type */
+    /* For gpuprims.occupancy: the variant's main kernel instantiated for
+     * float32 (sum), as the address the CUDA occupancy API takes; NULL where
+     * the work is not a kernel of ours (CUB, cuBLAS, the copy, host code).
+     * Rows may leave both trailing fields out (zero). */
+    const void *(*kernel)(void);
+    /* Dynamic shared memory of that kernel for a block of `threads`
+     * threads, in bytes; NULL: none. */
+    size_t (*dynamic_smem)(int threads);
 } gp_variant;
 
 /* Arguments of one out-of-place transpose: `in` is rows x cols, row-major,

@@ -1,6 +1,4 @@
 """Shared test setup: the gpu and slow markers, random inputs, references."""
-import math
-
 import numpy as np
 import pytest
 
@@ -31,23 +29,3 @@ def random_array(n, dtype, seed=0):
     if dtype.kind == "i":
         return rng.integers(-1000, 1000, size=n, dtype=dtype)
     return (rng.random(n, dtype=np.float64) * 2 - 1).astype(dtype)
-
-
-def exact_sum(x):
-    """The correctly rounded float64 sum (math.fsum)."""
-    return math.fsum(x.astype(np.float64).ravel().tolist())
-
-
-def sum_tolerance(x, acc_dtype, exact):
-    """Bound on |computed - exact| for a float sum of x accumulated in
-    acc_dtype.  A reduction tree of depth ceil(log2 n) rounds each element's
-    contribution at most that many times: error <= depth * eps * sum|x|.  The
-    variants also run sequential per-thread loops before their trees
-    (unrolling, the grid-stride loop of single_pass, CUB's tiles), so the
-    bound allows four times the tree depth, plus one rounding of the result
-    (and of the input conversion, when acc_dtype is wider than x)."""
-    eps = float(np.finfo(acc_dtype).eps)
-    n = max(int(x.size), 1)
-    depth = math.ceil(math.log2(n)) + 1
-    abs_sum = float(np.abs(x.astype(np.float64)).sum())
-    return 4 * depth * eps * abs_sum + eps * abs(exact)

@@ -46,3 +46,13 @@ def test_register_granularity_rounds_each_warp_up():
 def test_bad_description_raises():
     with pytest.raises(ValueError):
         gpuprims.occupancy_model(**A4500, block=0)
+
+
+def test_register_partitions_count_whole_warps_per_part():
+    # 40 registers x 32 lanes = 1280 per warp: the whole file would hold 51
+    # warps (25 blocks of 2), but each of its 4 parts (16K registers) holds
+    # 12, so 48 warps: 24 blocks of 2.
+    kernel = dict(A4500, registers_per_thread=40, blocks_per_sm=64, threads_per_sm=4096)
+    whole = gpuprims.occupancy_model(**kernel, block=64, register_granularity=256)
+    parts = gpuprims.occupancy_model(**kernel, block=64, register_granularity=256, register_partitions=4)
+    assert whole["blocks_by"]["registers"] == 25 and parts["blocks_by"]["registers"] == 24

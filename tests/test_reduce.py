@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import gpuprims
+from gpuprims._numerics import exact_sum, sum_tolerance
 from gpuprims._registry import Variant, check_limit
 
-from conftest import GPU_OK, exact_sum, random_array, sum_tolerance
+from conftest import GPU_OK, random_array
 
 VARIANTS = gpuprims.variants("reduce")
 DEVICE = [v.name for v in VARIANTS if v.where == "device"]

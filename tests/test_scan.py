@@ -5,12 +5,13 @@ Runs everywhere: the registry, validation and errors, the host variant.
 Needs a GPU: the device variants, determinism, device inputs, >2^31 (slow).
 """
 import functools
-import math
 
 import numpy as np
 import pytest
 
 import gpuprims
+
+from gpuprims._numerics import identity, scan_reference, scan_tolerance
 
 from conftest import GPU_OK, random_array
 
@@ -36,16 +37,6 @@ def device_case(n, dtype):
     return gpuprims.to_device(host_case(n, dtype))
 
 
-def identity(op, dtype):
-    dtype = np.dtype(dtype)
-    if op == "sum":
-        return dtype.type(0)
-    if dtype.kind == "f":
-        return dtype.type(np.inf if op == "min" else -np.inf)
-    info = np.iinfo(dtype)
-    return dtype.type(info.max if op == "min" else info.min)
-
-
 def expected(x, op, inclusive, acc):
     """numpy's scan in the result dtype, shifted for exclusive."""
     inc = ACCUMULATE[op].accumulate(x.ravel().astype(acc))
@@ -60,25 +51,11 @@ def check(x, got, op, inclusive, variant, dtype=None):
     if op != "sum" or acc.kind == "i":
         np.testing.assert_array_equal(got, expected(x, op, inclusive, acc))
         return
-    # Float sums: per element, the prefix error bound.  A scan combines the
-    # elements of prefix i through a tree of depth <= 2 log2(n) after per-
-    # thread runs of up to 32, so |error_i| <= depth * eps * sum_{k<=i}|x_k|.
-    # decoupled_lookback also folds tile totals left to right (deterministic,
-    # but a chain of up to n/8192 roundings): its depth grows by that.  The
-    # reference is accumulated in long double; its own error is added.
-    xl = x.ravel().astype(np.longdouble)
-    ref = np.cumsum(xl)
-    bound = np.cumsum(np.abs(xl))
-    if not inclusive and x.size:
-        ref = np.concatenate([[0], ref[:-1]])
-        bound = np.concatenate([[0], bound[:-1]])
-    n = max(x.size, 2)
-    depth = 2 * math.ceil(math.log2(n)) + 32
-    if variant == "decoupled_lookback":
-        depth += math.ceil(n / 8192)
-    eps = float(np.finfo(acc).eps)
-    tol = (depth * eps + n * float(np.finfo(np.longdouble).eps)) * bound + eps * np.abs(ref)
-    err = np.abs(got.astype(np.longdouble) - ref)
+    # Float sums: per element, the prefix error bound of
+    # gpuprims._numerics.scan_tolerance, against a wider reference.
+    ref, bound = scan_reference(x, inclusive, acc)
+    tol = scan_tolerance(x.size, acc, ref, bound, variant)
+    err = np.abs(got.astype(ref.dtype) - ref)
     bad = np.nonzero(err > tol)[0]
     assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]], tol[bad[:5]])
 

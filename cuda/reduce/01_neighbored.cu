@@ -48,3 +48,6 @@ struct Neighbored {
 extern "C" cudaError_t gp_reduce_neighbored(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Neighbored>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_neighbored_kernel, reduce_neighbored<float, Sum<float>>)

@@ -46,3 +46,6 @@ struct NeighboredLess {
 extern "C" cudaError_t gp_reduce_neighbored_less(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<NeighboredLess>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_neighbored_less_kernel, reduce_neighbored_less<float, Sum<float>>)

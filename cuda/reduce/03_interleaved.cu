@@ -43,3 +43,6 @@ struct Interleaved {
 extern "C" cudaError_t gp_reduce_interleaved(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Interleaved>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_interleaved_kernel, reduce_interleaved<float, Sum<float>>)

@@ -52,3 +52,8 @@ extern "C" cudaError_t gp_reduce_unroll4(gp_reduce_args *a) {
 extern "C" cudaError_t gp_reduce_unroll8(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Unroll<8>>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_unroll2_kernel, reduce_unroll<2, float, Sum<float>>)
+GP_KERNEL_OF(gp_reduce_unroll4_kernel, reduce_unroll<4, float, Sum<float>>)
+GP_KERNEL_OF(gp_reduce_unroll8_kernel, reduce_unroll<8, float, Sum<float>>)

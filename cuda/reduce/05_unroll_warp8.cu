@@ -44,3 +44,6 @@ struct UnrollWarp8 {
 extern "C" cudaError_t gp_reduce_unroll_warp8(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<UnrollWarp8>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_unroll_warp8_kernel, reduce_unroll_warp8<float, Sum<float>>)

@@ -48,3 +48,7 @@ struct CompleteUnrollWarp8 {
 extern "C" cudaError_t gp_reduce_complete_unroll_warp8(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<CompleteUnrollWarp8>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_complete_unroll_warp8_kernel,
+             reduce_complete_unroll_warp8<float, Sum<float>>)

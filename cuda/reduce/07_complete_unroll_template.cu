@@ -49,3 +49,7 @@ struct CompleteUnrollTemplate {
 extern "C" cudaError_t gp_reduce_complete_unroll_template(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<CompleteUnrollTemplate>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_complete_unroll_template_kernel,
+             reduce_complete_unroll<512, float, Sum<float>>)

@@ -36,3 +36,7 @@ struct WarpShuffle {
 extern "C" cudaError_t gp_reduce_warp_shuffle(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<WarpShuffle>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_warp_shuffle_kernel,
+             reduce_warp_shuffle<WarpShuffle::BLOCK, float, Sum<float>>)

@@ -189,3 +189,6 @@ template <class In, class Op> using SinglePassTuned = SinglePass<In, Op, SingleP
 extern "C" cudaError_t gp_reduce_single_pass(gp_reduce_args *a) {
     return reduce::dispatch<SinglePassTuned>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_reduce_single_pass_kernel, reduce_single_pass<float, Sum<float>, SinglePassTuning>)

@@ -34,3 +34,6 @@ struct Naive {
 }  // namespace
 
 extern "C" cudaError_t gp_scan_naive(gp_scan_args *a) { return scan::dispatch<Naive>(a); }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_scan_naive_kernel, scan_naive<float, Sum<float>>)

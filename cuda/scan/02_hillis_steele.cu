@@ -97,3 +97,14 @@ extern "C" cudaError_t gp_scan_hillis_steele_double_buffer(gp_scan_args *a) {
 extern "C" cudaError_t gp_scan_hillis_steele_multiblock(gp_scan_args *a) {
     return scan::dispatch<scan::ScanThenFanOf<HillisSteele<true>>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_scan_hillis_steele_kernel, hillis_steele<float, Sum<float>>)
+GP_KERNEL_OF(gp_scan_hillis_steele_double_buffer_kernel,
+             hillis_steele_double_buffer<float, Sum<float>>)
+extern "C" size_t gp_scan_hillis_steele_smem(int threads) {
+    return size_t(threads) * sizeof(float);
+}
+extern "C" size_t gp_scan_hillis_steele_double_buffer_smem(int threads) {
+    return 2 * size_t(threads) * sizeof(float);
+}

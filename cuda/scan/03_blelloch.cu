@@ -91,3 +91,13 @@ extern "C" cudaError_t gp_scan_blelloch_padded(gp_scan_args *a) {
 extern "C" cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *a) {
     return scan::dispatch<scan::ScanThenFanOf<Blelloch<true>>::type>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_scan_blelloch_kernel, blelloch<false, float, Sum<float>>)
+GP_KERNEL_OF(gp_scan_blelloch_padded_kernel, blelloch<true, float, Sum<float>>)
+extern "C" size_t gp_scan_blelloch_smem(int threads) {
+    return size_t(padded(2 * threads, false)) * sizeof(float);
+}
+extern "C" size_t gp_scan_blelloch_padded_smem(int threads) {
+    return size_t(padded(2 * threads, true)) * sizeof(float);
+}

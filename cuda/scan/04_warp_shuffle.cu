@@ -85,3 +85,6 @@ struct ReduceThenScan {
 extern "C" cudaError_t gp_scan_warp_shuffle(gp_scan_args *a) {
     return scan::dispatch<ReduceThenScan>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_scan_warp_shuffle_kernel, tile_scan<float, Sum<float>>)

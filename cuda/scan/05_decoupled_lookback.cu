@@ -282,3 +282,6 @@ using Lookback = LookbackWith<LookbackTuning, In, Op>;
 extern "C" cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
     return scan::dispatch<Lookback>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_scan_decoupled_lookback_kernel, scan_lookback<LookbackTuning, float, Sum<float>>)

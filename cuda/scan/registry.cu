@@ -14,56 +14,77 @@ cudaError_t gp_scan_decoupled_lookback(gp_scan_args *);
 cudaError_t gp_scan_cub(gp_scan_args *);
 cudaError_t gp_scan_cpu(gp_scan_args *); /* csrc/scan_cpu.c */
 
+/* the main kernels, for occupancy (in each variant's file) */
+const void *gp_scan_naive_kernel(void);
+const void *gp_scan_hillis_steele_kernel(void);
+size_t gp_scan_hillis_steele_smem(int threads);
+const void *gp_scan_hillis_steele_double_buffer_kernel(void);
+size_t gp_scan_hillis_steele_double_buffer_smem(int threads);
+const void *gp_scan_blelloch_kernel(void);
+size_t gp_scan_blelloch_smem(int threads);
+const void *gp_scan_blelloch_padded_kernel(void);
+size_t gp_scan_blelloch_padded_smem(int threads);
+const void *gp_scan_warp_shuffle_kernel(void);
+const void *gp_scan_decoupled_lookback_kernel(void);
+
 const gp_variant gp_scan_variants[] = {
     {"naive", "Each thread sums its own prefix",
      "seed 004: scan0",
      "Thread i combines in[0..i] by itself: n(n+1)/2 operations and every element read by up to n "
      "threads. max_n keeps a call under a second.",
-     int64_t(1) << 16, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_naive},
+     int64_t(1) << 16, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_naive, gp_scan_naive_kernel},
     {"hillis_steele", "Hillis-Steele, one block, two barriers per step",
      "seed 004: scan1",
      "One element per thread in shared memory; at step d every thread adds the element 2^d to its "
      "left: log2 n steps, n log n work, a barrier between the reads and the writes of each step. "
      "One block: max_n elements.",
-     1024, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele},
+     1024, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele,
+     gp_scan_hillis_steele_kernel, gp_scan_hillis_steele_smem},
     {"hillis_steele_double_buffer", "Hillis-Steele, double-buffered",
      "seed 004: scan2",
      "Two shared buffers, read one and write the other, swapped every step: one barrier per step. "
      "One block: max_n elements.",
-     1024, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele_double_buffer},
+     1024, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele_double_buffer,
+     gp_scan_hillis_steele_double_buffer_kernel, gp_scan_hillis_steele_double_buffer_smem},
     {"blelloch", "Blelloch up-sweep / down-sweep, one block",
      "seed 004: scan3 (Blelloch 1990)",
      "A reduction tree up, the identity at the root, partial sums passed down: 2(n-1) operations, "
      "two elements per thread. Its strides pile the accesses of a warp onto few shared-memory "
      "banks. One block: max_n elements.",
-     2048, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch},
+     2048, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch,
+     gp_scan_blelloch_kernel, gp_scan_blelloch_smem},
     {"blelloch_padded", "Blelloch with one pad word per 32 elements",
      "seed 004: scan4 (GPU Gems 3, ch. 39)",
      "Index i is stored at i + i/32, so the tree's power-of-two strides spread over the banks: no "
      "bank conflicts. One block: max_n elements.",
-     2048, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch_padded},
+     2048, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch_padded,
+     gp_scan_blelloch_padded_kernel, gp_scan_blelloch_padded_smem},
     {"hillis_steele_multiblock", "Scan-then-fan over double-buffered Hillis-Steele tiles",
      "seed 004: scan5",
      "Each block scans a tile of 1024 elements and writes its total; the totals are scanned the "
      "same way, recursively; a last kernel adds each tile's prefix. Any n.",
-     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele_multiblock},
+     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele_multiblock,
+     gp_scan_hillis_steele_double_buffer_kernel, gp_scan_hillis_steele_double_buffer_smem},
     {"blelloch_multiblock", "Scan-then-fan over padded Blelloch tiles",
      "seed 004: scan6",
      "Tiles of 2048 elements scanned by the padded Blelloch tree, then scan-then-fan. Any n.",
-     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch_multiblock},
+     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch_multiblock,
+     gp_scan_blelloch_padded_kernel, gp_scan_blelloch_padded_smem},
     {"warp_shuffle", "Warp-shuffle block scan, reduce-then-scan",
      "__shfl_up_sync; reduce-then-scan (Merrill & Grimshaw 2009)",
      "16 elements per thread scanned in registers, thread totals across a warp with __shfl_up_sync, "
      "two barriers per tile. Reduce every tile, scan the totals, scan every tile from its prefix: "
      "the input is read twice.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_warp_shuffle},
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_warp_shuffle, gp_scan_warp_shuffle_kernel},
     {"decoupled_lookback", "Single pass with decoupled look-back",
      "Merrill & Garland, Single-pass Parallel Prefix Scan with Decoupled Look-back (2016)",
      "One pass over warp tiles: each warp scans its tile in registers, publishes the tile's total "
-     "and the totals of the aligned power-of-two blocks of tiles it ends, and builds its prefix "
-     "from the blocks of the binary digits of its tile index. The traffic of a copy; "
-     "deterministic (the prefix is always the same tree of tile totals).",
-     -1, NULL, 128, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback},
+     "and the totals of the aligned blocks of 32^j tiles it ends, and builds its prefix from the "
+     "blocks of the base-32 digits of its tile index, each digit's blocks reduced in a fixed "
+     "tree. The traffic of a copy; deterministic (the prefix is always the same tree of tile "
+     "totals).",
+     -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
+     gp_scan_decoupled_lookback_kernel},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveScan / ExclusiveScan, CUDA toolkit (CCCL)",
      "NVIDIA's production scan (decoupled look-back), same operator and accumulator type: the "

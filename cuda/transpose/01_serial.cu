@@ -32,3 +32,6 @@ struct Serial {
 extern "C" cudaError_t gp_transpose_serial(const gp_transpose_args *a) {
     return transpose::dispatch<Serial>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_serial_kernel, transpose_serial<float>)

@@ -36,3 +36,6 @@ struct PerRow {
 extern "C" cudaError_t gp_transpose_per_row(const gp_transpose_args *a) {
     return transpose::dispatch<PerRow>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_per_row_kernel, transpose_per_row<float>)

@@ -37,3 +37,6 @@ struct PerElement {
 extern "C" cudaError_t gp_transpose_per_element(const gp_transpose_args *a) {
     return transpose::dispatch<PerElement>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_per_element_kernel, transpose_per_element<float>)

@@ -23,3 +23,8 @@ extern "C" cudaError_t gp_transpose_tiled_padded(const gp_transpose_args *a) {
 extern "C" cudaError_t gp_transpose_tiled_coarsened(const gp_transpose_args *a) {
     return gp::transpose::dispatch<Tiled<32, 8, 1>::Impl>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_tiled_kernel, gp::transpose::tiled<32, 32, 0, float>)
+GP_KERNEL_OF(gp_transpose_tiled_padded_kernel, gp::transpose::tiled<32, 32, 1, float>)
+GP_KERNEL_OF(gp_transpose_tiled_coarsened_kernel, gp::transpose::tiled<32, 8, 1, float>)

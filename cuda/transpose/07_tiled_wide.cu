@@ -130,3 +130,6 @@ struct Wide {
 extern "C" cudaError_t gp_transpose_tiled_wide(const gp_transpose_args *a) {
     return transpose::dispatch<Wide>(a);
 }
+
+// The main kernel (float32 sum) for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_tiled_wide_kernel, transpose_wide<float, TransposeTuning<float>>)

@@ -13,42 +13,57 @@ cudaError_t gp_transpose_copy(const gp_transpose_args *);
 cudaError_t gp_transpose_cublas(const gp_transpose_args *);
 cudaError_t gp_transpose_cpu(const gp_transpose_args *); /* csrc/transpose_cpu.c */
 
+/* the main kernels, for occupancy (in each variant's file) */
+const void *gp_transpose_serial_kernel(void);
+const void *gp_transpose_per_row_kernel(void);
+const void *gp_transpose_per_element_kernel(void);
+const void *gp_transpose_tiled_kernel(void);
+const void *gp_transpose_tiled_padded_kernel(void);
+const void *gp_transpose_tiled_coarsened_kernel(void);
+const void *gp_transpose_tiled_wide_kernel(void);
+
 const gp_variant gp_transpose_variants[] = {
     {"serial", "One thread, <<<1, 1>>>",
      "seed 002: transpose_serial",
      "The CPU loop run by a single GPU thread: no parallelism at all, each load waiting on memory. "
      "max_n keeps a call under a second.",
-     int64_t(1) << 20, NULL, 1, GP_ON_DEVICE, (gp_any_fn)gp_transpose_serial},
+     int64_t(1) << 20, NULL, 1, GP_ON_DEVICE, (gp_any_fn)gp_transpose_serial,
+     gp_transpose_serial_kernel},
     {"per_row", "One thread per output row",
      "seed 002: transpose_parallel_per_row",
      "Thread i writes output row i, looping over the input rows: coalesced reads, writes a row "
      "apart. Tall, thin matrices leave it nearly serial; max_n keeps a call under a second.",
-     int64_t(1) << 26, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_per_row},
+     int64_t(1) << 26, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_per_row,
+     gp_transpose_per_row_kernel},
     {"per_element", "One thread per element, 16 x 16 blocks",
      "seed 002: transpose_parallel_per_element",
      "Every element its own thread: reads along input rows are coalesced, writes of a warp land a "
      "row apart, one memory transaction each.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_per_element},
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_per_element,
+     gp_transpose_per_element_kernel},
     {"tiled", "Shared-memory tile, 32 x 32",
      "shared-memory tiling (NVIDIA, An Efficient Matrix Transpose in CUDA C/C++)",
      "The block stages a 32 x 32 tile in shared memory so that both reads and writes are "
      "coalesced; reading a tile column is now a 32-way shared-memory bank conflict.",
-     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled},
+     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled, gp_transpose_tiled_kernel},
     {"tiled_padded", "Tile padded by one column",
      "padding against bank conflicts (NVIDIA, An Efficient Matrix Transpose in CUDA C/C++)",
      "tile[32][33]: a column of the tile spreads over all 32 banks, the conflict is gone.",
-     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_padded},
+     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_padded,
+     gp_transpose_tiled_padded_kernel},
     {"tiled_coarsened", "Padded tile, 4 elements per thread",
      "granularity coarsening, announced in seed 002",
      "32 x 8 threads move a 32 x 32 tile, 4 elements each: fewer threads, independent loads in "
      "flight, index arithmetic shared.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_coarsened},
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_coarsened,
+     gp_transpose_tiled_coarsened_kernel},
     {"tiled_wide", "16-byte accesses through a large padded tile",
      "tuned tile and coarsening (bench/tune_transpose.cu)",
      "Every load and store 16 bytes wide, a padded 64 x 64 tile (float32) so that reads and writes "
      "come in 256-byte runs, tiles handed out in groups of tile columns, evict-first stores: the "
      "fastest general transpose here. Unaligned shapes run tiled_coarsened's kernel.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_wide},
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_transpose_tiled_wide,
+     gp_transpose_tiled_wide_kernel},
     {"copy", "Device-to-device copy (roof)",
      "cudaMemcpyAsync",
      "Copies the same bytes without transposing: the bandwidth roof every transpose is measured "

@@ -1,13 +1,16 @@
 """gpuprims - GPU parallel primitives as teaching journeys.
 
-Reduction (sum/min/max) as a family of variants from the textbook's naive
-kernel to one that matches NVIDIA's CUB, every one callable by name:
+Reduction, prefix scan and transpose as families of variants, from the
+textbook's naive kernel to ones that match NVIDIA's CUB and cuBLAS, every
+one callable by name, timed (benchmark, compare), explained (occupancy,
+profile):
 
     >>> import numpy as np, gpuprims
     >>> x = np.random.default_rng(0).random(1 << 20, dtype=np.float32)
     >>> gpuprims.sum(x)                         # the fastest variant
     >>> gpuprims.sum(x, variant="interleaved")  # one step of the journey
     >>> [v.name for v in gpuprims.variants("reduce")]
+    >>> print(gpuprims.compare("reduce", n=1 << 24))  # the journey, timed
 """
 try:
     from . import _core
@@ -18,7 +21,10 @@ except ImportError as e:  # pragma: no cover - a broken install
     ) from e
 
 from ._arrays import DeviceArray, to_device
-from ._occupancy import occupancy_model
+from ._bench import Result, benchmark, compare
+from ._table import Table
+from ._occupancy import occupancy, occupancy_model
+from ._profile import ProfilerError, profile
 from ._errors import CudaError, NoDeviceError
 from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
@@ -43,13 +49,20 @@ __all__ = [
     "CudaError",
     "DeviceArray",
     "NoDeviceError",
+    "ProfilerError",
+    "Result",
+    "Table",
     "Variant",
+    "benchmark",
+    "compare",
     "device_info",
     "gpu_available",
     "cumsum",
     "max",
     "min",
+    "occupancy",
     "occupancy_model",
+    "profile",
     "reduce",
     "scan",
     "sum",

@@ -1,18 +1,30 @@
-"""python -m gpuprims: the reduction journey table on this machine's GPU.
+"""python -m gpuprims: the journey tables timed on this machine's GPU.
 
-    python -m gpuprims [--n N] [--dtype float32] [--op sum] [--repeat 30]
+    python -m gpuprims [--family reduce|scan|transpose ...] [--n N] [--shape RxC]
+                       [--dtype float32] [--op sum] [--repeat 30] [--k 5]
+                       [--json FILE] [--plot FILE] [--no-progress]
+
+Prints the GPU line (name, SMs, memory, measured copy roof), then one table
+per family (gpuprims.compare): every variant in journey order, CUB / cuBLAS,
+the copy roof and NumPy on the CPU, measured in this one run.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 
 import numpy as np
 
-import gpuprims
-
 from . import _core
-from ._journey import copy_roof, format_table, random_input, reduce_journey
+from ._bench import DEFAULT_N, DEFAULT_SHAPE, Progress, compare, copy_roof, random_input
+from ._reduce import DTYPES as REDUCE_DTYPES
+from ._reduce import reduce
+from ._registry import FAMILIES
+from ._transpose import DTYPES as TRANSPOSE_DTYPES
+
+ROOF_BYTES = 1 << 28  # the GPU line's copy: 256 MiB, far past any L2
 
 
 def size(text: str) -> int:
@@ -28,31 +40,112 @@ def size(text: str) -> int:
     return n
 
 
-def main(argv=None) -> int:
+def shape(text: str) -> tuple:
+    """A matrix shape: 8192x8192, 4000,6000 or 2**12x2**13."""
+    parts = re.split(r"[x,]", text.lower().replace(" ", ""))
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"not a shape: {text!r} (e.g. 8192x8192 or 4000,6000)")
+    return (size(parts[0]), size(parts[1]))
+
+
+def parser() -> argparse.ArgumentParser:
+    dtypes = sorted({d.name for d in REDUCE_DTYPES} | {d.name for d in TRANSPOSE_DTYPES})
     p = argparse.ArgumentParser(prog="python -m gpuprims", description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=size, default=1 << 24, help="elements: 1000000, 2**24 or 2^24 (default 2**24)")
-    p.add_argument("--dtype", default="float32", choices=["int32", "int64", "float32", "float64"])
-    p.add_argument("--op", default="sum", choices=["sum", "min", "max"])
+    p.add_argument("--family", action="append", choices=list(FAMILIES),
+                   help="a family to time (repeatable; default: all three)")
+    p.add_argument("--n", type=size, default=DEFAULT_N,
+                   help=f"elements for reduce and scan: 1000000, 2**24 or 2^24 (default 2**{DEFAULT_N.bit_length() - 1})")
+    p.add_argument("--shape", type=shape, default=DEFAULT_SHAPE,
+                   help=f"transpose matrix: ROWSxCOLS (default {DEFAULT_SHAPE[0]}x{DEFAULT_SHAPE[1]})")
+    p.add_argument("--dtype", default="float32", choices=dtypes,
+                   help="element type (reduce and scan: int32, int64, float32, float64)")
+    p.add_argument("--op", default="sum", choices=["sum", "min", "max"], help="reduce and scan operator")
     p.add_argument("--repeat", type=int, default=30, help="timed runs per variant (median shown)")
+    p.add_argument("--k", type=int, default=5, help="extra runs per variant counted for determinism")
+    p.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
+    p.add_argument("--plot", metavar="FILE", help="also draw the tables as bar charts (needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    return p
+
+
+def emulator():
+    """Hook for the emulator backend (another branch builds it): a callable
+    running the main job's kernels on the CPU, labelled as emulated, or
+    None while the compiled core has none."""
+    return getattr(_core, "emulate_main", None)
+
+
+def check_args(p, args) -> list:
+    families = list(dict.fromkeys(args.family or FAMILIES))
+    dtype = np.dtype(args.dtype)
+    for fam in families:
+        if fam != "transpose" and dtype not in REDUCE_DTYPES:
+            p.error(f"{fam} takes --dtype int32, int64, float32 or float64, not {args.dtype}")
+    if args.repeat < 1 or args.k < 0:
+        p.error("--repeat must be at least 1 and --k at least 0")
+    return families
+
+
+def gpu_line(info, roof) -> str:
+    cc = info["compute_capability"]
+    return (f"GPU: {info['name']} (sm_{cc[0]}{cc[1]}), {info['multiprocessors']} SMs, "
+            f"{info['total_memory'] / 2**30:.0f} GiB, L2 {info['l2_cache_bytes'] / 2**20:.0f} MiB; "
+            f"copy roof {roof['gbps']:.0f} GB/s (device-to-device, {ROOF_BYTES >> 20} MiB)")
+
+
+def save_plot(tables, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SystemExit("--plot needs matplotlib, which is not installed: pip install matplotlib") from None
+    fig, axes = plt.subplots(len(tables), 1, figsize=(9, 5 * len(tables)), squeeze=False)
+    for t, ax in zip(tables, axes[:, 0]):
+        t.plot(ax=ax)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    p = parser()
     args = p.parse_args(argv)
+    families = check_args(p, args)
 
     ok, why = _core.cuda_status()
     if not ok:
-        x = random_input(args.n, args.dtype)
-        got = gpuprims.reduce(x, args.op, variant="cpu")
+        emu = emulator()
+        if emu is not None:
+            return emu(args)
+        x = random_input(args.n, args.dtype if np.dtype(args.dtype) in REDUCE_DTYPES else "float32")
+        got = reduce(x, args.op, variant="cpu")
         print(f"No CUDA GPU visible ({why}): no GPU timings. Host reference only: "
-              f"cpu {args.op} of {args.n} {args.dtype} = {got!r}, numpy = {getattr(np, args.op)(x)!r}")
+              f"cpu {args.op} of {args.n} {x.dtype} = {got!r}, numpy = {getattr(np, args.op)(x)!r}")
         return 0
 
-    info = gpuprims.device_info()
-    roof = copy_roof(1 << 28, repeat=20, flush_bytes=4 * info["l2_cache_bytes"])
-    print(f"GPU: {info['name']} (sm_{info['compute_capability'][0]}{info['compute_capability'][1]}), "
-          f"{info['multiprocessors']} SMs, {info['total_memory'] / 2**30:.0f} GiB, "
-          f"L2 {info['l2_cache_bytes'] / 2**20:.0f} MiB; copy roof {roof['gbps']:.0f} GB/s")
-    rows, roof = reduce_journey(args.n, dtype=args.dtype, op=args.op, repeat=args.repeat)
-    print(format_table(rows, roof, title=f"\nreduce {args.op}, n = {args.n}, {args.dtype} "
-                                          f"(CUDA events, median of {args.repeat}, L2 flushed)\n"))
-    return 0 if all(r["ok"] for r in rows) else 1
+    info = _core.device_info()
+    roof = copy_roof(ROOF_BYTES, repeat=20)
+    print(gpu_line(info, roof), flush=True)
+    progress = None if args.no_progress else Progress()
+    tables = []
+    for fam in families:
+        kw = {"shape": args.shape} if fam == "transpose" else {"n": args.n, "op": args.op}
+        t = compare(fam, dtype=args.dtype, repeat=args.repeat, k=args.k, progress=progress, **kw)
+        tables.append(t)
+        print(f"\n{t}", flush=True)
+    if args.json:
+        doc = {"gpu": info, "roof": {k: roof[k] for k in ("median_ms", "min_ms", "max_ms", "gbps")},
+               "roof_bytes": ROOF_BYTES, "tables": [json.loads(t.to_json()) for t in tables]}
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+    if args.plot:
+        save_plot(tables, args.plot)
+    bad = [f"{t.meta['family']}/{r['variant']}" for t in tables for r in t if r.get("matches") is False]
+    if bad:
+        print("MISMATCH (output differs from NumPy beyond the tolerance): " + ", ".join(bad))
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,72 @@
+"""The teaching notebooks (notebooks/*.ipynb).
+
+Runs anywhere: they are committed without outputs, their code parses, and
+every variant a step names is in the registry (no list that can drift).
+Needs a GPU, nbclient and ipykernel: each runs headless without an error,
+and its cells tagged "table" produce a table.
+"""
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import gpuprims
+
+from conftest import GPU_OK, GPU_WHY
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+NAMES = ["01_reduction", "02_scan", "03_transpose", "04_occupancy"]
+
+
+def load(path):
+    return json.loads(path.read_text())
+
+
+def test_the_four_notebooks_exist_and_are_generated():
+    assert [p.stem for p in NOTEBOOKS] == NAMES
+    script = NOTEBOOKS[0].parent / "make_notebooks.py"
+    assert script.exists()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_without_outputs_and_code_parses(path):
+    nb = load(path)
+    assert nb["nbformat"] == 4
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        assert cell["outputs"] == [] and cell["execution_count"] is None, cell["source"][:60]
+        ast.parse(cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"]))
+    assert any("table" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_step_names_a_registered_variant(path):
+    text = "\n".join(c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+                     for c in load(path)["cells"] if c["cell_type"] == "code")
+    for family, name in re.findall(r'step\("(\w+)", "(\w+)"', text):
+        assert name in {v.name for v in gpuprims.variants(family)}, (family, name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_headless_and_shows_its_tables(path):
+    if not GPU_OK:
+        pytest.skip(f"needs a CUDA GPU ({GPU_WHY})")
+    nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed (pip install nbclient ipykernel)")
+    nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (pip install nbclient ipykernel)")
+    pytest.importorskip("ipykernel", reason="ipykernel is not installed (pip install ipykernel)")
+    nb = nbformat.read(str(path), as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
+                                     resources={"metadata": {"path": str(path.parent)}})
+    client.execute()  # raises CellExecutionError on any cell's error
+    tables = [c for c in nb.cells if "table" in c.metadata.get("tags", [])]
+    assert tables
+    for cell in tables:
+        html = [o["data"]["text/html"] for o in cell.outputs
+                if o.get("output_type") in ("execute_result", "display_data") and "text/html" in o.get("data", {})]
+        assert html and "<table>" in html[-1], cell.source[:80]
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
+    assert not errors
