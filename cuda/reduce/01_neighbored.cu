@@ -13,6 +13,8 @@
 // the end when n is not a multiple of the block (here: identity padding).
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -45,6 +47,8 @@ struct Neighbored {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_neighbored(gp_reduce_args *a) {
+cudaError_t gp_reduce_neighbored(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Neighbored>::type>(a);
 }
+
+GP_NAMESPACE_END

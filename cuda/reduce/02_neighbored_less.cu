@@ -10,6 +10,8 @@
 // barrier, identity padding); the seed's `if (idx > n)` was also off by one.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -43,6 +45,8 @@ struct NeighboredLess {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_neighbored_less(gp_reduce_args *a) {
+cudaError_t gp_reduce_neighbored_less(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<NeighboredLess>::type>(a);
 }
+
+GP_NAMESPACE_END

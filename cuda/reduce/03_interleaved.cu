@@ -8,6 +8,8 @@
 // Fixed from the seed: as in step 1.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -40,6 +42,8 @@ struct Interleaved {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_interleaved(gp_reduce_args *a) {
+cudaError_t gp_reduce_interleaved(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Interleaved>::type>(a);
 }
+
+GP_NAMESPACE_END

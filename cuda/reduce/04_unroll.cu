@@ -11,6 +11,8 @@
 // was out of range).
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -43,12 +45,14 @@ struct Unroll {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_unroll2(gp_reduce_args *a) {
+cudaError_t gp_reduce_unroll2(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Unroll<2>>::type>(a);
 }
-extern "C" cudaError_t gp_reduce_unroll4(gp_reduce_args *a) {
+cudaError_t gp_reduce_unroll4(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Unroll<4>>::type>(a);
 }
-extern "C" cudaError_t gp_reduce_unroll8(gp_reduce_args *a) {
+cudaError_t gp_reduce_unroll8(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Unroll<8>>::type>(a);
 }
+
+GP_NAMESPACE_END

@@ -8,6 +8,8 @@
 // traffic left is reading the input once.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -33,6 +35,8 @@ struct WarpShuffle {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_warp_shuffle(gp_reduce_args *a) {
+cudaError_t gp_reduce_warp_shuffle(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<WarpShuffle>::type>(a);
 }
+
+GP_NAMESPACE_END

@@ -3,7 +3,9 @@
 // all read their lists from here.
 #include "reduce.cuh"
 
-extern "C" {
+GP_NAMESPACE_BEGIN
+
+// The launchers (C++ functions in gp::, one per variant).
 cudaError_t gp_reduce_neighbored(gp_reduce_args *);
 cudaError_t gp_reduce_neighbored_less(gp_reduce_args *);
 cudaError_t gp_reduce_interleaved(gp_reduce_args *);
@@ -16,9 +18,9 @@ cudaError_t gp_reduce_complete_unroll_template(gp_reduce_args *);
 cudaError_t gp_reduce_warp_shuffle(gp_reduce_args *);
 cudaError_t gp_reduce_single_pass(gp_reduce_args *);
 cudaError_t gp_reduce_cub(gp_reduce_args *);
-cudaError_t gp_reduce_cpu(gp_reduce_args *); /* csrc/reduce_cpu.c */
+extern "C" cudaError_t gp_reduce_cpu(gp_reduce_args *); /* csrc/reduce_cpu.c, in C */
 
-const gp_variant gp_reduce_variants[] = {
+extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
     {"neighbored", "Neighbored pairs, in place",
      "seed 003: reduceNeighbored",
      "Each block copies its tile to a global scratch tile and reduces it in place: at stride s the "
@@ -80,13 +82,14 @@ const gp_variant gp_reduce_variants[] = {
      "cub::DeviceReduce::Reduce, CUDA toolkit (CCCL)",
      "NVIDIA's production reduction, with the same operator and accumulator type: the baseline "
      "every other variant is measured against.",
-     -1, NULL, 0, GP_ON_DEVICE, (gp_any_fn)gp_reduce_cub},
+     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_reduce_cub)},
     {"cpu", "CPU recursiveReduce (host reference)",
      "seed 003: recursiveReduce",
      "The seed's recursive pairwise reduction in C, on the host, over a copy of the input (the seed "
      "reduced its argument in place).",
      -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_reduce_cpu},
 };
-const int gp_reduce_nvariants = sizeof(gp_reduce_variants) / sizeof(gp_reduce_variants[0]);
+extern "C" const int GP_SYM(gp_reduce_nvariants) =
+    sizeof(GP_SYM(gp_reduce_variants)) / sizeof(GP_SYM(gp_reduce_variants)[0]);
 
-}  // extern "C"
+GP_NAMESPACE_END

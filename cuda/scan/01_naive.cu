@@ -6,6 +6,8 @@
 // and hopeless beyond small n: max_n keeps a call under a second.
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -33,4 +35,6 @@ struct Naive {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_naive(gp_scan_args *a) { return scan::dispatch<Naive>(a); }
+cudaError_t gp_scan_naive(gp_scan_args *a) { return scan::dispatch<Naive>(a); }
+
+GP_NAMESPACE_END

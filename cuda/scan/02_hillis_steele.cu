@@ -16,6 +16,8 @@
 // block kernel is used past one block (max_n).
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -88,12 +90,14 @@ struct HillisSteele {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_hillis_steele(gp_scan_args *a) {
+cudaError_t gp_scan_hillis_steele(gp_scan_args *a) {
     return scan::dispatch<scan::SingleTileOf<HillisSteele<false>>::type>(a);
 }
-extern "C" cudaError_t gp_scan_hillis_steele_double_buffer(gp_scan_args *a) {
+cudaError_t gp_scan_hillis_steele_double_buffer(gp_scan_args *a) {
     return scan::dispatch<scan::SingleTileOf<HillisSteele<true>>::type>(a);
 }
-extern "C" cudaError_t gp_scan_hillis_steele_multiblock(gp_scan_args *a) {
+cudaError_t gp_scan_hillis_steele_multiblock(gp_scan_args *a) {
     return scan::dispatch<scan::ScanThenFanOf<HillisSteele<true>>::type>(a);
 }
+
+GP_NAMESPACE_END

@@ -15,6 +15,8 @@
 // accumulators of the output type; no single block past max_n.
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -82,12 +84,14 @@ struct Blelloch {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_blelloch(gp_scan_args *a) {
+cudaError_t gp_scan_blelloch(gp_scan_args *a) {
     return scan::dispatch<scan::SingleTileOf<Blelloch<false>>::type>(a);
 }
-extern "C" cudaError_t gp_scan_blelloch_padded(gp_scan_args *a) {
+cudaError_t gp_scan_blelloch_padded(gp_scan_args *a) {
     return scan::dispatch<scan::SingleTileOf<Blelloch<true>>::type>(a);
 }
-extern "C" cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *a) {
+cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *a) {
     return scan::dispatch<scan::ScanThenFanOf<Blelloch<true>>::type>(a);
 }
+
+GP_NAMESPACE_END

@@ -11,6 +11,8 @@
 // where a copy moves 2n.
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -82,6 +84,8 @@ struct ReduceThenScan {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_warp_shuffle(gp_scan_args *a) {
+cudaError_t gp_scan_warp_shuffle(gp_scan_args *a) {
     return scan::dispatch<ReduceThenScan>(a);
 }
+
+GP_NAMESPACE_END

@@ -22,6 +22,8 @@
 // __threadfence(), then the value (bypassing L1).
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -143,6 +145,8 @@ struct Lookback {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
+cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
     return scan::dispatch<Lookback>(a);
 }
+
+GP_NAMESPACE_END

@@ -1,7 +1,9 @@
 // registry.cu - the one table of scan variants, in journey order.
 #include "scan.cuh"
 
-extern "C" {
+GP_NAMESPACE_BEGIN
+
+// The launchers (C++ functions in gp::, one per variant).
 cudaError_t gp_scan_naive(gp_scan_args *);
 cudaError_t gp_scan_hillis_steele(gp_scan_args *);
 cudaError_t gp_scan_hillis_steele_double_buffer(gp_scan_args *);
@@ -12,9 +14,9 @@ cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *);
 cudaError_t gp_scan_warp_shuffle(gp_scan_args *);
 cudaError_t gp_scan_decoupled_lookback(gp_scan_args *);
 cudaError_t gp_scan_cub(gp_scan_args *);
-cudaError_t gp_scan_cpu(gp_scan_args *); /* csrc/scan_cpu.c */
+extern "C" cudaError_t gp_scan_cpu(gp_scan_args *); /* csrc/scan_cpu.c, in C */
 
-const gp_variant gp_scan_variants[] = {
+extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"naive", "Each thread sums its own prefix",
      "seed 004: scan0",
      "Thread i combines in[0..i] by itself: n(n+1)/2 operations and every element read by up to n "
@@ -68,11 +70,12 @@ const gp_variant gp_scan_variants[] = {
      "NVIDIA's production scan (decoupled look-back), same operator and accumulator type: the "
      "baseline. Not bitwise reproducible for float sums: its look-back adds whatever prefixes "
      "have been published (measured: 10 different results in 10 runs on an H200).",
-     -1, NULL, 0, GP_ON_DEVICE, (gp_any_fn)gp_scan_cub},
+     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_scan_cub)},
     {"cpu", "CPU serial scan (host reference)",
      "seed 004: the CPU inclusive and exclusive scans",
      "The seed's serial loops in C on the host.",
      -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_scan_cpu},
 };
-const int gp_scan_nvariants = sizeof(gp_scan_variants) / sizeof(gp_scan_variants[0]);
-}  // extern "C"
+extern "C" const int GP_SYM(gp_scan_nvariants) =
+    sizeof(GP_SYM(gp_scan_variants)) / sizeof(GP_SYM(gp_scan_variants)[0]);
+GP_NAMESPACE_END

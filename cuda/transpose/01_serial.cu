@@ -9,6 +9,8 @@
 // instead of transposing, and assumed a square N x N matrix.
 #include "transpose.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -29,6 +31,8 @@ struct Serial {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_transpose_serial(const gp_transpose_args *a) {
+cudaError_t gp_transpose_serial(const gp_transpose_args *a) {
     return transpose::dispatch<Serial>(a);
 }
+
+GP_NAMESPACE_END

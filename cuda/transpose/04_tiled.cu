@@ -12,14 +12,18 @@
 // The kernel is tiled.cuh's, with the knobs set as above.
 #include "tiled.cuh"
 
+GP_NAMESPACE_BEGIN
+
 using gp::transpose::Tiled;
 
-extern "C" cudaError_t gp_transpose_tiled(const gp_transpose_args *a) {
+cudaError_t gp_transpose_tiled(const gp_transpose_args *a) {
     return gp::transpose::dispatch<Tiled<32, 32, 0>::Impl>(a);
 }
-extern "C" cudaError_t gp_transpose_tiled_padded(const gp_transpose_args *a) {
+cudaError_t gp_transpose_tiled_padded(const gp_transpose_args *a) {
     return gp::transpose::dispatch<Tiled<32, 32, 1>::Impl>(a);
 }
-extern "C" cudaError_t gp_transpose_tiled_coarsened(const gp_transpose_args *a) {
+cudaError_t gp_transpose_tiled_coarsened(const gp_transpose_args *a) {
     return gp::transpose::dispatch<Tiled<32, 8, 1>::Impl>(a);
 }
+
+GP_NAMESPACE_END

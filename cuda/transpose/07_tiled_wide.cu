@@ -24,6 +24,8 @@
 
 #include "tiled.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -68,11 +70,7 @@ __device__ inline uint4 load_vec(const void *p) {
     if constexpr (KIND == LOAD_STREAMING) {
         return __ldcs(static_cast<const uint4 *>(p));
     } else if constexpr (KIND == LOAD_PREFETCH_256B) {
-        uint4 r;
-        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-            : "l"(p));
-        return r;
+        return load_nc_no_l1_prefetch_256b(p);
     } else {
         return __ldg(static_cast<const uint4 *>(p));
     }
@@ -166,6 +164,8 @@ struct Wide {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_transpose_tiled_wide(const gp_transpose_args *a) {
+cudaError_t gp_transpose_tiled_wide(const gp_transpose_args *a) {
     return transpose::dispatch<Wide>(a);
 }
+
+GP_NAMESPACE_END

@@ -1,7 +1,9 @@
 // registry.cu - the one table of transpose variants, in journey order.
 #include "transpose.cuh"
 
-extern "C" {
+GP_NAMESPACE_BEGIN
+
+// The launchers (C++ functions in gp::, one per variant).
 cudaError_t gp_transpose_serial(const gp_transpose_args *);
 cudaError_t gp_transpose_per_row(const gp_transpose_args *);
 cudaError_t gp_transpose_per_element(const gp_transpose_args *);
@@ -11,9 +13,9 @@ cudaError_t gp_transpose_tiled_coarsened(const gp_transpose_args *);
 cudaError_t gp_transpose_tiled_wide(const gp_transpose_args *);
 cudaError_t gp_transpose_copy(const gp_transpose_args *);
 cudaError_t gp_transpose_cublas(const gp_transpose_args *);
-cudaError_t gp_transpose_cpu(const gp_transpose_args *); /* csrc/transpose_cpu.c */
+extern "C" cudaError_t gp_transpose_cpu(const gp_transpose_args *); /* csrc/transpose_cpu.c, in C */
 
-const gp_variant gp_transpose_variants[] = {
+extern "C" const gp_variant GP_SYM(gp_transpose_variants)[] = {
     {"serial", "One thread, <<<1, 1>>>",
      "seed 002: transpose_serial",
      "The CPU loop run by a single GPU thread: no parallelism at all, each load waiting on memory. "
@@ -57,11 +59,12 @@ const gp_variant gp_transpose_variants[] = {
      "cublasSgeam / cublasDgeam with CUBLAS_OP_T",
      "NVIDIA's production out-of-place transpose: C = 1 * op(A) + 0 * B. Floats only (float32 "
      "and float64).",
-     -1, "float32,float64", 0, GP_ON_DEVICE, (gp_any_fn)gp_transpose_cublas},
+     -1, "float32,float64", 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_transpose_cublas)},
     {"cpu", "CPU loop (host reference)",
      "seed 002: transpose_CPU",
      "The seed's two nested loops in C, on the host.",
      -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_transpose_cpu},
 };
-const int gp_transpose_nvariants = sizeof(gp_transpose_variants) / sizeof(gp_transpose_variants[0]);
-}  // extern "C"
+extern "C" const int GP_SYM(gp_transpose_nvariants) =
+    sizeof(GP_SYM(gp_transpose_variants)) / sizeof(GP_SYM(gp_transpose_variants)[0]);
+GP_NAMESPACE_END

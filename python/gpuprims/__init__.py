@@ -17,6 +17,7 @@ except ImportError as e:  # pragma: no cover - a broken install
         f"{e}. Reinstall with `pip install .` from the source tree."
     ) from e
 
+from ._backend import EmulatorWarning, backend, backends, set_backend
 from ._arrays import DeviceArray, to_device
 from ._occupancy import occupancy_model
 from ._errors import CudaError, NoDeviceError
@@ -24,13 +25,15 @@ from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
 from ._scan import cumsum, scan
 from ._transpose import transpose
+from ._trace import trace
 
 __version__ = "0.1.0"
 
 
 def device_info() -> dict:
-    """Properties of the current GPU (name, multiprocessors, memory, L2 ...).
-    Raises NoDeviceError where none is visible."""
+    """Properties of the current GPU (name, multiprocessors, memory, L2 ...)
+    - or of the emulator, when it is the active backend ("backend" says
+    which).  Raises NoDeviceError where the cuda backend has no GPU."""
     return _core.device_info()
 
 
@@ -42,8 +45,11 @@ def gpu_available() -> bool:
 __all__ = [
     "CudaError",
     "DeviceArray",
+    "EmulatorWarning",
     "NoDeviceError",
     "Variant",
+    "backend",
+    "backends",
     "device_info",
     "gpu_available",
     "cumsum",
@@ -52,8 +58,10 @@ __all__ = [
     "occupancy_model",
     "reduce",
     "scan",
+    "set_backend",
     "sum",
     "to_device",
+    "trace",
     "transpose",
     "variants",
 ]
