@@ -192,6 +192,56 @@ def scan_journey(n, *, dtype="float32", op="sum", inclusive=True, repeat=30, war
     return rows, roof
 
 
+def emulated_reduce_journey(n, *, dtype="float32", op="sum", x=None):
+    """Run every reduction variant once on the emulator backend (the CPU)
+    and check it against NumPy: the journey without a GPU.  No GPU times
+    and no bandwidth: the only time kept is how long the CPU took to
+    emulate the kernels, which says nothing about a GPU."""
+    from . import _backend
+    from ._reduce import reduce
+
+    dtype = np.dtype(dtype)
+    x = random_input(n, dtype) if x is None else x
+    acc = result_dtype(op, dtype)
+    want = {"sum": np.sum, "min": np.min, "max": np.max}[op](x)
+    tol = (4 * (math.ceil(math.log2(max(n, 2))) + 1) * np.finfo(acc).eps * float(np.abs(x).sum(dtype=np.float64))
+           if op == "sum" and acc.kind == "f" else 0.0)
+    before = _backend.current
+    _backend.set_backend("emulator")
+    rows = []
+    try:
+        d = to_device(x)
+        for v in variants("reduce"):
+            if v.where != "device":
+                continue
+            if "emulator" not in v.backends:
+                rows.append({"variant": v.name, "title": v.title, "skipped": "NVIDIA library code: needs the cuda backend"})
+                continue
+            t0 = time.perf_counter()
+            got = reduce(d, op, variant=v.name)
+            cpu_ms = (time.perf_counter() - t0) * 1e3
+            rows.append({"variant": v.name, "title": v.title, "result": got, "cpu_ms": cpu_ms,
+                         "ok": bool(abs(float(got) - float(want)) <= tol)})
+    finally:
+        _backend.set_backend(before)
+    return rows, want
+
+
+def format_emulated_table(rows, want, *, title=""):
+    """Markdown table of an emulated journey: results, not timings."""
+    lines = [title] if title else []
+    lines += ["| variant | what it does | result (emulated) | matches NumPy | CPU ms to emulate (not a GPU time) |",
+              "|---|---|---:|:---:|---:|"]
+    for r in rows:
+        if "skipped" in r:
+            lines.append(f"| {r['variant']} | {r['title']} | {r['skipped']} | | |")
+            continue
+        lines.append(f"| {r['variant']} | {r['title']} | {r['result']} | {'yes' if r['ok'] else 'NO'} | "
+                     f"{r['cpu_ms']:.1f} |")
+    lines.append(f"| numpy | the host reference | {want} | | |")
+    return "\n".join(lines)
+
+
 def format_table(rows, roof, *, title="", baseline="CUB"):
     """Markdown table of a journey's rows."""
     lines = [title] if title else []

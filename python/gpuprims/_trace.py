@@ -123,11 +123,11 @@ class Trace:
 
 def _shown(t: Trace, r: Region) -> int:
     """How many elements of a region to show: the input's size rounded up to
-    a power of two (where the tree works), at least what was ever changed."""
+    a power of two (where the tree works)."""
     n = 1
     while n < max(t.input.size, 2):
         n *= 2
-    return min(r.values.size, max(n + n // 32 + 1, int(r.changed.max()) + 1 if r.changed.size else 0))
+    return min(r.values.size, n + n // 32)  # Blelloch's padded tile has n/32 pad words
 
 
 def _threads(active) -> str:
@@ -186,5 +186,5 @@ def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = Tr
             size = values.itemsize
             w = per_byte[: values.size * size].reshape(values.size, size).max(axis=1)
             regions[name] = Region(name, values, w)
-        steps.append(Step(s["kernel"], s["launch"], s["block"], s["block_dim"], s["barrier"], regions))
+        steps.append(Step(s["kernel"].strip("()"), s["launch"], s["block"], s["block_dim"], s["barrier"], regions))
     return Trace(family, variant, a, result, steps)
