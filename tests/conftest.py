@@ -10,7 +10,7 @@ GPU_OK, GPU_WHY = gpuprims._core.cuda_status()
 
 # The emulator runs every kernel on the CPU; on CI (2 cores) the correctness
 # suite runs there up to these sizes, and beyond them on the cuda backend only.
-EMU_MAX_N = 2**17  # elements, reduce and scan
+EMU_MAX_N = 2**18  # elements, reduce and scan
 EMU_MAX_TRANSPOSE = 2**20  # elements of a transpose
 
 

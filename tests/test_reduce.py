@@ -18,7 +18,7 @@ VARIANTS = gpuprims.variants("reduce")
 DEVICE = [v.name for v in VARIANTS if v.where == "device"]
 BY_NAME = {v.name: v for v in VARIANTS}
 HOST = [v.name for v in VARIANTS if v.where == "host"]
-SIZES = [1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4097, 2**20 + 3, 2**24]
+SIZES = [1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4097, 2**17 + 1, 2**20 + 3, 2**24]
 DTYPES = ["int32", "int64", "float32", "float64"]
 OPS = ["sum", "min", "max"]
 NUMPY = {"sum": np.sum, "min": np.min, "max": np.max}

@@ -17,7 +17,7 @@ from conftest import GPU_OK, need, random_array
 VARIANTS = gpuprims.variants("scan")
 DEVICE = [v for v in VARIANTS if v.where == "device"]
 BY_NAME = {v.name: v for v in VARIANTS}
-SIZES = [0, 1, 2, 31, 32, 33, 511, 512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 4097,
+SIZES = [0, 1, 2, 31, 32, 33, 511, 512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 4097, 2**17 + 1,
          2**20 + 7, 2**24]
 DTYPES = ["int32", "int64", "float32", "float64"]
 OPS = ["sum", "min", "max"]
