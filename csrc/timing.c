@@ -21,6 +21,13 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
         PyErr_SetString(PyExc_ValueError, "repeat must be >= 1 and warmup >= 0");
         return NULL;
     }
+    if (RT == &gp_runtime_emu) { /* never report an emulation's CPU time as a GPU time */
+        PyErr_Format(gp_get_state(module)->CudaError,
+                     "%s: timing needs the cuda backend; the emulator runs the kernels on the CPU "
+                     "and its times say nothing about a GPU",
+                     where);
+        return NULL;
+    }
     ev = (cudaEvent_t *)calloc(2 * (size_t)repeat, sizeof(cudaEvent_t));
     if (ev == NULL)
         return PyErr_NoMemory();

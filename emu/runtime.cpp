@@ -41,7 +41,12 @@
 #define GP_EMU_ASAN 1
 #endif
 
-#if !defined(__x86_64__)
+// The context switch: a few lines of assembly on x86-64 (glibc's
+// swapcontext makes a system call per switch), ucontext elsewhere or with
+// GP_EMU_UCONTEXT defined.
+#if defined(__x86_64__) && !defined(GP_EMU_UCONTEXT)
+#define GP_EMU_ASM_SWITCH 1
+#else
 #include <ucontext.h>
 #endif
 
@@ -58,7 +63,7 @@ constexpr size_t MAX_DYNAMIC_SHARED = 48 * 1024;  // without an opt-in, as on ev
 enum State { READY, AT_BARRIER, AT_WARP, DONE };
 
 struct Fiber {
-#if defined(__x86_64__)
+#ifdef GP_EMU_ASM_SWITCH
     void *sp = nullptr;
 #else
     ucontext_t ctx;
@@ -88,7 +93,7 @@ struct Launch {
     unsigned nthreads;
     Fiber *current = nullptr;
     int barriers = 0;  // barriers opened in this block
-#if defined(__x86_64__)
+#ifdef GP_EMU_ASM_SWITCH
     void *sched_sp = nullptr;
 #else
     ucontext_t sched_ctx;
@@ -104,7 +109,7 @@ Launch *L = nullptr;
 thread_local std::string last_detail;  // the glue reads it after a failed call
 
 // ------------------------------------------------------------ context switch
-#if defined(__x86_64__)
+#ifdef GP_EMU_ASM_SWITCH
 // gp_emu_swap(save, load): push the callee-saved registers and the FP
 // control words, store rsp in *save, load rsp from `load`, pop, return there.
 extern "C" void gp_emu_swap(void **save, void *load);
@@ -150,7 +155,7 @@ extern "C" void gp_emu_trampoline(void);
 
 void fiber_main();
 
-#if defined(__x86_64__)
+#ifdef GP_EMU_ASM_SWITCH
 extern "C" __attribute__((used, visibility("hidden"))) void gp_emu_fiber_entry(void) { fiber_main(); }
 #else
 void fiber_entry_uc() { fiber_main(); }
@@ -160,7 +165,7 @@ void to_fiber(Fiber &f) {
 #ifdef GP_EMU_ASAN
     __sanitizer_start_switch_fiber(&L->sched_fake_stack, f.stack, STACK_BYTES);
 #endif
-#if defined(__x86_64__)
+#ifdef GP_EMU_ASM_SWITCH
     gp_emu_swap(&L->sched_sp, f.sp);
 #else
     swapcontext(&L->sched_ctx, &f.ctx);
@@ -176,7 +181,7 @@ void to_scheduler(Fiber &f, bool exiting) {
 #else
     (void)exiting;
 #endif
-#if defined(__x86_64__)
+#ifdef GP_EMU_ASM_SWITCH
     gp_emu_swap(&f.sp, L->sched_sp);
 #else
     swapcontext(&f.ctx, &L->sched_ctx);
@@ -211,7 +216,7 @@ bool prepare(Fiber &f) {
     __asan_unpoison_memory_region(f.stack, STACK_BYTES);  // frames an abandoned thread left
     f.fake_stack = nullptr;
 #endif
-#if defined(__x86_64__)
+#ifdef GP_EMU_ASM_SWITCH
     auto *top = reinterpret_cast<uint64_t *>(f.stack + STACK_BYTES);
     uint64_t *sp = top - 8;
     unsigned mxcsr = 0;
@@ -293,8 +298,10 @@ void trace_block_begin() {
     if (!shared_bytes.empty())
         trace.regions.push_back({"shared", 1, shared_bytes.data(), shared_bytes.size(), {}, {}});
     for (auto &a : trace.args) {
+        // from the pointer to the end of its allocation, at most 8 KiB: a
+        // traced input has at most 64 elements, a block tile 1024 of 8 bytes
         size_t bytes = bytes_to_end_of_allocation(a.second.first);
-        if (bytes > 65536) bytes = 65536;
+        if (bytes > 8192) bytes = 8192;
         if (bytes == 0) continue;
         trace.regions.push_back({"arg" + std::to_string(a.first), a.second.second,
                                  static_cast<unsigned char *>(a.second.first), bytes, {}, {}});
@@ -475,7 +482,11 @@ cudaError_t launch(const char *name, dim3 grid, dim3 block, size_t smem, cudaStr
         return cudaErrorInvalidValue;
     }
     if (fibers.size() < threads) fibers.resize(threads);
-    Launch launch_state{name, body, ctx, unsigned(threads)};
+    Launch launch_state{};
+    launch_state.name = name;
+    launch_state.body = body;
+    launch_state.ctx = ctx;
+    launch_state.nthreads = unsigned(threads);
     L = &launch_state;
     block_dim = block;
     grid_dim = grid;

@@ -106,6 +106,15 @@ def test_device_arrays_belong_to_their_backend(emulator):
         gpuprims.sum(FakeCupy())
 
 
+def test_no_gpu_timings_from_the_emulator(emulator):
+    d = gpuprims.to_device(np.ones(1000, np.float32))
+    v = next(v for v in gpuprims.variants("reduce") if v.name == "single_pass")
+    with pytest.raises(gpuprims.CudaError, match="timing needs the cuda backend"):
+        _core.time_reduce(v.index, d.ptr, 1000, 2, 2, 0, 1, 3, 0)
+    with pytest.raises(gpuprims.CudaError, match="timing needs the cuda backend"):
+        _core.time_copy(1000, 1, 3, 0)
+
+
 def test_device_info_says_emulator(emulator):
     info = gpuprims.device_info()
     assert info["backend"] == "emulator" and "emulator" in info["name"] and info["warp_size"] == 32

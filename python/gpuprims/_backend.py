@@ -45,7 +45,12 @@ def set_backend(name: str) -> None:
     global current
     if not isinstance(name, str) or name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
-    _core.set_backend(_auto() if name == "auto" else name)
+    if name == "auto" and _auto() == "cuda":
+        # a GPU is visible: the device is set up by the first GPU call, not here
+        # (import gpuprims stays cheap)
+        _core.set_backend_unchecked("cuda")
+    else:
+        _core.set_backend(_auto() if name == "auto" else name)
     current = _core.backend()
 
 
