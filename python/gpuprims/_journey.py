@@ -236,9 +236,9 @@ def format_emulated_table(rows, want, *, title=""):
         if "skipped" in r:
             lines.append(f"| {r['variant']} | {r['title']} | {r['skipped']} | | |")
             continue
-        lines.append(f"| {r['variant']} | {r['title']} | {r['result']} | {'yes' if r['ok'] else 'NO'} | "
+        lines.append(f"| {r['variant']} | {r['title']} | {r['result']!s} | {'yes' if r['ok'] else 'NO'} | "
                      f"{r['cpu_ms']:.1f} |")
-    lines.append(f"| numpy | the host reference | {want} | | |")
+    lines.append(f"| numpy | the host reference | {want!s} | | |")
     return "\n".join(lines)
 
 
