@@ -1,4 +1,5 @@
 """Shared test setup: the gpu and slow markers, random inputs, references."""
+import contextlib
 import math
 
 import numpy as np
@@ -24,6 +25,19 @@ def backend(request):
     gpuprims.set_backend(request.param)
     yield request.param
     gpuprims.set_backend(before)
+
+
+@contextlib.contextmanager
+def gpuless_cuda_backend():
+    """The cuda backend where no GPU is visible (as GPUPRIMS_BACKEND=cuda
+    sets it), so that GPU calls raise NoDeviceError; the previous backend
+    comes back after."""
+    before = gpuprims.backend()
+    gpuprims._core.set_backend_unchecked("cuda")
+    try:
+        yield
+    finally:
+        gpuprims.set_backend(before)
 
 
 def need(backend, variant=None, n=0, limit=EMU_MAX_N):

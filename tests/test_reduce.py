@@ -12,7 +12,7 @@ import pytest
 import gpuprims
 from gpuprims._registry import Variant, check_limit
 
-from conftest import GPU_OK, exact_sum, need, random_array, sum_tolerance
+from conftest import GPU_OK, exact_sum, gpuless_cuda_backend, need, random_array, sum_tolerance
 
 VARIANTS = gpuprims.variants("reduce")
 DEVICE = [v.name for v in VARIANTS if v.where == "device"]
@@ -225,21 +225,13 @@ def test_without_gpu_device_variants_raise_nodeviceerror():
     if "cuda" not in gpuprims.backends():  # built without nvcc
         assert "built without CUDA" in str(info.value)
         return
-    before = gpuprims.backend()
-    gpuprims._core.set_backend_unchecked("cuda")  # as GPUPRIMS_BACKEND=cuda does
-    try:
+    with gpuless_cuda_backend():
         with pytest.raises(gpuprims.NoDeviceError, match="no CUDA GPU is visible") as info:
             gpuprims.sum(x)
-    finally:
-        gpuprims.set_backend(before)
-    assert "\n" not in str(info.value)
-    assert isinstance(info.value, gpuprims.CudaError) and isinstance(info.value, RuntimeError)
-    gpuprims._core.set_backend_unchecked("cuda")
-    try:
+        assert "\n" not in str(info.value)
+        assert isinstance(info.value, gpuprims.CudaError) and isinstance(info.value, RuntimeError)
         with pytest.raises(gpuprims.NoDeviceError):
             gpuprims.device_info()
-    finally:
-        gpuprims.set_backend(before)
     assert gpuprims.gpu_available() is False
 
 

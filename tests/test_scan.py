@@ -12,7 +12,7 @@ import pytest
 
 import gpuprims
 
-from conftest import GPU_OK, need, random_array
+from conftest import GPU_OK, gpuless_cuda_backend, need, random_array
 
 VARIANTS = gpuprims.variants("scan")
 DEVICE = [v for v in VARIANTS if v.where == "device"]
@@ -186,13 +186,9 @@ def test_bad_op_variant_and_shape():
 @pytest.mark.skipif(GPU_OK, reason="checks the no-GPU error; a GPU is visible here")
 @pytest.mark.skipif("cuda" not in gpuprims.backends(), reason="built without CUDA: no cuda backend")
 def test_without_gpu_device_variants_raise_nodeviceerror():
-    before = gpuprims.backend()
-    gpuprims._core.set_backend_unchecked("cuda")  # as GPUPRIMS_BACKEND=cuda does
-    try:
+    with gpuless_cuda_backend():
         with pytest.raises(gpuprims.NoDeviceError, match="no CUDA GPU is visible"):
             gpuprims.cumsum(np.ones(4, np.float32))
-    finally:
-        gpuprims.set_backend(before)
 
 
 # ------------------------------------------------------ device variants

@@ -10,7 +10,7 @@ import pytest
 
 import gpuprims
 
-from conftest import EMU_MAX_TRANSPOSE, GPU_OK, need
+from conftest import EMU_MAX_TRANSPOSE, GPU_OK, gpuless_cuda_backend, need
 
 VARIANTS = gpuprims.variants("transpose")
 DEVICE = [v for v in VARIANTS if v.where == "device"]
@@ -141,13 +141,9 @@ def test_cublas_refuses_non_floats_naming_an_alternative():
 @pytest.mark.skipif(GPU_OK, reason="checks the no-GPU error; a GPU is visible here")
 @pytest.mark.skipif("cuda" not in gpuprims.backends(), reason="built without CUDA: no cuda backend")
 def test_without_gpu_device_variants_raise_nodeviceerror():
-    before = gpuprims.backend()
-    gpuprims._core.set_backend_unchecked("cuda")  # as GPUPRIMS_BACKEND=cuda does
-    try:
+    with gpuless_cuda_backend():
         with pytest.raises(gpuprims.NoDeviceError, match="no CUDA GPU is visible"):
             gpuprims.transpose(np.ones((4, 4), np.float32))
-    finally:
-        gpuprims.set_backend(before)
 
 
 # ------------------------------------------------------ device variants
