@@ -3,6 +3,9 @@
 //   race            a barrier left out: thread t reads its neighbour's store
 //                   before the neighbour has made it (planted race)
 //   race_fixed      the same with the barrier
+//   warp_lockstep   the seeds' last-warp reduction through volatile shared
+//                   memory without __syncwarp (it assumed lock step, a race
+//                   since Volta); warp_synced: with the __syncwarp() calls
 //   exit_before_barrier  the seed's bug: `if (tid >= n) return;` before
 //                   __syncthreads()
 //   out_of_bounds   writes one element past the end of `buf` (for
@@ -23,6 +26,27 @@ __global__ void neighbour(long long *out) {
     s[t] = t + 1;
     if (BARRIER) __syncthreads();
     out[t] = s[(t + 1) % 64];
+}
+
+template <bool SYNCWARP>
+__global__ void last_warp(long long *out) {
+    __shared__ long long s[64];
+    const unsigned t = threadIdx.x;  // one warp
+    s[t] = t + 1;
+    s[t + 32] = t + 33;
+    __syncwarp();
+    volatile long long *v = s;
+    for (unsigned offset = 32; offset > 0; offset >>= 1) {
+        if (SYNCWARP) {
+            const long long x = v[t] + v[t + offset];
+            __syncwarp();
+            v[t] = x;
+            __syncwarp();
+        } else {
+            v[t] = v[t] + v[t + offset];  // the seed: every lane in lock step
+        }
+    }
+    if (t == 0) out[0] = v[0];
 }
 
 __global__ void exit_before_barrier(long long *out, int64_t n) {
@@ -65,6 +89,8 @@ extern "C" cudaError_t gp_emu_selftest(const char *name, void *buf, int64_t n) {
     auto run = [&]() -> cudaError_t {
         if (!strcmp(name, "race")) GP_LAUNCH(neighbour<false>, 1, 64, 0, s, out);
         else if (!strcmp(name, "race_fixed")) GP_LAUNCH(neighbour<true>, 1, 64, 0, s, out);
+        else if (!strcmp(name, "warp_lockstep")) GP_LAUNCH(last_warp<false>, 1, 32, 0, s, out);
+        else if (!strcmp(name, "warp_synced")) GP_LAUNCH(last_warp<true>, 1, 32, 0, s, out);
         else if (!strcmp(name, "exit_before_barrier")) GP_LAUNCH(exit_before_barrier, 1, 64, 0, s, out, n);
         else if (!strcmp(name, "out_of_bounds")) GP_LAUNCH(out_of_bounds, 1, unsigned(n), 0, s, out, n);
         else if (!strcmp(name, "warp")) GP_LAUNCH(warp_collectives, 1, 64, 0, s, out);

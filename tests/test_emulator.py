@@ -133,6 +133,13 @@ def test_planted_race_gives_a_wrong_result(emulator):
     assert (raced != want).sum() == 63, raced
 
 
+def test_seed_lockstep_warp_code_without_syncwarp_gives_a_wrong_sum(emulator):
+    # The seeds' last-warp unrolling relied on lock step; with __syncwarp()
+    # between the reads and the writes (reduce.cuh) it is right.
+    assert selftest("warp_synced")[0] == sum(range(1, 65))
+    assert selftest("warp_lockstep")[0] != sum(range(1, 65))
+
+
 def test_barrier_not_reached_by_every_thread_is_an_error_naming_the_kernel(emulator):
     with pytest.raises(gpuprims.CudaError, match=r"exit_before_barrier.*__syncthreads\(\) number 1 is not "
                                                  r"reached by every thread.*threads 10, 11") as info:
