@@ -1,5 +1,8 @@
 """Build gpuprims._core: csrc/*.c (CPython glue, C, stable ABI) plus
-cuda/**/*.cu compiled by nvcc into objects linked into the same module.
+cuda/**/*.cu compiled by nvcc into objects linked into the same module, plus
+the same cuda/**/*.cu compiled a second time by the host C++ compiler with
+GP_EMULATOR defined, against emu/ (the emulator backend, which runs the
+kernels on the CPU).  Without nvcc only the emulator backend is built.
 
 The nvcc step follows CuPy's builder: a build_ext subclass takes the .cu
 sources, compiles them with nvcc, hands the objects to the linker, and lets
@@ -12,7 +15,11 @@ Environment:
                       less the architectures the installed nvcc lacks.
   CUDA_HOME / CUDA_PATH  the toolkit (else nvcc's location on PATH, else
                       /usr/local/cuda).
-  GPUPRIMS_NVCC_JOBS  parallel nvcc processes (default: CPU count).
+  GPUPRIMS_NVCC_JOBS  parallel compiler processes (default: CPU count).
+  GPUPRIMS_NO_CUDA=1  build the emulator backend only, even where nvcc is.
+  GPUPRIMS_EMU_ASAN=1 build the emulator objects with AddressSanitizer
+                      (run Python with LD_PRELOAD=$(g++ -print-file-name=libasan.so)).
+  CXX                 the host C++ compiler for the emulator (default: c++).
 """
 import os
 import shutil
@@ -70,17 +77,63 @@ def arch_flags(spec, supported=None):
     return flags
 
 
+def uses_nvidia_libraries(src):
+    """Sources built on CUB or cuBLAS (the baselines): GPU build only."""
+    text = Path(HERE / src).read_text()
+    return "#include <cub/" in text or "#include <cublas" in text
+
+
+def run_parallel(compile_one, sources, what):
+    jobs = int(os.environ.get("GPUPRIMS_NVCC_JOBS", os.cpu_count() or 1))
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(compile_one, sources))
+    except subprocess.CalledProcessError as e:
+        src = next((a for a in e.cmd if a.endswith((".cu", ".cpp"))), "?")
+        raise SystemExit(f"gpuprims: {what} failed on {src} (exit {e.returncode})")
+
+
 class BuildExtNvcc(build_ext):
+    def emulator_objects(self, cu_sources):
+        """cuda/**/*.cu (less the CUB/cuBLAS baselines) and emu/*.cpp, emu/*.cu,
+        compiled by the host C++ compiler against emu/include."""
+        cxx = os.environ.get("CXX") or "c++"
+        flags = ["-std=c++17", "-O2", "-fPIC", "-DGP_EMULATOR", "-Iemu/include", "-Icuda",
+                 "-Wall", "-Wextra", "-Wno-unknown-pragmas"]
+        if os.environ.get("GPUPRIMS_EMU_ASAN") == "1":
+            flags += ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"]
+        sources = [s for s in cu_sources if not uses_nvidia_libraries(s)]
+        sources += sorted(glob("emu/*.cpp")) + sorted(glob("emu/*.cu"))
+        obj_dir = Path(self.build_temp) / "emu"
+        obj_dir.mkdir(parents=True, exist_ok=True)
+
+        def compile_one(src):
+            obj = obj_dir / (Path(src).as_posix().replace("/", "_") + ".o")
+            cmd = [*cxx.split(), "-x", "c++", "-c", src, "-o", str(obj), *flags]
+            print(" ".join(cmd), flush=True)
+            subprocess.run(cmd, check=True, cwd=HERE)
+            return str(obj)
+
+        return sources, compile_one
+
     def build_extension(self, ext):
         cu_sources = [s for s in ext.sources if s.endswith(".cu")]
         ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
-        cuda_home = find_cuda_home()
+        emu_sources, emu_compile = self.emulator_objects(cu_sources)
+        if os.environ.get("GPUPRIMS_EMU_ASAN") == "1":
+            ext.extra_link_args = list(ext.extra_link_args or []) + ["-fsanitize=address"]
+        cuda_home = None if os.environ.get("GPUPRIMS_NO_CUDA") == "1" else find_cuda_home()
         if cuda_home is None:
-            raise SystemExit(
-                "gpuprims: building needs the CUDA toolkit's nvcc, and none was found.\n"
-                "  Install the CUDA toolkit (12.x or 13.x) and put its bin/ on PATH,\n"
-                "  or set CUDA_HOME to the toolkit's folder, then run pip install again."
-            )
+            print("gpuprims: no CUDA toolkit (nvcc) found"
+                  + (" (GPUPRIMS_NO_CUDA=1)" if os.environ.get("GPUPRIMS_NO_CUDA") == "1" else "")
+                  + ": building the emulator backend only; the kernels will run on the CPU.\n"
+                  "  For the GPU backend install the CUDA toolkit (12.x or 13.x), put its bin/ on PATH\n"
+                  "  or set CUDA_HOME, and build again.", flush=True)
+            ext.extra_objects = run_parallel(emu_compile, emu_sources, "the C++ compiler") + list(ext.extra_objects or [])
+            ext.include_dirs = ["emu/include"] + list(ext.include_dirs or [])
+            ext.libraries = ["stdc++", "pthread"]
+            super().build_extension(ext)
+            return
         nvcc = str(cuda_home / "bin" / "nvcc")
         if "GPUPRIMS_CUDA_ARCH" in os.environ:  # as asked; nvcc says if it cannot
             archs = arch_flags(os.environ["GPUPRIMS_CUDA_ARCH"])
@@ -89,7 +142,10 @@ class BuildExtNvcc(build_ext):
         obj_dir = Path(self.build_temp) / "cuda"
         obj_dir.mkdir(parents=True, exist_ok=True)
 
-        def compile_one(src):
+        def compile_one(job):
+            kind, src = job
+            if kind == "emu":  # a host compiler job for the emulator
+                return emu_compile(src)
             obj = obj_dir / (Path(src).with_suffix("").as_posix().replace("/", "_") + ".o")
             cmd = [nvcc, "-c", src, "-o", str(obj), "-O3", "-std=c++17", "-Xcompiler", "-fPIC",
                    "-Icuda", "--threads", "0", *archs]
@@ -97,14 +153,12 @@ class BuildExtNvcc(build_ext):
             subprocess.run(cmd, check=True, cwd=HERE)
             return str(obj)
 
-        jobs = int(os.environ.get("GPUPRIMS_NVCC_JOBS", os.cpu_count() or 1))
-        try:
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                objects = list(pool.map(compile_one, cu_sources))
-        except subprocess.CalledProcessError as e:
-            raise SystemExit(f"gpuprims: nvcc failed on {e.cmd[2]} (exit {e.returncode})")
+        # nvcc jobs first (the longest), the emulator's beside them
+        jobs = [("nvcc", s) for s in cu_sources] + [("emu", s) for s in emu_sources]
+        objects = run_parallel(compile_one, jobs, "nvcc or the C++ compiler")
 
         ext.extra_objects = objects + list(ext.extra_objects or [])
+        ext.define_macros = list(ext.define_macros or []) + [("GP_HAVE_CUDA", "1")]
         ext.include_dirs = [str(cuda_home / "include")] + list(ext.include_dirs or [])
         lib64 = cuda_home / "lib64"
         if not lib64.exists():
@@ -119,7 +173,8 @@ cu_sources = sorted(glob("cuda/**/*.cu", recursive=True))
 core = Extension(
     "gpuprims._core",
     sources=c_sources + cu_sources,
-    depends=glob("csrc/*.h") + glob("cuda/**/*.cuh", recursive=True) + ["cuda/gpuprims.h"],
+    depends=glob("csrc/*.h") + glob("cuda/**/*.cuh", recursive=True) + ["cuda/gpuprims.h"]
+    + glob("emu/**/*", recursive=True),
     extra_compile_args=["-std=c99", "-Wall", "-Wextra", "-O2"],
     libraries=["cudart_static", "stdc++", "rt", "pthread", "dl"],
     define_macros=[("Py_LIMITED_API", "0x030B0000")],

@@ -4,7 +4,8 @@
 # Logs go to $OUT (the device tool brings them back).  Usage:
 #   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|tune-transpose|bench|bench-transpose|bench-scan|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...) into /tmp/site for
-# the later steps; tests-FILE runs tests/test_FILE.py (tests-helpers, tests-notebooks ...).
+# the later steps; tests-FILE runs tests/test_FILE.py (tests-helpers, tests-notebooks ...);
+# SANITIZE_FAMILIES="scan transpose" limits the sanitize step to those families.
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpuprims-out}; mkdir -p "$OUT"
@@ -38,7 +39,7 @@ for step in $steps; do
            tail -8 "$OUT/pytest-slow.log"; [ $r -eq 0 ] || rc=1 ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
-        compute-sanitizer --tool $tool --error-exitcode 9 python3 bench/sanitize.py \
+        compute-sanitizer --tool $tool --error-exitcode 9 python3 bench/sanitize.py ${SANITIZE_FAMILIES:-} \
           >"$OUT/sanitize-$tool.log" 2>&1; r=$?
         echo "$tool: exit $r; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong|all results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
         [ $r -eq 0 ] || rc=1

@@ -13,6 +13,8 @@
 
 #include "../cuda/reduce/09_single_pass.cu"
 
+using namespace gp;  // the variant's kernel and tunables live in gp::
+
 constexpr int REPEAT = 40;
 
 template <class T>

@@ -17,6 +17,8 @@
 #include <cub/device/device_scan.cuh>
 
 #include "../cuda/scan/05_decoupled_lookback.cu"
+
+using namespace gp;
 constexpr int REPEAT = 30;
 
 struct Case {

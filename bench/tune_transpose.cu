@@ -16,6 +16,8 @@
 
 #include "../cuda/transpose/07_tiled_wide.cu"
 
+using namespace gp;  // the variant's kernel and tunables live in gp::
+
 constexpr int REPEAT = 30;
 
 #define GP_LAUNCH_CHECKED(kernel, grid, block, ...)                 \

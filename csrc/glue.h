@@ -8,13 +8,14 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "../cuda/gpuprims.h"
+#include "runtime.h"
 
 typedef struct {
     PyObject *CudaError;
     PyObject *NoDeviceError;
     PyObject *DeviceBuffer;
-    int device_ready;
+    int device_ready;      /* the CUDA backend's device is set up */
+    const gp_runtime *rt;  /* the active backend: &gp_runtime_cuda or &gp_runtime_emu */
 } gp_state;
 
 static inline gp_state *gp_get_state(PyObject *module)
@@ -22,10 +23,17 @@ static inline gp_state *gp_get_state(PyObject *module)
     return (gp_state *)PyModule_GetState(module);
 }
 
+/* The active backend of the module at hand (every entry point has `module`). */
+#define RT (gp_get_state(module)->rt)
+
 /* module.c */
 PyObject *gp_raise_cuda(PyObject *module, cudaError_t err, const char *where);
 int gp_ensure_device(PyObject *module);
-cudaError_t gp_sync(cudaStream_t stream);
+/* For what measures the GPU itself (timings, occupancy): on the cuda backend
+ * gp_ensure_device; on the emulator NoDeviceError where no GPU is usable,
+ * else ValueError (select the cuda backend).  0, or -1 with an exception. */
+int gp_require_gpu(PyObject *module, const char *what);
+cudaError_t gp_sync(const gp_runtime *rt, cudaStream_t stream);
 
 /* Per host thread and device: a zeroed counter word for launchers that take
  * a grid-wide ticket (gp_reduce_args.counter), a small pinned, mapped host
@@ -36,6 +44,7 @@ cudaError_t gp_sync(cudaStream_t stream);
  * returns.  Allocated on first use and kept for the thread's life. */
 #define GP_SMALL_SCRATCH_BYTES (64 * 1024)
 typedef struct {
+    const gp_runtime *rt;
     int device;
     unsigned *counter;
     void *result; /* 64 bytes, host memory the GPU writes */
@@ -45,13 +54,18 @@ gp_thread_res *gp_thread_resources(PyObject *module);
 
 static inline size_t gp_align256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
 
+/* emulator.c */
+PyObject *gp_emu_trace(PyObject *module, PyObject *args);
+PyObject *gp_emu_selftest_py(PyObject *module, PyObject *args);
+
 /* registry.c */
 extern const size_t gp_sizes[GP_NDTYPES]; /* bytes of each gp_dtype */
-const gp_variant *gp_family_rows(const char *family, int *count);
-int gp_check_variant(const char *family, int index, long long n, gp_where where);
+const gp_variant *gp_family_rows(const gp_runtime *rt, const char *family, int *count);
+int gp_check_variant(PyObject *module, const char *family, int index, long long n, gp_where where);
 int gp_check_codes(int in_t, int out_t, int op, int nops);
 PyObject *gp_scalar_to_python(const void *p, int type);
 PyObject *gp_families_py(PyObject *module, PyObject *noargs);
+PyObject *gp_raise_not_on_backend(PyObject *module, const char *family, const gp_variant *v);
 PyObject *gp_variants(PyObject *module, PyObject *args);
 
 /* timing.c: a timed operation is fn(ctx, GP_PREPARE), which poisons its

@@ -25,14 +25,17 @@ PyObject *gp_raise_cuda(PyObject *module, cudaError_t err, const char *where)
                          ? st->NoDeviceError
                          : st->CudaError;
     PyObject *exc, *value;
+    const char *detail = st->rt->detail();
     int failed;
 
-    exc = PyObject_CallFunction(type, "N", PyUnicode_FromFormat("%s: %s (%s)", where,
-                                                               cudaGetErrorName(err),
-                                                               cudaGetErrorString(err)));
+    exc = PyObject_CallFunction(type, "N", PyUnicode_FromFormat("%s: %s (%s)%s%s", where,
+                                                               st->rt->error_name(err),
+                                                               st->rt->error_string(err),
+                                                               detail ? ": " : "",
+                                                               detail ? detail : ""));
     if (exc == NULL)
         return NULL;
-    value = PyUnicode_FromString(cudaGetErrorName(err));
+    value = PyUnicode_FromString(st->rt->error_name(err));
     failed = value == NULL || PyObject_SetAttrString(exc, "status", value) < 0;
     Py_XDECREF(value);
     value = failed ? NULL : PyUnicode_FromString(where);
@@ -44,33 +47,51 @@ PyObject *gp_raise_cuda(PyObject *module, cudaError_t err, const char *where)
     return NULL;
 }
 
-/* The first GPU call checks that a device is there and sets the pool up.
- * The pool keeps freed memory (release threshold = max) so that repeated
- * calls reuse it instead of mapping and unmapping pages each time. */
+/* A variant the active backend cannot run (the CUDA libraries on the
+ * emulator): CudaError with status cudaErrorNotSupported, naming the
+ * backend that runs it. */
+PyObject *gp_raise_not_on_backend(PyObject *module, const char *family, const gp_variant *v)
+{
+    gp_state *st = gp_get_state(module);
+    PyObject *exc = PyObject_CallFunction(
+        st->CudaError, "N",
+        PyUnicode_FromFormat("%s variant '%s' is NVIDIA library code and needs the cuda backend; "
+                             "the active backend is '%s' (gpuprims.set_backend('cuda') on a machine "
+                             "with a GPU, or choose another variant)",
+                             family, v->name, st->rt->name));
+    PyObject *value;
+    if (exc == NULL)
+        return NULL;
+    value = PyUnicode_FromString("cudaErrorNotSupported");
+    if (value != NULL && PyObject_SetAttrString(exc, "status", value) == 0)
+        PyErr_SetObject(st->CudaError, exc);
+    Py_XDECREF(value);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* The first call on the CUDA backend checks that a device is there and sets
+ * the pool up (gp_runtime_cuda.setup).  The emulator needs nothing. */
 int gp_ensure_device(PyObject *module)
 {
     gp_state *st = gp_get_state(module);
-    int count = 0, dev = 0;
+    int count = 0;
     cudaError_t err;
-    cudaMemPool_t pool;
-    uint64_t threshold = UINT64_MAX;
 
-    if (st->device_ready)
+    if (st->rt == &gp_runtime_emu || st->device_ready)
         return 0;
-    err = cudaGetDeviceCount(&count);
+    err = st->rt->device_count(&count);
     if (err == cudaSuccess && count == 0)
         err = cudaErrorNoDevice;
     if (err != cudaSuccess) {
         PyErr_Format(st->NoDeviceError,
-                     "no CUDA GPU is visible (%s: %s); gpuprims' GPU variants need one",
-                     cudaGetErrorName(err), cudaGetErrorString(err));
-        (void)cudaGetLastError();
+                     "no CUDA GPU is visible (%s: %s); gpuprims' GPU variants need one "
+                     "(or gpuprims.set_backend('emulator') to run the kernels on the CPU)",
+                     st->rt->error_name(err), st->rt->error_string(err));
+        (void)st->rt->get_last_error();
         return -1;
     }
-    if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
-        (err = cudaDeviceGetDefaultMemPool(&pool, dev)) != cudaSuccess ||
-        (err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold)) !=
-            cudaSuccess) {
+    if ((err = st->rt->setup()) != cudaSuccess) {
         gp_raise_cuda(module, err, "device setup");
         return -1;
     }
@@ -79,40 +100,45 @@ int gp_ensure_device(PyObject *module)
 }
 
 /* Wait with the GIL released. */
-cudaError_t gp_sync(cudaStream_t stream)
+cudaError_t gp_sync(const gp_runtime *rt, cudaStream_t stream)
 {
     cudaError_t err;
     Py_BEGIN_ALLOW_THREADS
-    err = cudaStreamSynchronize(stream);
+    err = rt->stream_sync(stream);
     Py_END_ALLOW_THREADS
     return err;
 }
 
 gp_thread_res *gp_thread_resources(PyObject *module)
 {
-    static __thread gp_thread_res res = {-1, NULL, NULL, NULL};
+    /* one set per backend: [0] the CUDA backend, [1] the emulator */
+    static __thread gp_thread_res per_backend[2] = {{NULL, -1, NULL, NULL, NULL},
+                                                     {NULL, -1, NULL, NULL, NULL}};
+    const gp_runtime *rt = RT;
+    gp_thread_res *res = &per_backend[rt == &gp_runtime_emu];
     int dev = 0;
     cudaError_t err;
 
     if (gp_ensure_device(module) < 0)
         return NULL;
-    if ((err = cudaGetDevice(&dev)) != cudaSuccess)
+    if ((err = rt->get_device(&dev)) != cudaSuccess)
         goto fail;
-    if (res.device == dev)
-        return &res;
+    if (res->device == dev)
+        return res;
     /* A first call on this thread, or on another device: the old device's
      * small buffers stay allocated (64 KiB per thread and device). */
-    res.device = -1;
-    if ((err = cudaMalloc((void **)&res.counter, sizeof(unsigned))) != cudaSuccess ||
-        (err = cudaMemset(res.counter, 0, sizeof(unsigned))) != cudaSuccess ||
-        (err = cudaHostAlloc(&res.result, 64, cudaHostAllocMapped | cudaHostAllocPortable)) !=
-            cudaSuccess ||
-        (err = cudaMalloc(&res.scratch, GP_SMALL_SCRATCH_BYTES)) != cudaSuccess)
+    res->device = -1;
+    res->rt = rt;
+    if ((err = rt->malloc_device((void **)&res->counter, sizeof(unsigned))) != cudaSuccess ||
+        (err = rt->memset_async(res->counter, 0, sizeof(unsigned), cudaStreamPerThread)) != cudaSuccess ||
+        (err = rt->stream_sync(cudaStreamPerThread)) != cudaSuccess ||
+        (err = rt->host_alloc_mapped(&res->result, 64)) != cudaSuccess ||
+        (err = rt->malloc_device(&res->scratch, GP_SMALL_SCRATCH_BYTES)) != cudaSuccess)
         goto fail;
-    res.device = dev;
-    return &res;
+    res->device = dev;
+    return res;
 fail:
-    (void)cudaGetLastError();
+    (void)rt->get_last_error();
     gp_raise_cuda(module, err, "per-thread setup");
     return NULL;
 }
@@ -123,6 +149,7 @@ typedef struct {
     PyObject_HEAD
     void *ptr;
     size_t nbytes;
+    const gp_runtime *rt; /* the backend it came from */
 } DeviceBuffer;
 
 static void DeviceBuffer_dealloc(PyObject *self)
@@ -134,8 +161,8 @@ static void DeviceBuffer_dealloc(PyObject *self)
         /* Every gpuprims call has synchronized before returning, so nothing
          * of ours still uses the memory; ordering the free on the per-thread
          * stream keeps it behind anything issued there since. */
-        (void)cudaFreeAsync(b->ptr, cudaStreamPerThread);
-        (void)cudaGetLastError();
+        (void)b->rt->free_async(b->ptr, cudaStreamPerThread);
+        (void)b->rt->get_last_error();
         b->ptr = NULL;
     }
     tp_free(self);
@@ -154,9 +181,16 @@ static PyObject *DeviceBuffer_get_nbytes(PyObject *self, void *closure)
     return PyLong_FromSize_t(((DeviceBuffer *)self)->nbytes);
 }
 
+static PyObject *DeviceBuffer_get_backend(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(((DeviceBuffer *)self)->rt->name);
+}
+
 static PyGetSetDef DeviceBuffer_getset[] = {
     {"ptr", DeviceBuffer_get_ptr, NULL, "device address (int)", NULL},
     {"nbytes", DeviceBuffer_get_nbytes, NULL, "size in bytes", NULL},
+    {"backend", DeviceBuffer_get_backend, NULL, "the backend whose memory it is", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -192,14 +226,15 @@ static PyObject *gp_alloc(PyObject *module, PyObject *args)
         return NULL;
     b->ptr = NULL;
     b->nbytes = (size_t)nbytes;
+    b->rt = RT;
     /* Always a real allocation, even for 0 bytes, so ptr is never NULL. */
-    err = cudaMallocAsync(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
+    err = RT->malloc_async(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
     if (err == cudaSuccess)
-        err = gp_sync(cudaStreamPerThread);
+        err = gp_sync(RT, cudaStreamPerThread);
     if (err != cudaSuccess) {
         b->ptr = NULL;
         Py_DECREF(b);
-        (void)cudaGetLastError();
+        (void)RT->get_last_error();
         return gp_raise_cuda(module, err, "alloc");
     }
     return (PyObject *)b;
@@ -219,12 +254,15 @@ static PyObject *gp_htod(PyObject *module, PyObject *args)
         return NULL;
     if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    err = cudaMemcpyAsync((void *)(uintptr_t)dst, view.buf, (size_t)view.len,
-                          cudaMemcpyHostToDevice, cudaStreamPerThread);
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(cudaStreamPerThread);
-    Py_END_ALLOW_THREADS
+    {
+        const gp_runtime *rt = RT;
+        Py_BEGIN_ALLOW_THREADS
+        err = rt->memcpy_async((void *)(uintptr_t)dst, view.buf, (size_t)view.len,
+                               cudaMemcpyHostToDevice, cudaStreamPerThread);
+        if (err == cudaSuccess)
+            err = rt->stream_sync(cudaStreamPerThread);
+        Py_END_ALLOW_THREADS
+    }
     PyBuffer_Release(&view);
     if (err != cudaSuccess)
         return gp_raise_cuda(module, err, "copy host to device");
@@ -243,12 +281,15 @@ static PyObject *gp_dtoh(PyObject *module, PyObject *args)
         return NULL;
     if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    err = cudaMemcpyAsync(view.buf, (const void *)(uintptr_t)src, (size_t)view.len,
-                          cudaMemcpyDeviceToHost, cudaStreamPerThread);
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(cudaStreamPerThread);
-    Py_END_ALLOW_THREADS
+    {
+        const gp_runtime *rt = RT;
+        Py_BEGIN_ALLOW_THREADS
+        err = rt->memcpy_async(view.buf, (const void *)(uintptr_t)src, (size_t)view.len,
+                               cudaMemcpyDeviceToHost, cudaStreamPerThread);
+        if (err == cudaSuccess)
+            err = rt->stream_sync(cudaStreamPerThread);
+        Py_END_ALLOW_THREADS
+    }
     PyBuffer_Release(&view);
     if (err != cudaSuccess)
         return gp_raise_cuda(module, err, "copy device to host");
@@ -263,10 +304,10 @@ static PyObject *gp_dtod(PyObject *module, PyObject *args)
 
     if (!PyArg_ParseTuple(args, "KKK:dtod", &dst, &src, &nbytes) || gp_ensure_device(module) < 0)
         return NULL;
-    err = cudaMemcpyAsync((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)nbytes,
-                          cudaMemcpyDeviceToDevice, cudaStreamPerThread);
+    err = RT->memcpy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)nbytes,
+                           cudaMemcpyDeviceToDevice, cudaStreamPerThread);
     if (err == cudaSuccess)
-        err = gp_sync(cudaStreamPerThread);
+        err = gp_sync(RT, cudaStreamPerThread);
     if (err != cudaSuccess)
         return gp_raise_cuda(module, err, "copy device to device");
     Py_RETURN_NONE;
@@ -279,7 +320,6 @@ static PyObject *gp_wait_stream(PyObject *module, PyObject *args)
 {
     unsigned long long handle;
     cudaStream_t foreign;
-    cudaEvent_t ev;
     cudaError_t err;
 
     if (!PyArg_ParseTuple(args, "K:wait_stream", &handle) || gp_ensure_device(module) < 0)
@@ -287,13 +327,7 @@ static PyObject *gp_wait_stream(PyObject *module, PyObject *args)
     if (handle == 2)
         Py_RETURN_NONE; /* the same stream: already ordered */
     foreign = handle == 1 ? cudaStreamLegacy : (cudaStream_t)(uintptr_t)handle;
-    err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
-    if (err == cudaSuccess) {
-        err = cudaEventRecord(ev, foreign);
-        if (err == cudaSuccess)
-            err = cudaStreamWaitEvent(cudaStreamPerThread, ev, 0);
-        (void)cudaEventDestroy(ev);
-    }
+    err = RT->stream_wait_stream(cudaStreamPerThread, foreign);
     if (err != cudaSuccess)
         return gp_raise_cuda(module, err, "waiting on the array's stream");
     Py_RETURN_NONE;
@@ -303,46 +337,152 @@ static PyObject *gp_wait_stream(PyObject *module, PyObject *args)
 
 static PyObject *gp_device_info(PyObject *module, PyObject *noargs)
 {
-    struct cudaDeviceProp p;
-    int dev = 0, driver = 0, runtime = 0;
+    gp_device_props p;
+    int dev = 0;
     cudaError_t err;
     (void)noargs;
 
     if (gp_ensure_device(module) < 0)
         return NULL;
-    if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
-        (err = cudaGetDeviceProperties(&p, dev)) != cudaSuccess ||
-        (err = cudaDriverGetVersion(&driver)) != cudaSuccess ||
-        (err = cudaRuntimeGetVersion(&runtime)) != cudaSuccess)
+    if ((err = RT->get_device(&dev)) != cudaSuccess || (err = RT->device_props(&p, dev)) != cudaSuccess)
         return gp_raise_cuda(module, err, "device_info");
     return Py_BuildValue(
-        "{s:i,s:s,s:(ii),s:i,s:K,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:i,s:i,s:i}",
+        "{s:i,s:s,s:(ii),s:i,s:K,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:i,s:i,s:i,s:s}",
         "device", dev, "name", p.name, "compute_capability", p.major, p.minor,
-        "multiprocessors", p.multiProcessorCount, "total_memory", (unsigned long long)p.totalGlobalMem,
-        "l2_cache_bytes", p.l2CacheSize, "warp_size", p.warpSize,
-        "max_threads_per_block", p.maxThreadsPerBlock,
-        "max_threads_per_multiprocessor", p.maxThreadsPerMultiProcessor,
-        "max_blocks_per_multiprocessor", p.maxBlocksPerMultiProcessor,
-        "registers_per_multiprocessor", (unsigned long long)p.regsPerMultiprocessor,
-        "shared_memory_per_multiprocessor", (unsigned long long)p.sharedMemPerMultiprocessor,
-        "memory_bus_width_bits", p.memoryBusWidth, "driver_version", driver,
-        "runtime_version", runtime);
+        "multiprocessors", p.multiprocessors, "total_memory", p.total_memory,
+        "l2_cache_bytes", p.l2_cache_bytes, "warp_size", p.warp_size,
+        "max_threads_per_block", p.max_threads_per_block,
+        "max_threads_per_multiprocessor", p.max_threads_per_multiprocessor,
+        "max_blocks_per_multiprocessor", p.max_blocks_per_multiprocessor,
+        "registers_per_multiprocessor", p.registers_per_multiprocessor,
+        "shared_memory_per_multiprocessor", p.shared_memory_per_multiprocessor,
+        "memory_bus_width_bits", p.memory_bus_width_bits, "driver_version", p.driver_version,
+        "runtime_version", p.runtime_version, "backend", RT->name);
 }
 
-/* Is a GPU usable?  (ok, message) without raising. */
+/* Why the CUDA backend cannot run here, or NULL where a GPU is usable;
+ * `count` gets the number of GPUs.  Never raises. */
+static const char *gp_cuda_unavailable(int *count)
+{
+    *count = 0;
+#ifdef GP_HAVE_CUDA
+    {
+        cudaError_t err = gp_runtime_cuda.device_count(count);
+        if (err == cudaSuccess && *count == 0)
+            err = cudaErrorNoDevice;
+        if (err != cudaSuccess) {
+            (void)gp_runtime_cuda.get_last_error();
+            return gp_runtime_cuda.error_string(err);
+        }
+        return NULL;
+    }
+#else
+    return "gpuprims was built without CUDA (no nvcc at build time): only the emulator backend is "
+           "available";
+#endif
+}
+
+/* Is a GPU usable by the CUDA backend?  (ok, device count or reason),
+ * never raising, whichever backend is active. */
 static PyObject *gp_cuda_status(PyObject *module, PyObject *noargs)
 {
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
+    int count;
+    const char *why = gp_cuda_unavailable(&count);
     (void)module;
     (void)noargs;
-    if (err == cudaSuccess && count == 0)
-        err = cudaErrorNoDevice;
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return Py_BuildValue("(Os)", Py_False, cudaGetErrorString(err));
-    }
+    if (why != NULL)
+        return Py_BuildValue("(Os)", Py_False, why);
     return Py_BuildValue("(Oi)", Py_True, count);
+}
+
+int gp_require_gpu(PyObject *module, const char *what)
+{
+    int count;
+    const char *why;
+    if (RT != &gp_runtime_emu)
+        return gp_ensure_device(module);
+    if ((why = gp_cuda_unavailable(&count)) != NULL)
+        PyErr_Format(gp_get_state(module)->NoDeviceError,
+                     "%s needs a CUDA GPU and none is usable (%s); the emulator backend runs the "
+                     "kernels on the CPU, whose times say nothing about a GPU",
+                     what, why);
+    else
+        PyErr_Format(PyExc_ValueError,
+                     "%s needs the cuda backend; the emulator is selected "
+                     "(gpuprims.set_backend(\"cuda\"))",
+                     what);
+    return -1;
+}
+
+/* ---------------------------------------------------------- backends */
+
+/* backends() -> tuple of the backends this build has */
+static PyObject *gp_backends(PyObject *module, PyObject *noargs)
+{
+    (void)module;
+    (void)noargs;
+#ifdef GP_HAVE_CUDA
+    return Py_BuildValue("(ss)", "cuda", "emulator");
+#else
+    return Py_BuildValue("(s)", "emulator");
+#endif
+}
+
+/* set_backend(name): "cuda" or "emulator" ("auto" is decided in Python).
+ * "cuda" raises NoDeviceError where it was not built or no GPU is visible. */
+static PyObject *gp_set_backend(PyObject *module, PyObject *args)
+{
+    gp_state *st = gp_get_state(module);
+    const char *name;
+
+    if (!PyArg_ParseTuple(args, "s:set_backend", &name))
+        return NULL;
+    if (strcmp(name, "emulator") == 0) {
+        st->rt = &gp_runtime_emu;
+        Py_RETURN_NONE;
+    }
+    if (strcmp(name, "cuda") == 0) {
+#ifdef GP_HAVE_CUDA
+        const gp_runtime *old = st->rt;
+        st->rt = &gp_runtime_cuda;
+        if (gp_ensure_device(module) < 0) {
+            st->rt = old;
+            return NULL;
+        }
+        Py_RETURN_NONE;
+#else
+        PyErr_SetString(st->NoDeviceError,
+                        "the cuda backend is not available: gpuprims was built without CUDA (no nvcc "
+                        "at build time); install the CUDA toolkit and reinstall, or use the emulator "
+                        "backend");
+        return NULL;
+#endif
+    }
+    PyErr_Format(PyExc_ValueError, "unknown backend %R; choose 'cuda', 'emulator' or 'auto'",
+                 PyTuple_GetItem(args, 0));
+    return NULL;
+}
+
+/* set_backend_unchecked("cuda"): the CUDA backend even without a GPU, so
+ * that every GPU call raises NoDeviceError saying why (GPUPRIMS_BACKEND=cuda). */
+static PyObject *gp_set_backend_unchecked(PyObject *module, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s:set_backend_unchecked", &name))
+        return NULL;
+#ifdef GP_HAVE_CUDA
+    if (strcmp(name, "cuda") == 0) {
+        gp_get_state(module)->rt = &gp_runtime_cuda;
+        Py_RETURN_NONE;
+    }
+#endif
+    return gp_set_backend(module, args);
+}
+
+static PyObject *gp_backend(PyObject *module, PyObject *noargs)
+{
+    (void)noargs;
+    return PyUnicode_FromString(RT->name);
 }
 
 /* ------------------------------------------------------------- module */
@@ -355,6 +495,15 @@ static PyMethodDef gp_methods[] = {
     {"wait_stream", gp_wait_stream, METH_VARARGS, "wait_stream(cai_stream_handle)"},
     {"device_info", gp_device_info, METH_NOARGS, "properties of the current device"},
     {"cuda_status", gp_cuda_status, METH_NOARGS, "(True, device_count) or (False, reason)"},
+    {"backends", gp_backends, METH_NOARGS, "backends() -> the backends this build has"},
+    {"set_backend", gp_set_backend, METH_VARARGS, "set_backend('cuda' | 'emulator')"},
+    {"backend", gp_backend, METH_NOARGS, "backend() -> the active backend's name"},
+    {"set_backend_unchecked", gp_set_backend_unchecked, METH_VARARGS,
+     "set_backend_unchecked('cuda'): the cuda backend without checking for a GPU"},
+    {"emu_trace", gp_emu_trace, METH_VARARGS,
+     "emu_trace(start, max_bytes) -> None, or after a traced call: list of steps (emulator)"},
+    {"emu_selftest", gp_emu_selftest_py, METH_VARARGS,
+     "emu_selftest(name, ptr, n): run a test-only kernel on the emulator"},
     {"families", gp_families_py, METH_NOARGS, "families() -> tuple of family names"},
     {"variants", gp_variants, METH_VARARGS, "variants(family) -> list of registry rows"},
     {"reduce", gp_reduce, METH_VARARGS,
@@ -405,6 +554,7 @@ static int gp_exec(PyObject *module)
         PyModule_AddObjectRef(module, "DeviceBuffer", st->DeviceBuffer) < 0)
         return -1;
     st->device_ready = 0;
+    st->rt = &gp_runtime_emu; /* until gpuprims picks one (gpuprims._backend) */
     return 0;
 }
 

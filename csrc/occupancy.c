@@ -8,17 +8,16 @@
 PyObject *gp_occupancy(PyObject *module, PyObject *args)
 {
     const char *family;
-    int index, block, count, dev = 0, blocks = 0;
+    int index, block, count, dev = 0;
     const gp_variant *rows, *v;
-    const void *kernel;
-    struct cudaFuncAttributes fa;
-    struct cudaDeviceProp p;
+    gp_kernel_occupancy k;
+    gp_device_props p;
     size_t dynamic = 0;
     cudaError_t err;
 
     if (!PyArg_ParseTuple(args, "sii:occupancy", &family, &index, &block))
         return NULL;
-    rows = gp_family_rows(family, &count);
+    rows = gp_family_rows(RT, family, &count);
     if (rows == NULL || index < 0 || index >= count) {
         PyErr_Format(PyExc_ValueError, "%s variant index %d out of range", family, index);
         return NULL;
@@ -37,37 +36,31 @@ PyObject *gp_occupancy(PyObject *module, PyObject *args)
         PyErr_Format(PyExc_ValueError, "block_size must be 1..1024 threads, got %d", block);
         return NULL;
     }
-    if (gp_ensure_device(module) < 0)
+    if (gp_require_gpu(module, "occupancy (the CUDA occupancy API)") < 0)
         return NULL;
-    kernel = v->kernel();
     if (v->dynamic_smem != NULL)
         dynamic = v->dynamic_smem(block);
-    if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
-        (err = cudaGetDeviceProperties(&p, dev)) != cudaSuccess ||
-        (err = cudaFuncGetAttributes(&fa, kernel)) != cudaSuccess)
-        return gp_raise_cuda(module, err, "occupancy: reading the kernel's attributes");
-    if (block > fa.maxThreadsPerBlock) {
+    if ((err = RT->get_device(&dev)) != cudaSuccess || (err = RT->device_props(&p, dev)) != cudaSuccess ||
+        (err = RT->kernel_occupancy(v->kernel(), block, dynamic, &k)) != cudaSuccess)
+        return gp_raise_cuda(module, err, "occupancy: the kernel's attributes and resident blocks");
+    if (block > k.max_threads_per_block) {
         PyErr_Format(PyExc_ValueError,
                      "%s variant %s's kernel takes at most %d threads per block (its launch "
                      "bounds or registers), not %d",
-                     family, v->name, fa.maxThreadsPerBlock, block);
+                     family, v->name, k.max_threads_per_block, block);
         return NULL;
     }
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, dynamic);
-    if (err != cudaSuccess)
-        return gp_raise_cuda(module, err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     return Py_BuildValue(
         "{s:i,s:i,s:i,s:K,s:K,s:K,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:i,s:i,s:(ii)}",
-        "blocks_per_sm", blocks, "block_size", block, "registers_per_thread", fa.numRegs,
-        "static_shared_bytes", (unsigned long long)fa.sharedSizeBytes,
-        "dynamic_shared_bytes", (unsigned long long)dynamic,
-        "local_bytes", (unsigned long long)fa.localSizeBytes,
-        "max_threads_per_block", fa.maxThreadsPerBlock, "ptx_version", fa.ptxVersion,
-        "binary_version", fa.binaryVersion, "sm_count", p.multiProcessorCount,
-        "threads_per_sm", p.maxThreadsPerMultiProcessor,
-        "max_blocks_per_sm", p.maxBlocksPerMultiProcessor,
-        "registers_per_sm", (unsigned long long)p.regsPerMultiprocessor,
-        "shared_memory_per_sm", (unsigned long long)p.sharedMemPerMultiprocessor,
-        "reserved_shared_per_block", (int)p.reservedSharedMemPerBlock, "warp_size", p.warpSize,
+        "blocks_per_sm", k.blocks_per_sm, "block_size", block, "registers_per_thread",
+        k.registers_per_thread, "static_shared_bytes", k.static_shared_bytes,
+        "dynamic_shared_bytes", (unsigned long long)dynamic, "local_bytes", k.local_bytes,
+        "max_threads_per_block", k.max_threads_per_block, "ptx_version", k.ptx_version,
+        "binary_version", k.binary_version, "sm_count", p.multiprocessors,
+        "threads_per_sm", p.max_threads_per_multiprocessor,
+        "max_blocks_per_sm", p.max_blocks_per_multiprocessor,
+        "registers_per_sm", p.registers_per_multiprocessor,
+        "shared_memory_per_sm", p.shared_memory_per_multiprocessor,
+        "reserved_shared_per_block", k.reserved_shared_per_block, "warp_size", p.warp_size,
         "compute_capability", p.major, p.minor);
 }

@@ -9,6 +9,7 @@
  * single pool allocation that holds the output, the converted input (when
  * the dtype pair needs one) and the variant's scratch. */
 typedef struct {
+    const gp_runtime *rt;
     const gp_variant *v;
     gp_reduce_args a;
     void *base;
@@ -26,7 +27,7 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
     cudaError_t err;
     const char *where = "reduce: allocating scratch";
 
-    if (gp_check_variant("reduce", index, n, GP_ON_DEVICE) < 0 ||
+    if (gp_check_variant(module, "reduce", index, n, GP_ON_DEVICE) < 0 ||
         gp_check_codes(in_t, acc_t, op, GP_NOPS) < 0 || (res = gp_thread_resources(module)) == NULL)
         return -1;
     if (in_ptr % gp_sizes[in_t] != 0) {
@@ -36,7 +37,8 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
     }
     memset(c, 0, sizeof(*c));
     c->res = res;
-    c->v = &gp_reduce_variants[index];
+    c->rt = RT;
+    c->v = &RT->reduce[index];
     c->a.in = (const void *)in_ptr;
     c->a.n = n;
     c->a.in_t = (gp_dtype)in_t;
@@ -44,7 +46,7 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
     c->a.op = (gp_op)op;
     c->a.stream = s;
     c->a.counter = res->counter;
-    if (!gp_combo_supported(c->a.op, c->a.in_t, c->a.acc_t)) {
+    if (!RT->combo_supported(c->a.op, c->a.in_t, c->a.acc_t)) {
         cast_bytes = gp_align256((size_t)n * gp_sizes[acc_t]); /* converted first, below */
         c->a.in_t = c->a.acc_t;
     }
@@ -55,7 +57,7 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
         total = out_bytes + cast_bytes + c->a.scratch_bytes + 1;
         if (total <= GP_SMALL_SCRATCH_BYTES)
             c->a.out = res->scratch; /* no pool allocation: c->base stays NULL */
-        else if ((err = cudaMallocAsync(&c->base, total, s)) == cudaSuccess)
+        else if ((err = RT->malloc_async(&c->base, total, s)) == cudaSuccess)
             c->a.out = c->base;
     }
     if (err == cudaSuccess) {
@@ -63,15 +65,15 @@ static int reduce_setup(PyObject *module, gp_reduce_call *c, int index, uintptr_
         if (cast_bytes) {
             void *converted = (char *)c->a.out + out_bytes;
             where = "reduce: converting the input";
-            err = gp_cast((const void *)in_ptr, (gp_dtype)in_t, converted, c->a.acc_t, n, s);
+            err = RT->cast((const void *)in_ptr, (gp_dtype)in_t, converted, c->a.acc_t, n, s);
             c->a.in = converted;
         }
     }
     if (err != cudaSuccess) {
         if (c->base != NULL)
-            (void)cudaFreeAsync(c->base, s);
+            (void)RT->free_async(c->base, s);
         c->base = NULL;
-        (void)cudaGetLastError();
+        (void)RT->get_last_error();
         gp_raise_cuda(module, err, where);
         return -1;
     }
@@ -96,13 +98,13 @@ PyObject *gp_reduce(PyObject *module, PyObject *args)
         return NULL;
     c.a.out = c.res->result;
     err = ((gp_reduce_fn)c.v->launch)(&c.a);
-    err2 = c.base != NULL ? cudaFreeAsync(c.base, c.a.stream) : cudaSuccess;
+    err2 = c.base != NULL ? RT->free_async(c.base, c.a.stream) : cudaSuccess;
     if (err == cudaSuccess)
         err = err2;
     if (err == cudaSuccess)
-        err = gp_sync(c.a.stream);
+        err = gp_sync(RT, c.a.stream);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
+        (void)RT->get_last_error();
         PyOS_snprintf(where, sizeof(where), "reduce[%s]", c.v->name);
         return gp_raise_cuda(module, err, where);
     }
@@ -122,7 +124,7 @@ PyObject *gp_reduce_host(PyObject *module, PyObject *args)
     (void)module;
 
     if (!PyArg_ParseTuple(args, "iOLiii:reduce_host", &index, &obj, &n, &in_t, &acc_t, &op) ||
-        gp_check_variant("reduce", index, n, GP_ON_HOST) < 0 || gp_check_codes(in_t, acc_t, op, GP_NOPS) < 0)
+        gp_check_variant(module, "reduce", index, n, GP_ON_HOST) < 0 || gp_check_codes(in_t, acc_t, op, GP_NOPS) < 0)
         return NULL;
     if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
@@ -138,7 +140,7 @@ PyObject *gp_reduce_host(PyObject *module, PyObject *args)
     a.in_t = (gp_dtype)in_t;
     a.acc_t = (gp_dtype)acc_t;
     a.op = (gp_op)op;
-    err = ((gp_reduce_fn)gp_reduce_variants[index].launch)(&a);
+    err = ((gp_reduce_fn)RT->reduce[index].launch)(&a);
     if (err == cudaSuccess) {
         a.scratch = malloc(a.scratch_bytes ? a.scratch_bytes : 1);
         if (a.scratch == NULL) {
@@ -146,14 +148,14 @@ PyObject *gp_reduce_host(PyObject *module, PyObject *args)
             return PyErr_NoMemory();
         }
         Py_BEGIN_ALLOW_THREADS
-        err = ((gp_reduce_fn)gp_reduce_variants[index].launch)(&a);
+        err = ((gp_reduce_fn)RT->reduce[index].launch)(&a);
         Py_END_ALLOW_THREADS
         free(a.scratch);
     }
     PyBuffer_Release(&view);
     if (err != cudaSuccess) {
         PyErr_Format(PyExc_ValueError, "variant %s refused its arguments (%s)",
-                     gp_reduce_variants[index].name, cudaGetErrorName(err));
+                     RT->reduce[index].name, RT->error_name(err));
         return NULL;
     }
     return gp_scalar_to_python(result, acc_t);
@@ -165,7 +167,7 @@ static cudaError_t reduce_timed(void *ctx, int phase)
 {
     gp_reduce_call *c = (gp_reduce_call *)ctx;
     if (phase == GP_PREPARE)
-        return cudaMemsetAsync(c->a.out, 0xff, gp_sizes[c->a.acc_t], c->a.stream);
+        return c->rt->memset_async(c->a.out, 0xff, gp_sizes[c->a.acc_t], c->a.stream);
     return ((gp_reduce_fn)c->v->launch)(&c->a);
 }
 
@@ -186,11 +188,11 @@ PyObject *gp_time_reduce(PyObject *module, PyObject *args)
         reduce_setup(module, &c, index, (uintptr_t)in_ptr, n, in_t, acc_t, op) < 0)
         return NULL;
     times = gp_time_runs(module, reduce_timed, &c, warmup, repeat, flush_bytes, c.v->name);
-    err = cudaMemcpyAsync(result, c.a.out, gp_sizes[acc_t], cudaMemcpyDeviceToHost, c.a.stream);
+    err = RT->memcpy_async(result, c.a.out, gp_sizes[acc_t], cudaMemcpyDeviceToHost, c.a.stream);
     if (c.base != NULL)
-        (void)cudaFreeAsync(c.base, c.a.stream);
+        (void)RT->free_async(c.base, c.a.stream);
     if (err == cudaSuccess)
-        err = gp_sync(c.a.stream);
+        err = gp_sync(RT, c.a.stream);
     if (times == NULL)
         return NULL;
     if (err != cudaSuccess) {

@@ -6,28 +6,24 @@
 
 const size_t gp_sizes[GP_NDTYPES] = {4, 8, 4, 8};
 
-typedef struct {
-    const char *name;
-    const gp_variant *rows;
-    const int *count;
-} gp_family;
-
 /* The one list of families. */
-static const gp_family gp_families[] = {
-    {"reduce", gp_reduce_variants, &gp_reduce_nvariants},
-    {"scan", gp_scan_variants, &gp_scan_nvariants},
-    {"transpose", gp_transpose_variants, &gp_transpose_nvariants},
-};
+static const char *const gp_families[] = {"reduce", "scan", "transpose"};
 #define GP_NFAMILIES ((int)(sizeof(gp_families) / sizeof(gp_families[0])))
 
-const gp_variant *gp_family_rows(const char *family, int *count)
+/* A family's rows in the registry of backend `rt`. */
+const gp_variant *gp_family_rows(const gp_runtime *rt, const char *family, int *count)
 {
-    int i;
-    for (i = 0; i < GP_NFAMILIES; i++) {
-        if (strcmp(gp_families[i].name, family) == 0) {
-            *count = *gp_families[i].count;
-            return gp_families[i].rows;
-        }
+    if (strcmp(family, "reduce") == 0) {
+        *count = *rt->nreduce;
+        return rt->reduce;
+    }
+    if (strcmp(family, "scan") == 0) {
+        *count = *rt->nscan;
+        return rt->scan;
+    }
+    if (strcmp(family, "transpose") == 0) {
+        *count = *rt->ntranspose;
+        return rt->transpose;
     }
     *count = 0;
     return NULL;
@@ -41,7 +37,7 @@ PyObject *gp_families_py(PyObject *module, PyObject *noargs)
     (void)module;
     (void)noargs;
     for (i = 0; t != NULL && i < GP_NFAMILIES; i++) {
-        PyObject *name = PyUnicode_FromString(gp_families[i].name);
+        PyObject *name = PyUnicode_FromString(gp_families[i]);
         if (name == NULL || PyTuple_SetItem(t, i, name) < 0) {
             Py_CLEAR(t);
         }
@@ -50,7 +46,10 @@ PyObject *gp_families_py(PyObject *module, PyObject *noargs)
 }
 
 /* variants(family) -> [(name, title, source, description, max_n or None,
- *                       dtypes or None, block_size, where), ...] in journey order */
+ *                       dtypes or None, block_size, where, backends), ...] in
+ * journey order; backends: the backends that run the variant, from the
+ * emulator's registry (which every build has): the rows the emulator cannot
+ * run (NVIDIA library code) say ("cuda",). */
 PyObject *gp_variants(PyObject *module, PyObject *args)
 {
     const char *family;
@@ -61,7 +60,7 @@ PyObject *gp_variants(PyObject *module, PyObject *args)
 
     if (!PyArg_ParseTuple(args, "s:variants", &family))
         return NULL;
-    if ((rows = gp_family_rows(family, &count)) == NULL) {
+    if ((rows = gp_family_rows(&gp_runtime_emu, family, &count)) == NULL) {
         PyErr_Format(PyExc_ValueError, "unknown family %R", PyTuple_GetItem(args, 0));
         return NULL;
     }
@@ -70,10 +69,13 @@ PyObject *gp_variants(PyObject *module, PyObject *args)
         const gp_variant *v = &rows[i];
         PyObject *max_n = v->max_n < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(v->max_n);
         PyObject *row = max_n == NULL ? NULL
-                                      : Py_BuildValue("(ssssNzis)", v->name, v->title, v->source,
+                                      : Py_BuildValue("(ssssNzisN)", v->name, v->title, v->source,
                                                       v->description, max_n, v->dtypes,
                                                       v->block_size,
-                                                      v->where == GP_ON_HOST ? "host" : "device");
+                                                      v->where == GP_ON_HOST ? "host" : "device",
+                                                      v->launch != NULL
+                                                          ? Py_BuildValue("(ss)", "cuda", "emulator")
+                                                          : Py_BuildValue("(s)", "cuda"));
         if (row == NULL || PyList_Append(list, row) < 0) {
             Py_XDECREF(row);
             Py_CLEAR(list);
@@ -84,12 +86,13 @@ PyObject *gp_variants(PyObject *module, PyObject *args)
     return list;
 }
 
-/* The row `index` of `family` exists, runs `where`, and accepts n elements;
- * else ValueError and -1. */
-int gp_check_variant(const char *family, int index, long long n, gp_where where)
+/* The row `index` of `family` exists, runs `where` on the active backend,
+ * and accepts n elements; else ValueError (CudaError for a variant the
+ * backend cannot run) and -1. */
+int gp_check_variant(PyObject *module, const char *family, int index, long long n, gp_where where)
 {
     int count;
-    const gp_variant *rows = gp_family_rows(family, &count);
+    const gp_variant *rows = gp_family_rows(RT, family, &count);
     if (rows == NULL || index < 0 || index >= count) {
         PyErr_Format(PyExc_ValueError, "%s variant index %d out of range", family, index);
         return -1;
@@ -97,6 +100,10 @@ int gp_check_variant(const char *family, int index, long long n, gp_where where)
     if (rows[index].where != where) {
         PyErr_Format(PyExc_ValueError, "%s variant %s does not run on the %s", family,
                      rows[index].name, where == GP_ON_HOST ? "host" : "device");
+        return -1;
+    }
+    if (rows[index].launch == NULL) {
+        gp_raise_not_on_backend(module, family, &rows[index]);
         return -1;
     }
     if (n < 0) {

@@ -8,14 +8,15 @@
 /* One scan being prepared or run: its arguments, its variant, and the pool
  * allocation (if any) holding the converted input and the scratch. */
 typedef struct {
+    const gp_runtime *rt;
     const gp_variant *v;
     gp_scan_args a;
     void *base;
 } gp_scan_call;
 
-static int parse_common(int index, long long n, int in_t, int acc_t, int op, gp_where where)
+static int parse_common(PyObject *module, int index, long long n, int in_t, int acc_t, int op, gp_where where)
 {
-    if (gp_check_variant("scan", index, n, where) < 0 || gp_check_codes(in_t, acc_t, op, GP_NOPS) < 0)
+    if (gp_check_variant(module, "scan", index, n, where) < 0 || gp_check_codes(in_t, acc_t, op, GP_NOPS) < 0)
         return -1;
     return 0;
 }
@@ -31,7 +32,7 @@ static int scan_setup(PyObject *module, gp_scan_call *c, int index, uintptr_t in
     cudaError_t err;
     const char *where = "scan: allocating scratch";
 
-    if (parse_common(index, n, in_t, acc_t, op, GP_ON_DEVICE) < 0 ||
+    if (parse_common(module, index, n, in_t, acc_t, op, GP_ON_DEVICE) < 0 ||
         (res = gp_thread_resources(module)) == NULL)
         return -1;
     if (in_ptr % gp_sizes[in_t] != 0 || out_ptr % gp_sizes[acc_t] != 0) {
@@ -39,7 +40,8 @@ static int scan_setup(PyObject *module, gp_scan_call *c, int index, uintptr_t in
         return -1;
     }
     memset(c, 0, sizeof(*c));
-    c->v = &gp_scan_variants[index];
+    c->rt = RT;
+    c->v = &RT->scan[index];
     c->a.in = (const void *)in_ptr;
     c->a.out = (void *)out_ptr;
     c->a.n = n;
@@ -48,7 +50,7 @@ static int scan_setup(PyObject *module, gp_scan_call *c, int index, uintptr_t in
     c->a.op = (gp_op)op;
     c->a.inclusive = inclusive;
     c->a.stream = s;
-    if (!gp_combo_supported(c->a.op, c->a.in_t, c->a.acc_t)) {
+    if (!RT->combo_supported(c->a.op, c->a.in_t, c->a.acc_t)) {
         cast_bytes = gp_align256((size_t)n * gp_sizes[acc_t]);
         c->a.in_t = c->a.acc_t;
     }
@@ -57,21 +59,21 @@ static int scan_setup(PyObject *module, gp_scan_call *c, int index, uintptr_t in
         total = cast_bytes + c->a.scratch_bytes + 1;
         if (total <= GP_SMALL_SCRATCH_BYTES)
             c->a.scratch = res->scratch;
-        else if ((err = cudaMallocAsync(&c->base, total, s)) == cudaSuccess)
+        else if ((err = RT->malloc_async(&c->base, total, s)) == cudaSuccess)
             c->a.scratch = c->base;
     }
     if (err == cudaSuccess && cast_bytes) {
         void *converted = c->a.scratch;
         c->a.scratch = (char *)converted + cast_bytes;
         where = "scan: converting the input";
-        err = gp_cast((const void *)in_ptr, (gp_dtype)in_t, converted, c->a.acc_t, n, s);
+        err = RT->cast((const void *)in_ptr, (gp_dtype)in_t, converted, c->a.acc_t, n, s);
         c->a.in = converted;
     }
     if (err != cudaSuccess) {
         if (c->base != NULL)
-            (void)cudaFreeAsync(c->base, s);
+            (void)RT->free_async(c->base, s);
         c->base = NULL;
-        (void)cudaGetLastError();
+        (void)RT->get_last_error();
         gp_raise_cuda(module, err, where);
         return -1;
     }
@@ -95,13 +97,13 @@ PyObject *gp_scan(PyObject *module, PyObject *args)
                    inclusive) < 0)
         return NULL;
     err = ((gp_scan_fn)c.v->launch)(&c.a);
-    err2 = c.base != NULL ? cudaFreeAsync(c.base, c.a.stream) : cudaSuccess;
+    err2 = c.base != NULL ? RT->free_async(c.base, c.a.stream) : cudaSuccess;
     if (err == cudaSuccess)
         err = err2;
     if (err == cudaSuccess)
-        err = gp_sync(c.a.stream);
+        err = gp_sync(RT, c.a.stream);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
+        (void)RT->get_last_error();
         PyOS_snprintf(where, sizeof(where), "scan[%s]", c.v->name);
         return gp_raise_cuda(module, err, where);
     }
@@ -122,7 +124,7 @@ PyObject *gp_scan_host(PyObject *module, PyObject *args)
 
     if (!PyArg_ParseTuple(args, "iOOLiiip:scan_host", &index, &in_obj, &out_obj, &n, &in_t, &acc_t,
                           &op, &inclusive) ||
-        parse_common(index, n, in_t, acc_t, op, GP_ON_HOST) < 0)
+        parse_common(module, index, n, in_t, acc_t, op, GP_ON_HOST) < 0)
         return NULL;
     if (PyObject_GetBuffer(in_obj, &in, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
@@ -146,7 +148,7 @@ PyObject *gp_scan_host(PyObject *module, PyObject *args)
     a.inclusive = inclusive;
     a.scratch = &dummy; /* the host scan needs none */
     Py_BEGIN_ALLOW_THREADS
-    err = ((gp_scan_fn)gp_scan_variants[index].launch)(&a);
+    err = ((gp_scan_fn)RT->scan[index].launch)(&a);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&in);
     PyBuffer_Release(&out);
@@ -161,7 +163,7 @@ static cudaError_t scan_timed(void *ctx, int phase)
 {
     gp_scan_call *c = (gp_scan_call *)ctx;
     if (phase == GP_PREPARE) /* poison the output */
-        return cudaMemsetAsync(c->a.out, 0xff, (size_t)c->a.n * gp_sizes[c->a.acc_t], c->a.stream);
+        return c->rt->memset_async(c->a.out, 0xff, (size_t)c->a.n * gp_sizes[c->a.acc_t], c->a.stream);
     return ((gp_scan_fn)c->v->launch)(&c->a);
 }
 
@@ -182,6 +184,6 @@ PyObject *gp_time_scan(PyObject *module, PyObject *args)
         return NULL;
     times = gp_time_runs(module, scan_timed, &c, warmup, repeat, flush_bytes, c.v->name);
     if (c.base != NULL)
-        (void)cudaFreeAsync(c.base, c.a.stream);
+        (void)RT->free_async(c.base, c.a.stream);
     return times;
 }

@@ -21,13 +21,15 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
         PyErr_SetString(PyExc_ValueError, "repeat must be >= 1 and warmup >= 0");
         return NULL;
     }
+    if (gp_require_gpu(module, where) < 0) /* never an emulation's CPU time as a GPU time */
+        return NULL;
     ev = (cudaEvent_t *)calloc(2 * (size_t)repeat, sizeof(cudaEvent_t));
     if (ev == NULL)
         return PyErr_NoMemory();
     if (flush_bytes)
-        err = cudaMallocAsync(&flush, (size_t)flush_bytes, s);
+        err = RT->malloc_async(&flush, (size_t)flush_bytes, s);
     for (; err == cudaSuccess && made < 2 * repeat; made++)
-        err = cudaEventCreate(&ev[made]);
+        err = RT->event_create(&ev[made]);
     for (i = 0; err == cudaSuccess && i < warmup; i++) {
         err = fn(ctx, GP_PREPARE);
         if (err == cudaSuccess)
@@ -35,33 +37,33 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
     }
     for (i = 0; err == cudaSuccess && i < repeat; i++) {
         if (flush != NULL)
-            err = cudaMemsetAsync(flush, (i * 37 + 1) & 0xff, (size_t)flush_bytes, s);
+            err = RT->memset_async(flush, (i * 37 + 1) & 0xff, (size_t)flush_bytes, s);
         if (err == cudaSuccess)
             err = fn(ctx, GP_PREPARE);
         if (err == cudaSuccess)
-            err = cudaEventRecord(ev[2 * i], s);
+            err = RT->event_record(ev[2 * i], s);
         if (err == cudaSuccess)
             err = fn(ctx, GP_RUN);
         if (err == cudaSuccess)
-            err = cudaEventRecord(ev[2 * i + 1], s);
+            err = RT->event_record(ev[2 * i + 1], s);
     }
     if (err == cudaSuccess)
-        err = gp_sync(s);
+        err = gp_sync(RT, s);
     if (err == cudaSuccess)
         list = PyList_New(repeat);
     for (i = 0; list != NULL && err == cudaSuccess && i < repeat; i++) {
         float ms = 0.0f;
-        err = cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
+        err = RT->event_elapsed_ms(&ms, ev[2 * i], ev[2 * i + 1]);
         PyList_SetItem(list, i, PyFloat_FromDouble((double)ms));
     }
     for (i = 0; i < made; i++)
-        (void)cudaEventDestroy(ev[i]);
+        (void)RT->event_destroy(ev[i]);
     free(ev);
     if (flush != NULL)
-        (void)cudaFreeAsync(flush, s);
+        (void)RT->free_async(flush, s);
     if (err != cudaSuccess) {
         Py_XDECREF(list);
-        (void)cudaGetLastError();
+        (void)RT->get_last_error();
         return gp_raise_cuda(module, err, where);
     }
     return list;
@@ -70,6 +72,7 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
 typedef struct {
     void *dst, *src;
     size_t nbytes;
+    const gp_runtime *rt;
 } gp_copy_ctx;
 
 static cudaError_t copy_timed(void *ctx, int phase)
@@ -77,7 +80,7 @@ static cudaError_t copy_timed(void *ctx, int phase)
     gp_copy_ctx *c = (gp_copy_ctx *)ctx;
     if (phase == GP_PREPARE)
         return cudaSuccess; /* the copy overwrites all of dst */
-    return cudaMemcpyAsync(c->dst, c->src, c->nbytes, cudaMemcpyDeviceToDevice,
+    return c->rt->memcpy_async(c->dst, c->src, c->nbytes, cudaMemcpyDeviceToDevice,
                            cudaStreamPerThread);
 }
 
@@ -87,28 +90,29 @@ PyObject *gp_time_copy(PyObject *module, PyObject *args)
 {
     unsigned long long nbytes, flush_bytes;
     int warmup, repeat;
-    gp_copy_ctx c = {NULL, NULL, 0};
+    gp_copy_ctx c = {NULL, NULL, 0, NULL};
     cudaStream_t s = cudaStreamPerThread;
     cudaError_t err;
     PyObject *times;
 
     if (!PyArg_ParseTuple(args, "KiiK:time_copy", &nbytes, &warmup, &repeat, &flush_bytes) ||
-        gp_ensure_device(module) < 0)
+        gp_require_gpu(module, "copy") < 0)
         return NULL;
     c.nbytes = (size_t)nbytes;
-    err = cudaMallocAsync(&c.src, c.nbytes + 1, s);
+    c.rt = RT;
+    err = RT->malloc_async(&c.src, c.nbytes + 1, s);
     if (err == cudaSuccess)
-        err = cudaMallocAsync(&c.dst, c.nbytes + 1, s);
+        err = RT->malloc_async(&c.dst, c.nbytes + 1, s);
     if (err == cudaSuccess)
-        err = cudaMemsetAsync(c.src, 0x5a, c.nbytes, s); /* not zeros */
+        err = RT->memset_async(c.src, 0x5a, c.nbytes, s); /* not zeros */
     if (err != cudaSuccess) {
         if (c.src != NULL)
-            (void)cudaFreeAsync(c.src, s);
-        (void)cudaGetLastError();
+            (void)RT->free_async(c.src, s);
+        (void)RT->get_last_error();
         return gp_raise_cuda(module, err, "time_copy: allocating");
     }
     times = gp_time_runs(module, copy_timed, &c, warmup, repeat, flush_bytes, "copy");
-    (void)cudaFreeAsync(c.src, s);
-    (void)cudaFreeAsync(c.dst, s);
+    (void)RT->free_async(c.src, s);
+    (void)RT->free_async(c.dst, s);
     return times;
 }

@@ -16,10 +16,14 @@ static int check_elem(int elem_size)
 static PyObject *raise_launch(PyObject *module, cudaError_t err, const gp_variant *v)
 {
     char where[320];
-    const char *why = strcmp(v->name, "cublas") == 0 ? gp_cublas_error() : NULL;
+    const char *why = NULL;
+#ifdef GP_HAVE_CUDA
+    if (RT == &gp_runtime_cuda && strcmp(v->name, "cublas") == 0)
+        why = gp_cublas_error();
+#endif
     PyOS_snprintf(where, sizeof(where), "transpose[%s]%s%s", v->name, why ? ": " : "",
                   why ? why : "");
-    (void)cudaGetLastError();
+    (void)RT->get_last_error();
     return gp_raise_cuda(module, err, where);
 }
 
@@ -36,10 +40,10 @@ PyObject *gp_transpose(PyObject *module, PyObject *args)
 
     if (!PyArg_ParseTuple(args, "iKKLLi:transpose", &index, &in_ptr, &out_ptr, &rows, &cols, &elem) ||
         check_elem(elem) < 0 || rows < 0 || cols < 0 ||
-        gp_check_variant("transpose", index, rows * cols, GP_ON_DEVICE) < 0 ||
+        gp_check_variant(module, "transpose", index, rows * cols, GP_ON_DEVICE) < 0 ||
         gp_ensure_device(module) < 0)
         return NULL;
-    v = &gp_transpose_variants[index];
+    v = &RT->transpose[index];
     memset(&a, 0, sizeof(a));
     a.in = (const void *)(uintptr_t)in_ptr;
     a.out = (void *)(uintptr_t)out_ptr;
@@ -49,7 +53,7 @@ PyObject *gp_transpose(PyObject *module, PyObject *args)
     a.stream = cudaStreamPerThread;
     err = ((gp_transpose_fn)v->launch)(&a);
     if (err == cudaSuccess)
-        err = gp_sync(a.stream);
+        err = gp_sync(RT, a.stream);
     if (err != cudaSuccess)
         return raise_launch(module, err, v);
     Py_RETURN_NONE;
@@ -69,7 +73,7 @@ PyObject *gp_transpose_host(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "iOOLLi:transpose_host", &index, &in_obj, &out_obj, &rows, &cols,
                           &elem) ||
         check_elem(elem) < 0 || rows < 0 || cols < 0 ||
-        gp_check_variant("transpose", index, rows * cols, GP_ON_HOST) < 0)
+        gp_check_variant(module, "transpose", index, rows * cols, GP_ON_HOST) < 0)
         return NULL;
     if (PyObject_GetBuffer(in_obj, &in, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
@@ -90,7 +94,7 @@ PyObject *gp_transpose_host(PyObject *module, PyObject *args)
     a.cols = cols;
     a.elem_size = elem;
     Py_BEGIN_ALLOW_THREADS
-    err = ((gp_transpose_fn)gp_transpose_variants[index].launch)(&a);
+    err = ((gp_transpose_fn)RT->transpose[index].launch)(&a);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&in);
     PyBuffer_Release(&out);
@@ -102,6 +106,7 @@ PyObject *gp_transpose_host(PyObject *module, PyObject *args)
 }
 
 typedef struct {
+    const gp_runtime *rt;
     const gp_variant *v;
     gp_transpose_args a;
 } gp_transpose_call;
@@ -110,7 +115,7 @@ static cudaError_t transpose_timed(void *ctx, int phase)
 {
     gp_transpose_call *c = (gp_transpose_call *)ctx;
     if (phase == GP_PREPARE) /* poison: every output byte 0xff before each run */
-        return cudaMemsetAsync(c->a.out, 0xff, (size_t)(c->a.rows * c->a.cols * c->a.elem_size),
+        return c->rt->memset_async(c->a.out, 0xff, (size_t)(c->a.rows * c->a.cols * c->a.elem_size),
                                c->a.stream);
     return ((gp_transpose_fn)c->v->launch)(&c->a);
 }
@@ -128,11 +133,12 @@ PyObject *gp_time_transpose(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "iKKLLiiiK:time_transpose", &index, &in_ptr, &out_ptr, &rows,
                           &cols, &elem, &warmup, &repeat, &flush_bytes) ||
         check_elem(elem) < 0 || rows < 0 || cols < 0 ||
-        gp_check_variant("transpose", index, rows * cols, GP_ON_DEVICE) < 0 ||
+        gp_check_variant(module, "transpose", index, rows * cols, GP_ON_DEVICE) < 0 ||
         gp_ensure_device(module) < 0)
         return NULL;
     memset(&c, 0, sizeof(c));
-    c.v = &gp_transpose_variants[index];
+    c.rt = RT;
+    c.v = &RT->transpose[index];
     c.a.in = (const void *)(uintptr_t)in_ptr;
     c.a.out = (void *)(uintptr_t)out_ptr;
     c.a.rows = rows;

@@ -3,6 +3,8 @@
 // instance for (see GP_COMBOS): the input is converted into scratch first.
 #include "common.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -29,7 +31,7 @@ cudaError_t cast_from(const From *in, void *out, gp_dtype to, int64_t n, cudaStr
 }
 }  // namespace
 
-extern "C" cudaError_t gp_cast(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
+extern "C" cudaError_t GP_SYM(gp_cast)(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
                                cudaStream_t s) {
     if (n <= 0) return cudaSuccess;
     switch (from) {
@@ -41,7 +43,7 @@ extern "C" cudaError_t gp_cast(const void *in, gp_dtype from, void *out, gp_dtyp
     }
 }
 
-extern "C" int gp_combo_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t) {
+extern "C" int GP_SYM(gp_combo_supported)(gp_op op, gp_dtype in_t, gp_dtype acc_t) {
     switch (gp::combo_key(op, in_t, acc_t)) {
 #define GP_CASE(OP, IN, ACC) case gp::combo_key(OP, IN, ACC):
         GP_COMBOS(GP_CASE)
@@ -51,3 +53,5 @@ extern "C" int gp_combo_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t) {
         return 0;
     }
 }
+
+GP_NAMESPACE_END

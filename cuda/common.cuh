@@ -6,9 +6,24 @@
 #include <cstdint>
 #include <cfloat>
 #include <climits>
-#include <cuda_runtime.h>
+#include <cstring>
+#include <cuda_runtime.h>  // emu/include/cuda_runtime.h in the emulator build
 
 #include "gpuprims.h"
+
+// Every .cu file is compiled twice: by nvcc for the GPU, and with
+// GP_EMULATOR defined by the host compiler for the emulator backend (emu/).
+// Both sets of objects live in one module, so what has external linkage
+// sits in gp:: for the GPU and in gp::emu:: (an inline namespace: the
+// source still says gp::) for the emulator; the registry tables and the C
+// entry points get the suffix _emu (GP_SYM).
+#ifdef GP_EMULATOR
+#define GP_NAMESPACE_BEGIN namespace gp { inline namespace emu {
+#define GP_NAMESPACE_END } }
+#else
+#define GP_NAMESPACE_BEGIN namespace gp {
+#define GP_NAMESPACE_END }
+#endif
 
 // Return the first CUDA error from a host launcher instead of exiting: the
 // Python glue turns it into gpuprims.CudaError.
@@ -20,18 +35,23 @@
 
 // The one way kernels are launched in gpuprims (no bare <<< >>> elsewhere):
 // it launches and returns from the enclosing launcher on a launch error.
+// The emulator runs the launch on the CPU before it returns.
+#ifdef GP_EMULATOR
+#define GP_LAUNCH(kernel, grid, block, smem, stream, ...)                   \
+    GP_TRY(::gp_emu_rt::launch_kernel(#kernel, kernel, (grid), (block), (smem), (stream), __VA_ARGS__))
+#else
 #define GP_LAUNCH(kernel, grid, block, smem, stream, ...)                   \
     do {                                                                    \
         kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__);         \
         GP_TRY(cudaGetLastError());                                         \
     } while (0)
+#endif
 
 // The main kernel of a variant, for gpuprims.occupancy (gp_variant.kernel):
 //   GP_KERNEL_OF(gp_reduce_unroll2_kernel, reduce_unroll<2, float, Sum<float>>)
+// A C++ function in the backend's namespace (the emulator build has its own).
 #define GP_KERNEL_OF(name, ...)                                             \
-    extern "C" const void *name(void) {                                     \
-        return reinterpret_cast<const void *>(&__VA_ARGS__);                \
-    }
+    const void *name(void) { return reinterpret_cast<const void *>(&__VA_ARGS__); }
 
 // The (op, input type, accumulator type) combinations instantiated for every
 // reduction and scan variant: numpy's defaults (sum and cumsum of int32
@@ -53,7 +73,7 @@
     X(GP_MAX, GP_FLOAT32, GP_FLOAT32)                                       \
     X(GP_MAX, GP_FLOAT64, GP_FLOAT64)
 
-namespace gp {
+GP_NAMESPACE_BEGIN
 
 template <class T>
 __host__ __device__ constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
@@ -116,6 +136,19 @@ constexpr int combo_key(int op, int in, int acc) { return (op * GP_NDTYPES + in)
 constexpr unsigned FULL_MASK = 0xffffffffu;
 constexpr int WARP = 32;
 
+// What a thread does between two polls of a value another thread will
+// store: on the GPU sleep NS nanoseconds (0: poll again at once); on the
+// emulator let the other threads of the block run (blocks run one after
+// another, so the thread that stores is in the same block or done).
+template <int NS>
+__device__ inline void spin_pause() {
+#ifdef GP_EMULATOR
+    __nanosleep(NS);
+#else
+    if (NS > 0) __nanosleep(NS);
+#endif
+}
+
 // Butterfly-free tree: after it, lane 0 holds the reduction of the warp.
 template <class T, class Op>
 __device__ inline T warp_reduce(T v, Op op) {
@@ -148,4 +181,32 @@ template <> struct CType<GP_INT64> { using type = long long; };
 template <> struct CType<GP_FLOAT32> { using type = float; };
 template <> struct CType<GP_FLOAT64> { using type = double; };
 
-}  // namespace gp
+// ------------------------------------------------- memory the emulator needs
+// The block's dynamic shared memory (the launch's `smem` bytes), 16-byte
+// aligned.
+__device__ inline unsigned char *dynamic_shared_memory() {
+#ifdef GP_EMULATOR
+    return static_cast<unsigned char *>(::gp_emu_rt::dynamic_shared());
+#else
+    extern __shared__ __align__(16) unsigned char gp_shared_raw[];
+    return gp_shared_raw;
+#endif
+}
+
+// A 16-byte load through the non-coherent (read-only) path that does not
+// allocate in L1 and asks L2 to fetch the whole 256-byte sector group:
+// ld.global.nc.L1::no_allocate.L2::256B (PTX ISA 7.4+).  A plain load on the
+// emulator.
+__device__ inline uint4 load_nc_no_l1_prefetch_256b(const void *p) {
+    uint4 r;
+#ifdef GP_EMULATOR
+    memcpy(&r, p, sizeof(r));
+#else
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p));
+#endif
+    return r;
+}
+
+GP_NAMESPACE_END

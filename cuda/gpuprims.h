@@ -2,17 +2,28 @@
  * CPython glue (csrc/).  Plain C so that csrc/ stays C99.
  *
  * Every family exposes one registry table of gp_variant rows.  Python reads
- * its variant lists from these tables and nowhere else.
+ * its variant lists from these tables and nowhere else.  The kernels are
+ * built twice (for the GPU, and for the emulator backend on the CPU), so
+ * each table and C entry point exists twice: NAME for the GPU build and
+ * NAME_emu for the emulator build (GP_SYM names the one of the build).
  */
 #ifndef GPUPRIMS_H
 #define GPUPRIMS_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <cuda_runtime_api.h>
+#include <cuda_runtime_api.h> /* emu/include/cuda_runtime_api.h where CUDA is not used */
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#ifdef GP_EMULATOR
+#define GP_SYM(name) name##_emu
+#define GP_CUDA_ONLY(launcher) ((gp_any_fn)0) /* NVIDIA library code: not emulated */
+#else
+#define GP_SYM(name) name
+#define GP_CUDA_ONLY(launcher) ((gp_any_fn)launcher)
 #endif
 
 /* Element types.  The codes are part of the ABI with python/gpuprims. */
@@ -72,11 +83,12 @@ typedef struct gp_variant {
                                 accepted ones, comma-separated numpy names */
     int block_size;          /* threads per block, 0 where not applicable */
     gp_where where;
-    gp_any_fn launch; /* the family's launcher type */
+    gp_any_fn launch; /* the family's launcher type; NULL where this build
+                         cannot run it (the CUDA libraries on the emulator) */
     /* For gpuprims.occupancy: the variant's main kernel instantiated for
      * float32 (sum), as the address the CUDA occupancy API takes; NULL where
      * the work is not a kernel of ours (CUB, cuBLAS, the copy, host code).
-     * Rows may leave both trailing fields out (zero). */
+     * Rows without a kernel of ours give NULL, NULL. */
     const void *(*kernel)(void);
     /* Dynamic shared memory of that kernel for a block of `threads`
      * threads, in bytes; NULL: none. */
@@ -117,17 +129,14 @@ typedef struct gp_scan_args {
 
 typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);
 
-/* The scan registry, in journey order (cuda/scan/registry.cu). */
-extern const gp_variant gp_scan_variants[];
-extern const int gp_scan_nvariants;
-
-/* The reduction registry, in journey order (cuda/reduce/registry.cu). */
-extern const gp_variant gp_reduce_variants[];
-extern const int gp_reduce_nvariants;
-
-/* The transpose registry, in journey order (cuda/transpose/registry.cu). */
-extern const gp_variant gp_transpose_variants[];
-extern const int gp_transpose_nvariants;
+/* The registries, in journey order (cuda/<family>/registry.cu), of the GPU
+ * build and of the emulator build. */
+extern const gp_variant gp_scan_variants[], gp_scan_variants_emu[];
+extern const int gp_scan_nvariants, gp_scan_nvariants_emu;
+extern const gp_variant gp_reduce_variants[], gp_reduce_variants_emu[];
+extern const int gp_reduce_nvariants, gp_reduce_nvariants_emu;
+extern const gp_variant gp_transpose_variants[], gp_transpose_variants_emu[];
+extern const int gp_transpose_nvariants, gp_transpose_nvariants_emu;
 
 /* Why the cuBLAS baseline could not run, or NULL (cuda/transpose/09_cublas.cu). */
 const char *gp_cublas_error(void);
@@ -136,10 +145,13 @@ const char *gp_cublas_error(void);
  * instantiated for (GP_COMBOS in cuda/common.cuh).  Anything else is
  * converted by the caller first (gp_cast). */
 int gp_combo_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t);
+int gp_combo_supported_emu(gp_op op, gp_dtype in_t, gp_dtype acc_t);
 
 /* Convert n elements from one dtype to another on the device (cuda/cast.cu). */
 cudaError_t gp_cast(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
                     cudaStream_t stream);
+cudaError_t gp_cast_emu(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
+                        cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,54 @@
 """Shared test setup: the gpu and slow markers, random inputs, references."""
+import contextlib
+
 import numpy as np
 import pytest
 
 import gpuprims
 
 GPU_OK, GPU_WHY = gpuprims._core.cuda_status()
+
+# The emulator runs every kernel on the CPU; on CI (2 cores) the correctness
+# suite runs there up to these sizes, and beyond them on the cuda backend only.
+EMU_MAX_N = 2**18  # elements, reduce and scan
+EMU_MAX_TRANSPOSE = 2**20  # elements of a transpose
+
+
+@pytest.fixture(params=["cuda", "emulator"])
+def backend(request):
+    """Run the test on each backend: "cuda" (skipped without a GPU, with the
+    reason) and "emulator" (always).  The previous backend comes back after."""
+    if request.param == "cuda" and not GPU_OK:
+        pytest.skip(f"needs a CUDA GPU; none visible here ({GPU_WHY})")
+    before = gpuprims.backend()
+    gpuprims.set_backend(request.param)
+    yield request.param
+    gpuprims.set_backend(before)
+
+
+@contextlib.contextmanager
+def gpuless_cuda_backend():
+    """The cuda backend where no GPU is visible (as GPUPRIMS_BACKEND=cuda
+    sets it), so that GPU calls raise NoDeviceError; the previous backend
+    comes back after."""
+    before = gpuprims.backend()
+    gpuprims._core.set_backend_unchecked("cuda")
+    try:
+        yield
+    finally:
+        gpuprims.set_backend(before)
+
+
+def need(backend, variant=None, n=0, limit=EMU_MAX_N):
+    """Skip, saying why, what the emulator does not run: the NVIDIA library
+    baselines (cub, cublas) and sizes over the CI budget."""
+    if backend != "emulator":
+        return
+    if variant is not None and "emulator" not in variant.backends:
+        pytest.skip(f"{variant.name} is NVIDIA library code: cuda backend only")
+    if n > limit:
+        pytest.skip(f"emulator: {n} elements is over the {limit} the CI time budget allows "
+                    f"(runs on the cuda backend)")
 
 
 def pytest_addoption(parser):

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+import gpuprims
 from gpuprims.__main__ import size
 
 from conftest import GPU_OK
@@ -22,8 +23,24 @@ def test_bad_sizes(text):
 
 
 @pytest.mark.skipif(GPU_OK, reason="checks the no-GPU path; a GPU is visible here")
-def test_main_job_without_gpu_says_so_in_one_line():
+def test_main_job_without_gpu_runs_the_journey_emulated():
     r = subprocess.run([sys.executable, "-m", "gpuprims", "--n", "2**12"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("No CUDA GPU visible") and "numpy" in lines[0]
+    assert lines[0].startswith("No CUDA GPU visible") and "emulator" in lines[0] and "no GPU timings" in lines[0]
+    assert "(emulated)" in r.stdout and "GB/s" not in r.stdout and "roof" not in r.stdout
+    table = [line for line in lines if line.startswith("| ")][1:]
+    names = [v.name for v in gpuprims.variants("reduce") if v.where == "device"]
+    assert [row.split(" | ")[0][2:] for row in table] == names + ["numpy"]
+    for row in table:
+        if row.startswith("| cub "):
+            assert "needs the cuda backend" in row
+        elif not row.startswith("| numpy "):
+            assert "| yes |" in row, row
+
+
+def test_main_job_on_the_emulator_when_asked():
+    r = subprocess.run([sys.executable, "-m", "gpuprims", "--backend", "emulator", "--n", "1000",
+                        "--dtype", "int32", "--op", "max"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "emulated" in r.stdout and "| single_pass |" in r.stdout

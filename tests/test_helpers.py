@@ -280,6 +280,7 @@ def test_cli_json_and_progress_on_the_fake_gpu(fake_gpu, monkeypatch, tmp_path, 
     import gpuprims.__main__ as cli
     monkeypatch.setattr(cli, "_core", types.SimpleNamespace(
         cuda_status=lambda: (True, 1), device_info=fake_gpu.device_info))
+    monkeypatch.setattr(cli, "_backend", types.SimpleNamespace(current="cuda", set_backend=None))
     monkeypatch.setattr(cli, "copy_roof", lambda nbytes, repeat: {
         "median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "gbps": 2 * nbytes / 1e6})
     out = tmp_path / "r.json"
@@ -300,6 +301,7 @@ def test_cli_plot_file(fake_gpu, monkeypatch, tmp_path):
     import gpuprims.__main__ as cli
     monkeypatch.setattr(cli, "_core", types.SimpleNamespace(
         cuda_status=lambda: (True, 1), device_info=fake_gpu.device_info))
+    monkeypatch.setattr(cli, "_backend", types.SimpleNamespace(current="cuda", set_backend=None))
     monkeypatch.setattr(cli, "copy_roof", lambda nbytes, repeat: {
         "median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "gbps": 1.0})
     png = tmp_path / "p.png"

@@ -13,6 +13,8 @@
 // the end when n is not a multiple of the block (here: identity padding).
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -45,9 +47,10 @@ struct Neighbored {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_neighbored(gp_reduce_args *a) {
+cudaError_t gp_reduce_neighbored(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Neighbored>::type>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_neighbored_kernel, reduce_neighbored<float, Sum<float>>)
+GP_NAMESPACE_END

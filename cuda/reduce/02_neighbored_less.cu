@@ -10,6 +10,8 @@
 // barrier, identity padding); the seed's `if (idx > n)` was also off by one.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -43,9 +45,10 @@ struct NeighboredLess {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_neighbored_less(gp_reduce_args *a) {
+cudaError_t gp_reduce_neighbored_less(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<NeighboredLess>::type>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_neighbored_less_kernel, reduce_neighbored_less<float, Sum<float>>)
+GP_NAMESPACE_END

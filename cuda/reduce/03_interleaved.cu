@@ -8,6 +8,8 @@
 // Fixed from the seed: as in step 1.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -40,9 +42,10 @@ struct Interleaved {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_interleaved(gp_reduce_args *a) {
+cudaError_t gp_reduce_interleaved(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Interleaved>::type>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_interleaved_kernel, reduce_interleaved<float, Sum<float>>)
+GP_NAMESPACE_END

@@ -11,6 +11,8 @@
 // was out of range).
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -43,13 +45,13 @@ struct Unroll {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_unroll2(gp_reduce_args *a) {
+cudaError_t gp_reduce_unroll2(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Unroll<2>>::type>(a);
 }
-extern "C" cudaError_t gp_reduce_unroll4(gp_reduce_args *a) {
+cudaError_t gp_reduce_unroll4(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Unroll<4>>::type>(a);
 }
-extern "C" cudaError_t gp_reduce_unroll8(gp_reduce_args *a) {
+cudaError_t gp_reduce_unroll8(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Unroll<8>>::type>(a);
 }
 
@@ -57,3 +59,4 @@ extern "C" cudaError_t gp_reduce_unroll8(gp_reduce_args *a) {
 GP_KERNEL_OF(gp_reduce_unroll2_kernel, reduce_unroll<2, float, Sum<float>>)
 GP_KERNEL_OF(gp_reduce_unroll4_kernel, reduce_unroll<4, float, Sum<float>>)
 GP_KERNEL_OF(gp_reduce_unroll8_kernel, reduce_unroll<8, float, Sum<float>>)
+GP_NAMESPACE_END

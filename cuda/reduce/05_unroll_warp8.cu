@@ -9,6 +9,8 @@
 // later), plus the fixes of step 4.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -41,9 +43,10 @@ struct UnrollWarp8 {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_unroll_warp8(gp_reduce_args *a) {
+cudaError_t gp_reduce_unroll_warp8(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<UnrollWarp8>::type>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_unroll_warp8_kernel, reduce_unroll_warp8<float, Sum<float>>)
+GP_NAMESPACE_END

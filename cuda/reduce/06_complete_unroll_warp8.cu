@@ -8,6 +8,8 @@
 // Fixed from the seed: as in step 5.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -45,10 +47,11 @@ struct CompleteUnrollWarp8 {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_complete_unroll_warp8(gp_reduce_args *a) {
+cudaError_t gp_reduce_complete_unroll_warp8(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<CompleteUnrollWarp8>::type>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_complete_unroll_warp8_kernel,
              reduce_complete_unroll_warp8<float, Sum<float>>)
+GP_NAMESPACE_END

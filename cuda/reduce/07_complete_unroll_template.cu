@@ -9,6 +9,8 @@
 // Fixed from the seed: as in step 5.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -46,10 +48,11 @@ struct CompleteUnrollTemplate {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_complete_unroll_template(gp_reduce_args *a) {
+cudaError_t gp_reduce_complete_unroll_template(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<CompleteUnrollTemplate>::type>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_complete_unroll_template_kernel,
              reduce_complete_unroll<512, float, Sum<float>>)
+GP_NAMESPACE_END

@@ -8,6 +8,8 @@
 // traffic left is reading the input once.
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -33,10 +35,11 @@ struct WarpShuffle {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_warp_shuffle(gp_reduce_args *a) {
+cudaError_t gp_reduce_warp_shuffle(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<WarpShuffle>::type>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_warp_shuffle_kernel,
              reduce_warp_shuffle<WarpShuffle::BLOCK, float, Sum<float>>)
+GP_NAMESPACE_END

@@ -17,6 +17,8 @@
 
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -41,10 +43,7 @@ __device__ inline V load16(const V *p) {
     } else if constexpr (KIND == LOAD_STREAMING) {
         return __ldcs(p);
     } else {
-        int4 r;
-        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
-            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-            : "l"(p));
+        const uint4 r = load_nc_no_l1_prefetch_256b(p);
         V v;
         memcpy(&v, &r, sizeof(V));
         return v;
@@ -186,9 +185,10 @@ struct SinglePass {
 template <class In, class Op> using SinglePassTuned = SinglePass<In, Op, SinglePassTuning>;
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_single_pass(gp_reduce_args *a) {
+cudaError_t gp_reduce_single_pass(gp_reduce_args *a) {
     return reduce::dispatch<SinglePassTuned>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_single_pass_kernel, reduce_single_pass<float, Sum<float>, SinglePassTuning>)
+GP_NAMESPACE_END

@@ -6,6 +6,8 @@
 
 #include "reduce.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -30,4 +32,6 @@ struct CubReduce {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_reduce_cub(gp_reduce_args *a) { return reduce::dispatch<CubReduce>(a); }
+cudaError_t gp_reduce_cub(gp_reduce_args *a) { return reduce::dispatch<CubReduce>(a); }
+
+GP_NAMESPACE_END

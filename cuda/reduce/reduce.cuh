@@ -5,7 +5,7 @@
 
 #include "../common.cuh"
 
-namespace gp {
+GP_NAMESPACE_BEGIN
 namespace reduce {
 
 template <class Op>
@@ -144,4 +144,4 @@ struct MultipassOf {
 };
 
 }  // namespace reduce
-}  // namespace gp
+GP_NAMESPACE_END

@@ -6,6 +6,8 @@
 // and hopeless beyond small n: max_n keeps a call under a second.
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -33,7 +35,9 @@ struct Naive {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_naive(gp_scan_args *a) { return scan::dispatch<Naive>(a); }
+cudaError_t gp_scan_naive(gp_scan_args *a) { return scan::dispatch<Naive>(a); }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_scan_naive_kernel, scan_naive<float, Sum<float>>)
+
+GP_NAMESPACE_END

@@ -16,6 +16,8 @@
 // block kernel is used past one block (max_n).
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -88,13 +90,13 @@ struct HillisSteele {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_hillis_steele(gp_scan_args *a) {
+cudaError_t gp_scan_hillis_steele(gp_scan_args *a) {
     return scan::dispatch<scan::SingleTileOf<HillisSteele<false>>::type>(a);
 }
-extern "C" cudaError_t gp_scan_hillis_steele_double_buffer(gp_scan_args *a) {
+cudaError_t gp_scan_hillis_steele_double_buffer(gp_scan_args *a) {
     return scan::dispatch<scan::SingleTileOf<HillisSteele<true>>::type>(a);
 }
-extern "C" cudaError_t gp_scan_hillis_steele_multiblock(gp_scan_args *a) {
+cudaError_t gp_scan_hillis_steele_multiblock(gp_scan_args *a) {
     return scan::dispatch<scan::ScanThenFanOf<HillisSteele<true>>::type>(a);
 }
 
@@ -102,9 +104,10 @@ extern "C" cudaError_t gp_scan_hillis_steele_multiblock(gp_scan_args *a) {
 GP_KERNEL_OF(gp_scan_hillis_steele_kernel, hillis_steele<float, Sum<float>>)
 GP_KERNEL_OF(gp_scan_hillis_steele_double_buffer_kernel,
              hillis_steele_double_buffer<float, Sum<float>>)
-extern "C" size_t gp_scan_hillis_steele_smem(int threads) {
+size_t gp_scan_hillis_steele_smem(int threads) {
     return size_t(threads) * sizeof(float);
 }
-extern "C" size_t gp_scan_hillis_steele_double_buffer_smem(int threads) {
+size_t gp_scan_hillis_steele_double_buffer_smem(int threads) {
     return 2 * size_t(threads) * sizeof(float);
 }
+GP_NAMESPACE_END

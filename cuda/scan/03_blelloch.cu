@@ -15,6 +15,8 @@
 // accumulators of the output type; no single block past max_n.
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -82,22 +84,23 @@ struct Blelloch {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_blelloch(gp_scan_args *a) {
+cudaError_t gp_scan_blelloch(gp_scan_args *a) {
     return scan::dispatch<scan::SingleTileOf<Blelloch<false>>::type>(a);
 }
-extern "C" cudaError_t gp_scan_blelloch_padded(gp_scan_args *a) {
+cudaError_t gp_scan_blelloch_padded(gp_scan_args *a) {
     return scan::dispatch<scan::SingleTileOf<Blelloch<true>>::type>(a);
 }
-extern "C" cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *a) {
+cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *a) {
     return scan::dispatch<scan::ScanThenFanOf<Blelloch<true>>::type>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_scan_blelloch_kernel, blelloch<false, float, Sum<float>>)
 GP_KERNEL_OF(gp_scan_blelloch_padded_kernel, blelloch<true, float, Sum<float>>)
-extern "C" size_t gp_scan_blelloch_smem(int threads) {
+size_t gp_scan_blelloch_smem(int threads) {
     return size_t(padded(2 * threads, false)) * sizeof(float);
 }
-extern "C" size_t gp_scan_blelloch_padded_smem(int threads) {
+size_t gp_scan_blelloch_padded_smem(int threads) {
     return size_t(padded(2 * threads, true)) * sizeof(float);
 }
+GP_NAMESPACE_END

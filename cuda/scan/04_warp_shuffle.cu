@@ -11,6 +11,8 @@
 // where a copy moves 2n.
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -82,9 +84,10 @@ struct ReduceThenScan {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_warp_shuffle(gp_scan_args *a) {
+cudaError_t gp_scan_warp_shuffle(gp_scan_args *a) {
     return scan::dispatch<ReduceThenScan>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_scan_warp_shuffle_kernel, tile_scan<float, Sum<float>>)
+GP_NAMESPACE_END

@@ -44,6 +44,8 @@
 
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -110,11 +112,11 @@ struct Slots<Acc, false> {  // flags, then the values after them
     }
 };
 
+// Poll until slot i is published, with spin_pause<NS> between polls.
 template <int NS, class S>
 __device__ inline typename S::value_type wait(const S &slots, int64_t i) {
     typename S::value_type v;
-    while (!slots.try_get(i, v))
-        if (NS > 0) __nanosleep(NS);
+    while (!slots.try_get(i, v)) spin_pause<NS>();
     return v;
 }
 
@@ -279,9 +281,10 @@ template <class In, class Op>
 using Lookback = LookbackWith<LookbackTuning, In, Op>;
 }  // namespace
 
-extern "C" cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
+cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
     return scan::dispatch<Lookback>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_scan_decoupled_lookback_kernel, scan_lookback<LookbackTuning, float, Sum<float>>)
+GP_NAMESPACE_END

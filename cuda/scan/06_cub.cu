@@ -4,6 +4,8 @@
 
 #include "scan.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -31,4 +33,6 @@ struct CubScan {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_scan_cub(gp_scan_args *a) { return scan::dispatch<CubScan>(a); }
+cudaError_t gp_scan_cub(gp_scan_args *a) { return scan::dispatch<CubScan>(a); }
+
+GP_NAMESPACE_END

@@ -1,7 +1,9 @@
 // registry.cu - the one table of scan variants, in journey order.
 #include "scan.cuh"
 
-extern "C" {
+GP_NAMESPACE_BEGIN
+
+// The launchers (C++ functions in gp::, one per variant).
 cudaError_t gp_scan_naive(gp_scan_args *);
 cudaError_t gp_scan_hillis_steele(gp_scan_args *);
 cudaError_t gp_scan_hillis_steele_double_buffer(gp_scan_args *);
@@ -12,7 +14,7 @@ cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *);
 cudaError_t gp_scan_warp_shuffle(gp_scan_args *);
 cudaError_t gp_scan_decoupled_lookback(gp_scan_args *);
 cudaError_t gp_scan_cub(gp_scan_args *);
-cudaError_t gp_scan_cpu(gp_scan_args *); /* csrc/scan_cpu.c */
+extern "C" cudaError_t gp_scan_cpu(gp_scan_args *); /* csrc/scan_cpu.c, in C */
 
 /* the main kernels, for occupancy (in each variant's file) */
 const void *gp_scan_naive_kernel(void);
@@ -27,12 +29,13 @@ size_t gp_scan_blelloch_padded_smem(int threads);
 const void *gp_scan_warp_shuffle_kernel(void);
 const void *gp_scan_decoupled_lookback_kernel(void);
 
-const gp_variant gp_scan_variants[] = {
+extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"naive", "Each thread sums its own prefix",
      "seed 004: scan0",
      "Thread i combines in[0..i] by itself: n(n+1)/2 operations and every element read by up to n "
      "threads. max_n keeps a call under a second.",
-     int64_t(1) << 16, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_naive, gp_scan_naive_kernel},
+     int64_t(1) << 16, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_naive,
+     gp_scan_naive_kernel, NULL},
     {"hillis_steele", "Hillis-Steele, one block, two barriers per step",
      "seed 004: scan1",
      "One element per thread in shared memory; at step d every thread adds the element 2^d to its "
@@ -75,7 +78,8 @@ const gp_variant gp_scan_variants[] = {
      "16 elements per thread scanned in registers, thread totals across a warp with __shfl_up_sync, "
      "two barriers per tile. Reduce every tile, scan the totals, scan every tile from its prefix: "
      "the input is read twice.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_warp_shuffle, gp_scan_warp_shuffle_kernel},
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_warp_shuffle,
+     gp_scan_warp_shuffle_kernel, NULL},
     {"decoupled_lookback", "Single pass with decoupled look-back",
      "Merrill & Garland, Single-pass Parallel Prefix Scan with Decoupled Look-back (2016)",
      "One pass over warp tiles: each warp scans its tile in registers, publishes the tile's total "
@@ -84,17 +88,18 @@ const gp_variant gp_scan_variants[] = {
      "tree. The traffic of a copy; deterministic (the prefix is always the same tree of tile "
      "totals).",
      -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
-     gp_scan_decoupled_lookback_kernel},
+     gp_scan_decoupled_lookback_kernel, NULL},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveScan / ExclusiveScan, CUDA toolkit (CCCL)",
      "NVIDIA's production scan (decoupled look-back), same operator and accumulator type: the "
      "baseline. Not bitwise reproducible for float sums: its look-back adds whatever prefixes "
      "have been published (measured: 10 different results in 10 runs on an H200).",
-     -1, NULL, 0, GP_ON_DEVICE, (gp_any_fn)gp_scan_cub},
+     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_scan_cub), NULL, NULL},
     {"cpu", "CPU serial scan (host reference)",
      "seed 004: the CPU inclusive and exclusive scans",
      "The seed's serial loops in C on the host.",
-     -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_scan_cpu},
+     -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_scan_cpu, NULL, NULL},
 };
-const int gp_scan_nvariants = sizeof(gp_scan_variants) / sizeof(gp_scan_variants[0]);
-}  // extern "C"
+extern "C" const int GP_SYM(gp_scan_nvariants) =
+    sizeof(GP_SYM(gp_scan_variants)) / sizeof(GP_SYM(gp_scan_variants)[0]);
+GP_NAMESPACE_END

@@ -7,7 +7,7 @@
 
 #include "../common.cuh"
 
-namespace gp {
+GP_NAMESPACE_BEGIN
 namespace scan {
 
 // Impl<In, Op> provides
@@ -36,8 +36,7 @@ cudaError_t dispatch(gp_scan_args *a) {
 // Dynamic shared memory as an array of T (16-byte aligned).
 template <class T>
 __device__ inline T *shared_array() {
-    extern __shared__ __align__(16) unsigned char gp_shared_raw[];
-    return reinterpret_cast<T *>(gp_shared_raw);
+    return reinterpret_cast<T *>(dynamic_shared_memory());
 }
 
 // Inclusive scan over a warp with __shfl_up_sync (Hillis-Steele in
@@ -208,4 +207,4 @@ struct SingleTileOf {
 };
 
 }  // namespace scan
-}  // namespace gp
+GP_NAMESPACE_END

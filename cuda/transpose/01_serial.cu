@@ -9,6 +9,8 @@
 // instead of transposing, and assumed a square N x N matrix.
 #include "transpose.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -29,9 +31,10 @@ struct Serial {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_transpose_serial(const gp_transpose_args *a) {
+cudaError_t gp_transpose_serial(const gp_transpose_args *a) {
     return transpose::dispatch<Serial>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_transpose_serial_kernel, transpose_serial<float>)
+GP_NAMESPACE_END

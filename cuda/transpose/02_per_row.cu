@@ -12,6 +12,8 @@
 // number of blocks, and i < cols is checked.
 #include "transpose.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -33,9 +35,10 @@ struct PerRow {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_transpose_per_row(const gp_transpose_args *a) {
+cudaError_t gp_transpose_per_row(const gp_transpose_args *a) {
     return transpose::dispatch<PerRow>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_transpose_per_row_kernel, transpose_per_row<float>)
+GP_NAMESPACE_END

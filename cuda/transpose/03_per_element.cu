@@ -10,6 +10,8 @@
 // square matrix), and rows beyond 65535 tiles through a loop.
 #include "transpose.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 using namespace gp;
 
@@ -34,9 +36,10 @@ struct PerElement {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_transpose_per_element(const gp_transpose_args *a) {
+cudaError_t gp_transpose_per_element(const gp_transpose_args *a) {
     return transpose::dispatch<PerElement>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_transpose_per_element_kernel, transpose_per_element<float>)
+GP_NAMESPACE_END

@@ -12,15 +12,17 @@
 // The kernel is tiled.cuh's, with the knobs set as above.
 #include "tiled.cuh"
 
+GP_NAMESPACE_BEGIN
+
 using gp::transpose::Tiled;
 
-extern "C" cudaError_t gp_transpose_tiled(const gp_transpose_args *a) {
+cudaError_t gp_transpose_tiled(const gp_transpose_args *a) {
     return gp::transpose::dispatch<Tiled<32, 32, 0>::Impl>(a);
 }
-extern "C" cudaError_t gp_transpose_tiled_padded(const gp_transpose_args *a) {
+cudaError_t gp_transpose_tiled_padded(const gp_transpose_args *a) {
     return gp::transpose::dispatch<Tiled<32, 32, 1>::Impl>(a);
 }
-extern "C" cudaError_t gp_transpose_tiled_coarsened(const gp_transpose_args *a) {
+cudaError_t gp_transpose_tiled_coarsened(const gp_transpose_args *a) {
     return gp::transpose::dispatch<Tiled<32, 8, 1>::Impl>(a);
 }
 
@@ -28,3 +30,4 @@ extern "C" cudaError_t gp_transpose_tiled_coarsened(const gp_transpose_args *a) 
 GP_KERNEL_OF(gp_transpose_tiled_kernel, gp::transpose::tiled<32, 32, 0, float>)
 GP_KERNEL_OF(gp_transpose_tiled_padded_kernel, gp::transpose::tiled<32, 32, 1, float>)
 GP_KERNEL_OF(gp_transpose_tiled_coarsened_kernel, gp::transpose::tiled<32, 8, 1, float>)
+GP_NAMESPACE_END

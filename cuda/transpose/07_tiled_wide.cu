@@ -19,8 +19,11 @@
 // Vectors need 16-byte aligned rows: the base pointers aligned and both
 // dimensions multiples of VEC.  Other shapes run step 6's kernel.
 #include <cstring>
+#include <type_traits>
 
 #include "tiled.cuh"
+
+GP_NAMESPACE_BEGIN
 
 namespace {
 using namespace gp;
@@ -127,9 +130,11 @@ struct Wide {
 };
 }  // namespace
 
-extern "C" cudaError_t gp_transpose_tiled_wide(const gp_transpose_args *a) {
+cudaError_t gp_transpose_tiled_wide(const gp_transpose_args *a) {
     return transpose::dispatch<Wide>(a);
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
 GP_KERNEL_OF(gp_transpose_tiled_wide_kernel, transpose_wide<float, TransposeTuning<float>>)
+
+GP_NAMESPACE_END

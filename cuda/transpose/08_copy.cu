@@ -4,8 +4,12 @@
 // transpose.
 #include "transpose.cuh"
 
-extern "C" cudaError_t gp_transpose_copy(const gp_transpose_args *a) {
+GP_NAMESPACE_BEGIN
+
+cudaError_t gp_transpose_copy(const gp_transpose_args *a) {
     if (a->rows < 0 || a->cols < 0) return cudaErrorInvalidValue;
     return cudaMemcpyAsync(a->out, a->in, size_t(a->rows) * size_t(a->cols) * size_t(a->elem_size),
                            cudaMemcpyDeviceToDevice, a->stream);
 }
+
+GP_NAMESPACE_END

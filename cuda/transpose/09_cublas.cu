@@ -14,6 +14,8 @@
 
 #include "transpose.cuh"
 
+GP_NAMESPACE_BEGIN
+
 namespace {
 
 using CreateFn = cublasStatus_t (*)(cublasHandle_t *);
@@ -75,7 +77,7 @@ cudaError_t from_status(cublasStatus_t s) {
 
 extern "C" const char *gp_cublas_error(void) { return last_error.empty() ? nullptr : last_error.c_str(); }
 
-extern "C" cudaError_t gp_transpose_cublas(const gp_transpose_args *a) {
+cudaError_t gp_transpose_cublas(const gp_transpose_args *a) {
     last_error.clear();
     Cublas &lib = library();
     if (!lib.error.empty()) return fail(lib.error, cudaErrorSharedObjectInitFailed);
@@ -108,3 +110,5 @@ extern "C" cudaError_t gp_transpose_cublas(const gp_transpose_args *a) {
                                  static_cast<const double *>(a->in), n, &zero,
                                  static_cast<double *>(a->out), m, static_cast<double *>(a->out), m));
 }
+
+GP_NAMESPACE_END

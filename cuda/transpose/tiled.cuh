@@ -16,7 +16,7 @@
 
 #include "transpose.cuh"
 
-namespace gp {
+GP_NAMESPACE_BEGIN
 namespace transpose {
 
 template <int TILE, int BLOCK_ROWS, int PAD, class T>
@@ -56,4 +56,4 @@ struct Tiled {
 };
 
 }  // namespace transpose
-}  // namespace gp
+GP_NAMESPACE_END

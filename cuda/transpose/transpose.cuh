@@ -7,7 +7,7 @@
 
 #include "../common.cuh"
 
-namespace gp {
+GP_NAMESPACE_BEGIN
 namespace transpose {
 
 template <int BYTES> struct Bits;
@@ -40,4 +40,4 @@ inline dim3 tile_grid(int64_t rows, int64_t cols, int tile_rows, int tile_cols) 
 }
 
 }  // namespace transpose
-}  // namespace gp
+GP_NAMESPACE_END

@@ -20,6 +20,7 @@ except ImportError as e:  # pragma: no cover - a broken install
         f"{e}. Reinstall with `pip install .` from the source tree."
     ) from e
 
+from ._backend import EmulatorWarning, backend, backends, set_backend
 from ._arrays import DeviceArray, to_device
 from ._bench import Result, benchmark, compare
 from ._table import Table
@@ -30,13 +31,15 @@ from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
 from ._scan import cumsum, scan
 from ._transpose import transpose
+from ._trace import trace
 
 __version__ = "0.1.0"
 
 
 def device_info() -> dict:
-    """Properties of the current GPU (name, multiprocessors, memory, L2 ...).
-    Raises NoDeviceError where none is visible."""
+    """Properties of the current GPU (name, multiprocessors, memory, L2 ...)
+    - or of the emulator, when it is the active backend ("backend" says
+    which).  Raises NoDeviceError where the cuda backend has no GPU."""
     return _core.device_info()
 
 
@@ -48,6 +51,7 @@ def gpu_available() -> bool:
 __all__ = [
     "CudaError",
     "DeviceArray",
+    "EmulatorWarning",
     "NoDeviceError",
     "ProfilerError",
     "Result",
@@ -55,6 +59,8 @@ __all__ = [
     "Variant",
     "benchmark",
     "compare",
+    "backend",
+    "backends",
     "device_info",
     "gpu_available",
     "cumsum",
@@ -65,8 +71,10 @@ __all__ = [
     "profile",
     "reduce",
     "scan",
+    "set_backend",
     "sum",
     "to_device",
+    "trace",
     "transpose",
     "variants",
 ]

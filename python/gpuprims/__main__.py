@@ -2,11 +2,15 @@
 
     python -m gpuprims [--family reduce|scan|transpose ...] [--n N] [--shape RxC]
                        [--dtype float32] [--op sum] [--repeat 30] [--k 5]
-                       [--json FILE] [--plot FILE] [--no-progress]
+                       [--json FILE] [--plot FILE] [--no-progress] [--backend auto]
 
 Prints the GPU line (name, SMs, memory, measured copy roof), then one table
 per family (gpuprims.compare): every variant in journey order, CUB / cuBLAS,
 the copy roof and NumPy on the CPU, measured in this one run.
+
+Without a GPU (or with --backend emulator) every reduction variant runs once
+on the emulator backend, at a small size, and the table shows results
+checked against NumPy - emulated, with no GPU timings and no bandwidth.
 """
 from __future__ import annotations
 
@@ -18,13 +22,15 @@ import sys
 import numpy as np
 
 from . import _core
-from ._bench import DEFAULT_N, DEFAULT_SHAPE, Progress, compare, copy_roof, random_input
+from . import _backend
+from ._bench import DEFAULT_N, DEFAULT_SHAPE, Progress, compare, copy_roof
+from ._emulated import emulated_reduce_journey, format_emulated_table
 from ._reduce import DTYPES as REDUCE_DTYPES
-from ._reduce import reduce
 from ._registry import FAMILIES
 from ._transpose import DTYPES as TRANSPOSE_DTYPES
 
 ROOF_BYTES = 1 << 28  # the GPU line's copy: 256 MiB, far past any L2
+EMULATED_N = 1 << 16  # the emulator's default size: a few seconds on one core
 
 
 def size(text: str) -> int:
@@ -53,8 +59,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m gpuprims", description=__doc__.splitlines()[0])
     p.add_argument("--family", action="append", choices=list(FAMILIES),
                    help="a family to time (repeatable; default: all three)")
-    p.add_argument("--n", type=size, default=DEFAULT_N,
-                   help=f"elements for reduce and scan: 1000000, 2**24 or 2^24 (default 2**{DEFAULT_N.bit_length() - 1})")
+    p.add_argument("--n", type=size, default=None,
+                   help=f"elements for reduce and scan: 1000000, 2**24 or 2^24 (default 2**{DEFAULT_N.bit_length() - 1}; "
+                        f"2**{EMULATED_N.bit_length() - 1} on the emulator)")
     p.add_argument("--shape", type=shape, default=DEFAULT_SHAPE,
                    help=f"transpose matrix: ROWSxCOLS (default {DEFAULT_SHAPE[0]}x{DEFAULT_SHAPE[1]})")
     p.add_argument("--dtype", default="float32", choices=dtypes,
@@ -65,14 +72,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
     p.add_argument("--plot", metavar="FILE", help="also draw the tables as bar charts (needs matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--backend", default="auto", choices=["auto", "cuda", "emulator"],
+                   help="auto: the GPU if one is visible, else the emulator (CPU, results only)")
     return p
-
-
-def emulator():
-    """Hook for the emulator backend (another branch builds it): a callable
-    running the main job's kernels on the CPU, labelled as emulated, or
-    None while the compiled core has none."""
-    return getattr(_core, "emulate_main", None)
 
 
 def check_args(p, args) -> list:
@@ -114,15 +116,20 @@ def main(argv=None) -> int:
     families = check_args(p, args)
 
     ok, why = _core.cuda_status()
-    if not ok:
-        emu = emulator()
-        if emu is not None:
-            return emu(args)
-        x = random_input(args.n, args.dtype if np.dtype(args.dtype) in REDUCE_DTYPES else "float32")
-        got = reduce(x, args.op, variant="cpu")
-        print(f"No CUDA GPU visible ({why}): no GPU timings. Host reference only: "
-              f"cpu {args.op} of {args.n} {x.dtype} = {got!r}, numpy = {getattr(np, args.op)(x)!r}")
-        return 0
+    if args.backend == "cuda" and not ok:
+        print(f"No CUDA GPU visible ({why}); the cuda backend cannot run.", file=sys.stderr)
+        return 2
+    if args.backend == "emulator" or not ok:
+        n = args.n or EMULATED_N
+        reason = "--backend emulator" if ok else f"No CUDA GPU visible ({why})"
+        print(f"{reason}: the reduction journey runs on the emulator backend (the same kernels on the "
+              f"CPU) - emulated results, no GPU timings, no bandwidth.")
+        rows, want = emulated_reduce_journey(n, dtype=args.dtype, op=args.op)
+        print(format_emulated_table(rows, want, title=f"\nreduce {args.op}, n = {n}, {args.dtype} (emulated)\n"))
+        return 0 if all(r.get("ok", True) for r in rows) else 1
+    if _backend.current != "cuda":  # e.g. GPUPRIMS_BACKEND=emulator with a GPU visible
+        _backend.set_backend("cuda")
+    args.n = args.n or DEFAULT_N
 
     info = _core.device_info()
     roof = copy_roof(ROOF_BYTES, repeat=20)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from . import _backend, _core
 
 
 class DeviceArray:
@@ -24,7 +24,7 @@ class DeviceArray:
     use it without a copy (``cupy.asarray(d)``, ``torch.as_tensor(d, device="cuda")``).
     """
 
-    __slots__ = ("_buf", "_ptr", "_owner", "shape", "dtype")
+    __slots__ = ("_buf", "_ptr", "_owner", "_backend", "shape", "dtype")
 
     def __init__(self, shape, dtype, *, _buf=None, _ptr=None, _owner=None):
         self.shape = tuple(int(s) for s in shape)
@@ -33,6 +33,9 @@ class DeviceArray:
             _buf = _core.alloc(self.nbytes)
         self._buf = _buf
         self._ptr = _buf.ptr if _buf is not None else int(_ptr)
+        # whose memory: the emulator's is host memory; a foreign array's is the GPU's
+        self._backend = (_buf.backend if _buf is not None
+                         else _owner._backend if isinstance(_owner, DeviceArray) else "cuda")
         self._owner = _owner  # keeps a foreign array alive while viewed
 
     @property
@@ -65,7 +68,14 @@ class DeviceArray:
         return out
 
     @property
+    def backend(self) -> str:
+        """The backend whose memory holds the elements ("cuda" or "emulator")."""
+        return self._backend
+
+    @property
     def __cuda_array_interface__(self) -> dict:
+        if self._backend != "cuda":  # host memory: no CUDA library may read it as device memory
+            raise AttributeError("an emulator DeviceArray is not in GPU memory; use .get()")
         # Every gpuprims call has finished its work when it returns, so a
         # consumer needs no synchronization: stream None.
         return {
@@ -118,6 +128,11 @@ def _wrap_foreign(x) -> DeviceArray:
     """A DeviceArray viewing x's memory (no copy), after ordering our stream
     behind x's.  A non-contiguous x is gathered into a new contiguous array
     (through the host: correct, but slow - pass contiguous arrays)."""
+    if _backend.current != "cuda":
+        raise TypeError(
+            f"the {_backend.current} backend cannot read GPU memory ({type(x).__name__}); pass a "
+            f"NumPy array, or gpuprims.set_backend('cuda')"
+        )
     cai = x.__cuda_array_interface__
     if cai.get("mask") is not None:
         raise TypeError("masked device arrays are not supported")
@@ -175,6 +190,8 @@ def take(x: Any, who: str, dtypes, ndim=None) -> Operand:
     one dimension (exactly `ndim` if given).  Raises TypeError or ValueError
     saying what to pass."""
     if type(x) is DeviceArray:  # the common device case, kept short
+        if x._backend != _backend.current:
+            check_backend(x)
         if x.dtype not in dtypes or not x.shape or ndim is not None:
             _check(x.dtype, len(x.shape), who, dtypes, ndim)
         return Operand(x.shape, x.dtype, None, x)
@@ -189,6 +206,16 @@ def take(x: Any, who: str, dtypes, ndim=None) -> Operand:
     _check(a.dtype, a.ndim, who, dtypes, ndim)
     a = np.ascontiguousarray(a)
     return Operand(a.shape, a.dtype, a, None)
+
+
+def check_backend(x: DeviceArray) -> None:
+    """ValueError unless x's memory belongs to the active backend."""
+    if x._backend != _backend.current:
+        raise ValueError(
+            f"this DeviceArray is in {x._backend} memory and the active backend is "
+            f"{_backend.current}; pass x.get() (a NumPy array) or switch back with "
+            f"gpuprims.set_backend({x._backend!r})"
+        )
 
 
 def _check(dtype: np.dtype, ndim: int, who: str, dtypes, want_ndim=None) -> None:

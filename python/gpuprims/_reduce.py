@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
+from . import _backend, _core
 from ._arrays import DeviceArray, take
 from ._registry import check_limit, lookup
 
@@ -40,7 +40,7 @@ def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
     result_dtype), whatever the input.  `variant` names a step of the
     journey (gpuprims.variants("reduce")); "auto" is the fastest.
     """
-    if type(x) is DeviceArray and dtype is None and x.shape:
+    if type(x) is DeviceArray and dtype is None and x.shape and x._backend == _backend.current:
         # The hot path - a DeviceArray with a (variant, op, dtype) seen
         # before - skips the checks those already passed: a few hundred ns
         # instead of a few us per call.

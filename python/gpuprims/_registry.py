@@ -30,6 +30,7 @@ class Variant:
     limits: dict = field(default_factory=dict)  # {"max_n": int, "dtypes": (names)}; empty: none
     block_size: int = 0
     where: str = "device"  # "device" or "host"
+    backends: tuple = ("cuda", "emulator")  # which backends run it (CUB/cuBLAS: cuda only)
 
     @property
     def max_n(self):
@@ -57,8 +58,8 @@ def _table(family: str) -> tuple:
         return out
 
     return tuple(
-        Variant(family, i, name, title, source, desc, limits(max_n, dtypes), block, where)
-        for i, (name, title, source, desc, max_n, dtypes, block, where) in enumerate(rows)
+        Variant(family, i, name, title, source, desc, limits(max_n, dtypes), block, where, backends)
+        for i, (name, title, source, desc, max_n, dtypes, block, where, backends) in enumerate(rows)
     )
 
 

@@ -1,0 +1,122 @@
+/* runtime.h - the backends of gpuprims._core.
+ *
+ * The glue never calls the CUDA runtime directly: it calls the active
+ * backend's table.  csrc/runtime_cuda.c implements it with the CUDA runtime
+ * (built only where nvcc is), emu/runtime.cpp with the emulator, which runs
+ * the same kernels on the CPU.  Both speak cudaError_t with CUDA's numbers.
+ * A backend also carries its own registry tables and conversion kernel: the
+ * emulated kernels are separate objects (names ending in _emu).
+ */
+#ifndef GPUPRIMS_RUNTIME_H
+#define GPUPRIMS_RUNTIME_H
+
+#include "../cuda/gpuprims.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gp_device_props {
+    char name[256];
+    int major, minor;
+    int multiprocessors;
+    unsigned long long total_memory;
+    int l2_cache_bytes;
+    int warp_size;
+    int max_threads_per_block;
+    int max_threads_per_multiprocessor;
+    int max_blocks_per_multiprocessor;
+    unsigned long long registers_per_multiprocessor;
+    unsigned long long shared_memory_per_multiprocessor;
+    int memory_bus_width_bits;
+    int driver_version, runtime_version;
+} gp_device_props;
+
+/* What the CUDA occupancy API says of one kernel at one block size
+ * (gpuprims.occupancy). */
+typedef struct gp_kernel_occupancy {
+    int blocks_per_sm;            /* resident blocks per multiprocessor */
+    int registers_per_thread;
+    unsigned long long static_shared_bytes, local_bytes;
+    int max_threads_per_block;    /* the kernel's: launch bounds, registers */
+    int ptx_version, binary_version;
+    int reserved_shared_per_block; /* the device's, per block */
+} gp_kernel_occupancy;
+
+typedef struct gp_runtime {
+    const char *name; /* "cuda" or "emulator" */
+    /* devices */
+    cudaError_t (*device_count)(int *count);
+    cudaError_t (*setup)(void); /* once, before the first allocation */
+    cudaError_t (*get_device)(int *dev);
+    cudaError_t (*device_props)(gp_device_props *p, int dev);
+    /* memory: stream-ordered pool, plain device memory, host memory the device writes */
+    cudaError_t (*malloc_async)(void **p, size_t bytes, cudaStream_t s);
+    cudaError_t (*free_async)(void *p, cudaStream_t s);
+    cudaError_t (*malloc_device)(void **p, size_t bytes);
+    cudaError_t (*host_alloc_mapped)(void **p, size_t bytes);
+    cudaError_t (*memcpy_async)(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                                cudaStream_t s);
+    cudaError_t (*memset_async)(void *p, int value, size_t bytes, cudaStream_t s);
+    /* streams and events */
+    cudaError_t (*stream_sync)(cudaStream_t s);
+    cudaError_t (*stream_wait_stream)(cudaStream_t waiter, cudaStream_t waited);
+    cudaError_t (*event_create)(cudaEvent_t *e);
+    cudaError_t (*event_record)(cudaEvent_t e, cudaStream_t s);
+    cudaError_t (*event_elapsed_ms)(float *ms, cudaEvent_t start, cudaEvent_t end);
+    cudaError_t (*event_destroy)(cudaEvent_t e);
+    /* errors */
+    cudaError_t (*get_last_error)(void);
+    const char *(*error_name)(cudaError_t err);
+    const char *(*error_string)(cudaError_t err);
+    const char *(*detail)(void); /* what went wrong in the last failed call, or NULL */
+    /* occupancy of a kernel (a registry row's kernel()) for `block` threads
+     * and `dynamic_smem` bytes; the emulator answers cudaErrorNotSupported */
+    cudaError_t (*kernel_occupancy)(const void *kernel, int block, size_t dynamic_smem,
+                                    gp_kernel_occupancy *out);
+    /* the backend's kernels */
+    cudaError_t (*cast)(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
+                        cudaStream_t stream);
+    int (*combo_supported)(gp_op op, gp_dtype in_t, gp_dtype acc_t);
+    const gp_variant *reduce, *scan, *transpose; /* registries; a NULL launch: not on this backend */
+    const int *nreduce, *nscan, *ntranspose;
+} gp_runtime;
+
+/* The emulator is always built; the CUDA backend where nvcc was found. */
+extern const gp_runtime gp_runtime_emu;
+#ifdef GP_HAVE_CUDA
+extern const gp_runtime gp_runtime_cuda;
+#endif
+
+/* Explain mode (emulator only, emu/runtime.cpp): record shared memory and
+ * the kernel's writable pointer arguments at every block barrier. */
+typedef struct gp_trace_region {
+    const char *name;     /* "shared" or "arg<i>" */
+    int itemsize;         /* element size, 1 for shared memory */
+    size_t bytes;
+    const unsigned char *data; /* contents at the step */
+    const int *writer;    /* per byte: the thread (linear id) that changed it since the last step, or -1 */
+} gp_trace_region;
+typedef struct gp_trace_step {
+    const char *kernel;
+    int launch;           /* which launch of the traced call, from 0 */
+    unsigned block[3];
+    unsigned block_dim[3];
+    int barrier;          /* index of the barrier in the block; -1: the block's end */
+    int nregions;
+    const gp_trace_region *regions;
+} gp_trace_step;
+void gp_emu_trace_start(size_t max_bytes);
+int gp_emu_trace_stop(void); /* stops recording; returns the number of steps kept */
+const gp_trace_step *gp_emu_trace_step(int i);
+void gp_emu_trace_clear(void);
+const char *gp_emu_trace_error(void); /* why recording stopped early, or NULL */
+
+/* Test-only kernels (emu/selftest.cu): a planted race, a planted
+ * out-of-bounds write, a barrier some threads never reach, bad launches. */
+cudaError_t gp_emu_selftest(const char *name, void *buf, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,190 @@
+"""Explain mode: watch a variant's kernels run, barrier by barrier.
+
+gpuprims.trace(family, variant, x) runs one call on the emulator backend for
+a tiny input (at most 64 elements) and records, at every block barrier
+(__syncthreads) and at the end of every block, the contents of the block's
+shared memory and of the kernel's writable arguments (the reduction
+journey's in-place tile lives in global scratch, as in the seed), plus which
+threads changed which element since the previous barrier.  The result is
+plain data (Trace.steps) with a text view (str(trace)) and a picture
+(Trace.plot(), if matplotlib is installed): Hillis-Steele against Blelloch,
+neighbored against interleaved, step by step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _backend, _core
+from ._reduce import CODES, result_dtype
+
+MAX_ELEMENTS = 64
+
+
+@dataclass
+class Region:
+    """Memory watched at one step: `values` (as the call's result dtype where
+    the element size matches, else raw unsigned integers) and, per element,
+    the thread (linear index in the block) that last changed it since the
+    previous step, or -1."""
+
+    name: str  # "shared" (the block's shared memory) or "arg<i>" (a kernel argument)
+    values: np.ndarray
+    writers: np.ndarray
+
+    @property
+    def changed(self) -> np.ndarray:
+        return np.nonzero(self.writers >= 0)[0]
+
+
+@dataclass
+class Step:
+    kernel: str
+    launch: int  # which launch of the call (a multi-pass variant launches more than once)
+    block: tuple
+    block_dim: tuple
+    barrier: int  # the barrier that just opened, counting from 0; -1: the block's end
+    regions: dict = field(default_factory=dict)  # name -> Region
+
+    @property
+    def active(self) -> tuple:
+        """The threads that changed watched memory since the previous step."""
+        return tuple(sorted({int(t) for r in self.regions.values() for t in r.writers[r.writers >= 0]}))
+
+
+@dataclass
+class Trace:
+    family: str
+    variant: str
+    input: np.ndarray
+    result: object
+    steps: list
+
+    def main_region(self, step: Step) -> str | None:
+        """The region worth looking at: shared memory if the kernel has
+        any, else its first writable argument (the reduction tile)."""
+        if "shared" in step.regions:
+            return "shared"
+        return next(iter(step.regions), None)
+
+    def __str__(self) -> str:
+        lines = [f"trace of {self.family} variant {self.variant!r} on {self.input.size} elements "
+                 f"(emulator): {len(self.steps)} steps"]
+        for s in self.steps:
+            name = self.main_region(s)
+            where = "end of block" if s.barrier < 0 else f"barrier {s.barrier}"
+            head = f"launch {s.launch} {s.kernel} block {s.block[0]} {where}: "
+            if name is None:
+                lines.append(head + f"{len(s.active)} threads changed memory")
+                continue
+            r = s.regions[name]
+            shown = r.values[: _shown(self, r)]
+            lines.append(head + f"{len(s.active)} active threads {_threads(s.active)}; {name} = "
+                         + np.array2string(shown, max_line_width=10**6, threshold=10**6))
+        return "\n".join(lines)
+
+    def plot(self, ax=None, max_steps: int = 40):
+        """A picture of the steps: one row per barrier, one column per
+        element of the main region; changed elements are coloured and
+        labelled with their new value.  Needs matplotlib."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:  # optional dependency
+            raise ImportError("Trace.plot() needs matplotlib (pip install matplotlib); "
+                              "str(trace) gives the same steps as text") from e
+        steps = [s for s in self.steps if self.main_region(s) is not None][:max_steps]
+        if not steps:
+            raise ValueError("nothing to draw: the kernels touched no shared memory or writable argument")
+        width = max(_shown(self, s.regions[self.main_region(s)]) for s in steps)
+        changed = np.zeros((len(steps), width))
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(min(0.45 * width + 3, 30), 0.45 * len(steps) + 1.5))
+        else:
+            fig = ax.figure
+        for i, s in enumerate(steps):
+            r = s.regions[self.main_region(s)]
+            k = min(width, r.values.size)
+            changed[i, :k] = r.writers[:k] >= 0
+            for j in range(k):
+                v = r.values[j]
+                label = f"{v:.3g}" if np.issubdtype(r.values.dtype, np.floating) else str(v)
+                ax.text(j, i, label, ha="center", va="center", fontsize=6,
+                        color="black" if changed[i, j] else "0.55")
+        ax.imshow(changed, cmap="Blues", vmin=0, vmax=2, aspect="auto")
+        ax.set_yticks(range(len(steps)))
+        ax.set_yticklabels([f"L{s.launch} b{s.block[0]} "
+                            + ("end" if s.barrier < 0 else f"sync {s.barrier}")
+                            + f" ({len(s.active)} thr)" for s in steps], fontsize=7)
+        ax.set_xlabel(f"element of {self.main_region(steps[0])}")
+        ax.set_title(f"{self.family} / {self.variant}: memory at each barrier (coloured: changed since the last)")
+        return fig
+
+
+def _shown(t: Trace, r: Region) -> int:
+    """How many elements of a region to show: the input's size rounded up to
+    a power of two (where the tree works)."""
+    n = 1
+    while n < max(t.input.size, 2):
+        n *= 2
+    return min(r.values.size, n + n // 32)  # Blelloch's padded tile has n/32 pad words
+
+
+def _threads(active) -> str:
+    if len(active) <= 12:
+        return "(" + ", ".join(map(str, active)) + ")"
+    return "(" + ", ".join(map(str, active[:12])) + ", ...)"
+
+
+def _as_values(raw: bytes, itemsize: int, dtype: np.dtype) -> np.ndarray:
+    if itemsize == 1 and dtype.itemsize > 1:  # shared memory: bytes, shown as the call's type
+        usable = len(raw) - len(raw) % dtype.itemsize
+        return np.frombuffer(raw[:usable], dtype=dtype).copy()
+    if itemsize == dtype.itemsize:
+        return np.frombuffer(raw[: len(raw) - len(raw) % itemsize], dtype=dtype).copy()
+    return np.frombuffer(raw[: len(raw) - len(raw) % itemsize], dtype=f"u{itemsize}").copy()
+
+
+def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = True,
+          max_bytes: int = 256 << 20) -> Trace:
+    """Run `variant` of `family` ("reduce", "scan" or "transpose") on the
+    emulator for x (a NumPy array of at most 64 elements; 2-D for
+    transpose) and return the Trace of its barriers.  The active backend is
+    left as it was."""
+    from . import _reduce, _scan, _transpose
+
+    a = np.asarray(x)
+    if a.size > MAX_ELEMENTS:
+        raise ValueError(f"gpuprims.trace is for tiny inputs: at most {MAX_ELEMENTS} elements, got {a.size}")
+    if family == "reduce":
+        run = lambda: _reduce.reduce(a, op, variant=variant)  # noqa: E731
+        dtype = result_dtype(op, a.dtype) if a.dtype in CODES else a.dtype
+    elif family == "scan":
+        run = lambda: _scan.scan(a, op, inclusive=inclusive, variant=variant)  # noqa: E731
+        dtype = result_dtype(op, a.dtype) if a.dtype in CODES else a.dtype
+    elif family == "transpose":
+        run = lambda: _transpose.transpose(a, variant=variant)  # noqa: E731
+        dtype = a.dtype
+    else:
+        raise ValueError(f"unknown family {family!r}; choose one of: reduce, scan, transpose")
+    before = _backend.current
+    _backend.set_backend("emulator")
+    _core.emu_trace(True, int(max_bytes))
+    try:
+        result = run()
+    finally:
+        raw_steps, error = _core.emu_trace(False, 0)
+        _backend.set_backend(before)
+    if error:
+        raise RuntimeError(f"gpuprims.trace: {error}")
+    steps = []
+    for s in raw_steps:
+        regions = {}
+        for name, itemsize, data, writers in s["regions"]:
+            values = _as_values(data, itemsize, np.dtype(dtype))
+            per_byte = np.frombuffer(writers, dtype=np.int32)
+            size = values.itemsize
+            w = per_byte[: values.size * size].reshape(values.size, size).max(axis=1)
+            regions[name] = Region(name, values, w)
+        steps.append(Step(s["kernel"].strip("()"), s["launch"], s["block"], s["block_dim"], s["barrier"], regions))
+    return Trace(family, variant, a, result, steps)
