@@ -122,9 +122,10 @@ SCAN_STEPS = [
     ("blelloch_multiblock", "The same structure over padded Blelloch tiles: less work per tile."),
     ("warp_shuffle", "Each thread scans 16 elements in registers, warps scan with __shfl_up_sync, "
      "reduce-then-scan over tiles: the input is read twice, the output written once."),
-    ("decoupled_lookback", "One pass: each tile looks back at its predecessors' published totals "
-     "(Merrill & Garland). Bitwise reproducible, since the totals are always added in the same "
-     "order."),
+    ("decoupled_lookback", "One pass: each warp's tile publishes its total and looks back at its "
+     "predecessors' (Merrill & Garland), reading the input once. Bitwise reproducible: the "
+     "prefix of a tile is always the same tree of tile totals (the blocks of the base-32 digits "
+     "of its index), where CUB adds whatever has been published (see its `distinct` column)."),
 ]
 
 TRANSPOSE_STEPS = [
@@ -139,6 +140,19 @@ TRANSPOSE_STEPS = [
     ("tiled_wide", "16-byte accesses, a tuned tile and block order, evict-first stores: at the "
      "copy roof."),
 ]
+
+
+def explain(family, first, second, text):
+    """Cells that watch two steps work on the emulator (gpuprims.trace): the
+    memory at every block barrier and the threads that changed it."""
+    return [
+        md(text),
+        code(f'''tiny = np.arange(1, 17, dtype=np.float32)  # one block, 16 elements
+for name in ("{first}", "{second}"):
+    t = gpuprims.trace("{family}", name, tiny)  # runs on the emulator (the CPU), GPU or not
+    print(t, end="\\n\\n")
+    show_plot(t)''', tags=["trace"]),
+    ]
 
 
 def reduction():
@@ -163,7 +177,13 @@ per warp, barrier stalls) measured with Nsight Compute."""
         "`gld_efficiency`, `gst_efficiency`, `inst_per_warp`, `dram_read_throughput` and "
         "`stall_sync`; here they are measured with Nsight Compute (`gpuprims.profile`, preset "
         "\"seed\"). A multi-pass variant shows one row per kernel.",
-        'show_profile("reduce", n=N, metrics="seed")')
+        'show_profile("reduce", n=N, metrics="seed")',
+        extra=explain("reduce", "neighbored", "interleaved",
+                      "## Watch the tree\n\nThe emulator runs the same kernels on the CPU and "
+                      "records the work tile at every `__syncthreads()` with the threads that "
+                      "changed it: `neighbored` keeps threads 0, 2, 4, ... busy (scattered over "
+                      "the warp), `interleaved` the first threads, adding partners half a block "
+                      "away."))
 
 
 def scan():
@@ -186,7 +206,13 @@ that they were skipped."""
         "the same banks; padding removes the conflicts (Nsight Compute, preset "
         "\"bank_conflicts\").",
         'show_profile("scan", ["hillis_steele", "blelloch", "blelloch_padded"], n=SMALL, '
-        'metrics="bank_conflicts")')
+        'metrics="bank_conflicts")',
+        extra=explain("scan", "hillis_steele", "blelloch",
+                      "## Watch the steps\n\nOn the emulator (the same kernels on the CPU): "
+                      "the shared memory at every barrier. Hillis-Steele adds the element 2^d "
+                      "to the left with every thread at every step; Blelloch builds a "
+                      "reduction tree up, puts the identity at the root and passes partial "
+                      "sums down, with fewer threads at the top of the tree."))
 
 
 def transpose():

@@ -70,3 +70,24 @@ def test_notebook_runs_headless_and_shows_its_tables(path):
         assert html and "<table>" in html[-1], cell.source[:80]
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
     assert not errors
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem in ("01_reduction", "02_scan")],
+                         ids=lambda p: p.stem)
+def test_trace_cells_run_anywhere(path, monkeypatch, capsys):
+    """The explain-mode cells run on the emulator, so they run here too, GPU
+    or not: with the notebook's setup cell, each prints every step of both
+    traces (the memory at each barrier and the threads that changed it)."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")  # a plot, where matplotlib is installed, goes nowhere
+    cells = [c for c in load(path)["cells"] if c["cell_type"] == "code"]
+    source = lambda c: c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+    traced = [c for c in cells if "trace" in c.get("metadata", {}).get("tags", [])]
+    assert traced
+    namespace = {}
+    exec(source(cells[0]), namespace)  # the setup: imports, step(), show_plot()
+    for cell in traced:
+        exec(source(cell), namespace)
+    out = capsys.readouterr().out
+    for name in re.findall(r'for name in \("(\w+)", "(\w+)"\)', source(traced[0]))[0]:
+        assert f"variant '{name}' on 16 elements (emulator)" in out
+    assert out.count("barrier 1:") >= 2
