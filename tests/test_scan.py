@@ -59,7 +59,7 @@ def check(x, got, op, inclusive, variant, dtype=None):
     # Float sums: per element, the prefix error bound of
     # gpuprims._numerics.scan_tolerance, against a wider reference.
     ref, bound = scan_reference(x, inclusive, acc)
-    tol = scan_tolerance(x.size, acc, ref, bound, variant)
+    tol = scan_tolerance(x.size, acc, ref, bound)
     err = np.abs(got.astype(ref.dtype) - ref)
     bad = np.nonzero(err > tol)[0]
     assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]], tol[bad[:5]])

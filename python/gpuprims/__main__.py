@@ -8,9 +8,9 @@ Prints the GPU line (name, SMs, memory, measured copy roof), then one table
 per family (gpuprims.compare): every variant in journey order, CUB / cuBLAS,
 the copy roof and NumPy on the CPU, measured in this one run.
 
-Without a GPU (or with --backend emulator) every reduction variant runs once
-on the emulator backend, at a small size, and the table shows results
-checked against NumPy - emulated, with no GPU timings and no bandwidth.
+Without a GPU (or with --backend emulator) every variant runs once on the
+emulator backend, at small sizes, and the tables show results checked
+against NumPy - emulated, with no GPU timings and no bandwidth.
 """
 from __future__ import annotations
 
@@ -24,13 +24,16 @@ import numpy as np
 from . import _core
 from . import _backend
 from ._bench import DEFAULT_N, DEFAULT_SHAPE, Progress, compare, copy_roof
-from ._emulated import emulated_reduce_journey, format_emulated_table
+from ._emulated import emulated_journey, format_emulated_table
 from ._reduce import DTYPES as REDUCE_DTYPES
 from ._registry import FAMILIES
 from ._transpose import DTYPES as TRANSPOSE_DTYPES
 
 ROOF_BYTES = 1 << 28  # the GPU line's copy: 256 MiB, far past any L2
-EMULATED_N = 1 << 16  # the emulator's default size: a few seconds on one core
+# The emulator's default sizes: a few seconds on one core (scan's naive step
+# is O(n^2)).
+EMULATED_N = {"reduce": 1 << 16, "scan": 1 << 12}
+EMULATED_SHAPE = (256, 384)
 
 
 def size(text: str) -> int:
@@ -61,9 +64,10 @@ def parser() -> argparse.ArgumentParser:
                    help="a family to time (repeatable; default: all three)")
     p.add_argument("--n", type=size, default=None,
                    help=f"elements for reduce and scan: 1000000, 2**24 or 2^24 (default 2**{DEFAULT_N.bit_length() - 1}; "
-                        f"2**{EMULATED_N.bit_length() - 1} on the emulator)")
-    p.add_argument("--shape", type=shape, default=DEFAULT_SHAPE,
-                   help=f"transpose matrix: ROWSxCOLS (default {DEFAULT_SHAPE[0]}x{DEFAULT_SHAPE[1]})")
+                        f"on the emulator 2**16 for reduce, 2**12 for scan)")
+    p.add_argument("--shape", type=shape, default=None,
+                   help=f"transpose matrix: ROWSxCOLS (default {DEFAULT_SHAPE[0]}x{DEFAULT_SHAPE[1]}; "
+                        f"on the emulator {EMULATED_SHAPE[0]}x{EMULATED_SHAPE[1]})")
     p.add_argument("--dtype", default="float32", choices=dtypes,
                    help="element type (reduce and scan: int32, int64, float32, float64)")
     p.add_argument("--op", default="sum", choices=["sum", "min", "max"], help="reduce and scan operator")
@@ -110,6 +114,29 @@ def save_plot(tables, path):
     plt.close(fig)
 
 
+def emulated(args, families, reason) -> int:
+    """The journeys on the emulator backend: results checked against NumPy,
+    no timings."""
+    print(f"{reason}: the journeys run on the emulator backend (the same kernels on the CPU) - "
+          f"emulated results, no GPU timings, no bandwidth.")
+    bad = []
+    for fam in families:
+        if fam == "transpose":
+            shp = args.shape or EMULATED_SHAPE
+            rows, want = emulated_journey(fam, shape=shp, dtype=args.dtype)
+            title = f"\ntranspose, {shp[0]} x {shp[1]}, {args.dtype} (emulated)\n"
+        else:
+            n = args.n or EMULATED_N[fam]
+            rows, want = emulated_journey(fam, n=n, dtype=args.dtype, op=args.op)
+            title = f"\n{fam} {args.op}{' inclusive' if fam == 'scan' else ''}, n = {n}, {args.dtype} (emulated)\n"
+        print(format_emulated_table(rows, want, title=title), flush=True)
+        bad += [f"{fam}/{r['variant']}" for r in rows if r.get("ok") is False]
+    if bad:
+        print("MISMATCH (output differs from NumPy beyond the tolerance): " + ", ".join(bad))
+        return 1
+    return 0
+
+
 def main(argv=None) -> int:
     p = parser()
     args = p.parse_args(argv)
@@ -120,16 +147,11 @@ def main(argv=None) -> int:
         print(f"No CUDA GPU visible ({why}); the cuda backend cannot run.", file=sys.stderr)
         return 2
     if args.backend == "emulator" or not ok:
-        n = args.n or EMULATED_N
-        reason = "--backend emulator" if ok else f"No CUDA GPU visible ({why})"
-        print(f"{reason}: the reduction journey runs on the emulator backend (the same kernels on the "
-              f"CPU) - emulated results, no GPU timings, no bandwidth.")
-        rows, want = emulated_reduce_journey(n, dtype=args.dtype, op=args.op)
-        print(format_emulated_table(rows, want, title=f"\nreduce {args.op}, n = {n}, {args.dtype} (emulated)\n"))
-        return 0 if all(r.get("ok", True) for r in rows) else 1
+        return emulated(args, families, "--backend emulator" if ok else f"No CUDA GPU visible ({why})")
     if _backend.current != "cuda":  # e.g. GPUPRIMS_BACKEND=emulator with a GPU visible
         _backend.set_backend("cuda")
     args.n = args.n or DEFAULT_N
+    args.shape = args.shape or DEFAULT_SHAPE
 
     info = _core.device_info()
     roof = copy_roof(ROOF_BYTES, repeat=20)

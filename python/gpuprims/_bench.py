@@ -246,7 +246,7 @@ class _Case:
             # A float sum scan's rounding grows with the prefix's sum of |x|
             # (near a prefix that cancels to ~0 an ULP of the value itself
             # means nothing): its error is given in ULPs of that sum.
-            tol = scan_tolerance(self.n, self.acc, self.ref, self._bound, variant_name)
+            tol = scan_tolerance(self.n, self.acc, self.ref, self._bound)
             err = np.abs(got.astype(self.ref.dtype) - self.ref)
             ok = bool(np.all(err <= tol))
             scale = np.spacing(self._bound.astype(self.acc)).astype(self.ref.dtype)

@@ -60,19 +60,17 @@ def scan_reference(x, inclusive, acc_dtype):
     return ref, bound
 
 
-def scan_tolerance(n, acc_dtype, ref, bound, variant=None):
+def scan_tolerance(n, acc_dtype, ref, bound):
     """Per-element bound on |computed_i - reference_i| of a float sum scan.
     A scan combines the elements of prefix i through a tree of depth
     <= 2 log2(n) after per-thread runs of up to 32, so
-    |error_i| <= depth * eps * sum_{k<=i}|x_k|.  decoupled_lookback also
-    folds tile totals left to right (deterministic, but a chain of up to
-    n/8192 roundings): its depth grows by that.  The reference's own error
-    (n roundings in its wider dtype) and one rounding of the result are
-    added."""
+    |error_i| <= depth * eps * sum_{k<=i}|x_k|.  (decoupled_lookback's
+    deepest path - a 16-round carry chain, warp trees over 32 blocks per
+    base-32 level, at most 7 levels folded in order - stays within it.)
+    The reference's own error (n roundings in its wider dtype) and one
+    rounding of the result are added."""
     n = max(int(n), 2)
     depth = 2 * math.ceil(math.log2(n)) + 32
-    if variant == "decoupled_lookback":
-        depth += math.ceil(n / 8192)
     eps = float(np.finfo(acc_dtype).eps)
     ref_eps = float(np.finfo(np.asarray(ref).dtype).eps) if np.asarray(ref).dtype.kind == "f" else 0.0
     return (depth * eps + n * ref_eps) * bound + eps * np.abs(ref)
