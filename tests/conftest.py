@@ -1,5 +1,6 @@
 """Shared test setup: the gpu and slow markers, random inputs, references."""
 import contextlib
+import functools
 
 import numpy as np
 import pytest
@@ -73,3 +74,24 @@ def random_array(n, dtype, seed=0):
     if dtype.kind == "i":
         return rng.integers(-1000, 1000, size=n, dtype=dtype)
     return (rng.random(n, dtype=np.float64) * 2 - 1).astype(dtype)
+
+
+def read_only_cases(seed=0):
+    """host_case(n, dtype): random_array(n, dtype, seed), made read-only (a
+    variant writing into its input would raise) and cached, so that every
+    variant meets the same input."""
+    @functools.lru_cache(maxsize=None)
+    def host_case(n, dtype):
+        x = random_array(n, dtype, seed=seed)
+        x.setflags(write=False)
+        return x
+    return host_case
+
+
+def device_cases(host_case):
+    """device_case(*key): host_case(*key) uploaded once per backend (device
+    memory belongs to the backend that made it) and cached."""
+    @functools.lru_cache(maxsize=None)
+    def on(backend, *key):
+        return gpuprims.to_device(host_case(*key))
+    return lambda *key: on(gpuprims.backend(), *key)

@@ -13,7 +13,7 @@ import gpuprims
 from gpuprims._numerics import exact_sum, sum_tolerance
 from gpuprims._registry import Variant, check_limit
 
-from conftest import GPU_OK, gpuless_cuda_backend, need, random_array
+from conftest import GPU_OK, device_cases, gpuless_cuda_backend, need, random_array, read_only_cases
 
 VARIANTS = gpuprims.variants("reduce")
 DEVICE = [v.name for v in VARIANTS if v.where == "device"]
@@ -26,20 +26,8 @@ NUMPY = {"sum": np.sum, "min": np.min, "max": np.max}
 gpu = pytest.mark.gpu
 
 
-@functools.lru_cache(maxsize=None)
-def host_case(n, dtype):
-    x = random_array(n, dtype)
-    x.setflags(write=False)  # a variant writing into it would raise
-    return x
-
-
-def device_case(n, dtype):
-    return _device_case(n, dtype, gpuprims.backend())
-
-
-@functools.lru_cache(maxsize=None)
-def _device_case(n, dtype, backend):  # device memory belongs to one backend
-    return gpuprims.to_device(host_case(n, dtype))
+host_case = read_only_cases()
+device_case = device_cases(host_case)
 
 
 _EXACT = {}  # id(x) -> (x, exact sum); holding x keeps its id its own

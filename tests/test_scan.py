@@ -13,7 +13,7 @@ import gpuprims
 
 from gpuprims._numerics import identity, scan_reference, scan_tolerance
 
-from conftest import GPU_OK, gpuless_cuda_backend, need, random_array
+from conftest import GPU_OK, device_cases, gpuless_cuda_backend, need, random_array, read_only_cases
 
 VARIANTS = gpuprims.variants("scan")
 DEVICE = [v for v in VARIANTS if v.where == "device"]
@@ -26,20 +26,8 @@ ACCUMULATE = {"sum": np.add, "min": np.minimum, "max": np.maximum}
 gpu = pytest.mark.gpu
 
 
-@functools.lru_cache(maxsize=None)
-def host_case(n, dtype):
-    x = random_array(n, dtype, seed=4)
-    x.setflags(write=False)
-    return x
-
-
-def device_case(n, dtype):
-    return _device_case(n, dtype, gpuprims.backend())
-
-
-@functools.lru_cache(maxsize=None)
-def _device_case(n, dtype, backend):  # device memory belongs to one backend
-    return gpuprims.to_device(host_case(n, dtype))
+host_case = read_only_cases(seed=4)
+device_case = device_cases(host_case)
 
 
 def expected(x, op, inclusive, acc):

@@ -10,7 +10,7 @@ import pytest
 
 import gpuprims
 
-from conftest import EMU_MAX_TRANSPOSE, GPU_OK, gpuless_cuda_backend, need
+from conftest import EMU_MAX_TRANSPOSE, GPU_OK, device_cases, gpuless_cuda_backend, need
 
 VARIANTS = gpuprims.variants("transpose")
 DEVICE = [v for v in VARIANTS if v.where == "device"]
@@ -41,13 +41,7 @@ def expected(shape, dtype):
     return np.ascontiguousarray(host_case(shape, dtype).T)
 
 
-def device_case(shape, dtype):
-    return _device_case(shape, dtype, gpuprims.backend())
-
-
-@functools.lru_cache(maxsize=None)
-def _device_case(shape, dtype, backend):  # device memory belongs to one backend
-    return gpuprims.to_device(host_case(shape, dtype))
+device_case = device_cases(host_case)
 
 
 def within_limits(v, shape, dtype):
