@@ -5,14 +5,12 @@ the copy roof and NumPy, measured in this one run; then the host overhead
 of a call on a DeviceArray.  Writes bench/results/reduce-<gpu>-<date>.md
 (and a copy under $OUT when set) and prints the tables.
 """
-import datetime
-import json
 import statistics
 import sys
 import time
 
 import gpuprims
-from benchlib import save_results
+from benchlib import begin, journey_tables, save_results
 from gpuprims import _core
 from gpuprims._bench import random_input
 
@@ -57,26 +55,19 @@ def rounds_vs_cub(n, rounds=5):
 
 
 def main():
-    info = gpuprims.device_info()
-    date = datetime.date.today().isoformat()
-    head = (f"GPU: {info['name']}, {info['multiprocessors']} SMs, "
-            f"{info['total_memory'] / 2**30:.0f} GiB, L2 {info['l2_cache_bytes'] / 2**20:.0f} MiB, "
-            f"driver {info['driver_version']}, runtime {info['runtime_version']}; date {date}")
-    parts = [f"# Reduction benchmark\n\n{head}\n\nMethod: CUDA events around the variant's "
-             "kernel(s) only (gpuprims.compare), 3 warm-up runs, median of 30 timed runs, a buffer "
-             "of 4x the L2 overwritten and the output poisoned before each run. GB/s = input bytes / "
-             "median time; the roof is a device-to-device copy moving the same bytes (read + write) "
-             "in this run. `x CUB` = CUB's median time / the row's (above 1: faster than CUB); "
-             "`x prev` / `x first` the same against the previous and the first row. Each result "
-             "checked against math.fsum (error in ULPs); `distinct` = different results over 5 "
-             "more runs."]
-    data = {"gpu": info, "date": date, "tables": []}
-    for n in SIZES:
-        t = gpuprims.compare("reduce", n=n, dtype="float32", op="sum", repeat=30, k=5)
-        t.title = f"\n## float32 sum, n = 2^{n.bit_length() - 1} ({n * 4 / 2**20:.0f} MiB)"
-        parts.append(t.to_markdown())
-        data["tables"].append(json.loads(t.to_json()))
-        print(parts[-1], flush=True)
+    info, date, parts, data = begin(
+        "Reduction benchmark",
+        "CUDA events around the variant's "
+        "kernel(s) only (gpuprims.compare), 3 warm-up runs, median of 30 timed runs, a buffer "
+        "of 4x the L2 overwritten and the output poisoned before each run. GB/s = input bytes / "
+        "median time; the roof is a device-to-device copy moving the same bytes (read + write) "
+        "in this run. `x CUB` = CUB's median time / the row's (above 1: faster than CUB); "
+        "`x prev` / `x first` the same against the previous and the first row. Each result "
+        "checked against math.fsum (error in ULPs); `distinct` = different results over 5 "
+        "more runs.")
+    cases = [(f"\n## float32 sum, n = 2^{n.bit_length() - 1} ({n * 4 / 2**20:.0f} MiB)", {"n": n})
+             for n in SIZES]
+    journey_tables("reduce", cases, parts, data, dtype="float32", op="sum", repeat=30, k=5)
     ratios = rounds_vs_cub(2**28)
     parts.append("\n## auto vs CUB, float32 sum, n = 2^28, 5 alternating rounds\n\n"
                  "x vs CUB per round: " + ", ".join(f"{r:.4f}" for r in ratios) +

@@ -5,36 +5,27 @@ Times every variant, float32 inclusive sum, at n = 2^28, 2^24, 2^20 and
 NumPy, in this one run.  Writes bench/results/scan-<gpu>-<date>.md (and a
 copy under $OUT).
 """
-import datetime
-import json
 import sys
 
-import gpuprims
-from benchlib import save_results
+from benchlib import begin, journey_tables, save_results
 
 SIZES = [2**28, 2**24, 2**20, 2048]
 
 
 def main():
-    info = gpuprims.device_info()
-    date = datetime.date.today().isoformat()
-    parts = [f"# Scan benchmark\n\nGPU: {info['name']}, {info['multiprocessors']} SMs, "
-             f"driver {info['driver_version']}, runtime {info['runtime_version']}; date {date}\n\n"
-             "Method: CUDA events around the variant's kernels only (gpuprims.compare), 3 warm-up "
-             "runs, median of 30 timed runs, a buffer of 4x the L2 overwritten and the output "
-             "poisoned before each run. GB/s = (input bytes + output bytes) / median time; the "
-             "roof is a device-to-device copy moving the same bytes in this run. `x CUB` = "
-             "cub::DeviceScan's median time / the row's. Every output compared with a float64 "
-             "cumulative sum (error in ULPs of the prefix's sum of |x|); `distinct` = different "
-             "results over 3 more runs."]
-    data = {"gpu": info, "date": date, "tables": []}
-    for n in SIZES:
-        t = gpuprims.compare("scan", n=n, dtype="float32", op="sum", repeat=30, k=3)
-        t.title = f"\n## float32 inclusive sum, n = {n} (2^{n.bit_length() - 1})"
-        parts.append(t.to_markdown())
-        data["tables"].append(json.loads(t.to_json()))
-        print(parts[-1], flush=True)
+    info, date, parts, data = begin(
+        "Scan benchmark",
+        "CUDA events around the variant's kernels only (gpuprims.compare), 3 warm-up "
+        "runs, median of 30 timed runs, a buffer of 4x the L2 overwritten and the output "
+        "poisoned before each run. GB/s = (input bytes + output bytes) / median time; the "
+        "roof is a device-to-device copy moving the same bytes in this run. `x CUB` = "
+        "cub::DeviceScan's median time / the row's. Every output compared with a float64 "
+        "cumulative sum (error in ULPs of the prefix's sum of |x|); `distinct` = different "
+        "results over 3 more runs.")
+    journey_tables("scan", [(f"\n## float32 inclusive sum, n = {n} (2^{n.bit_length() - 1})", {"n": n})
+                            for n in SIZES], parts, data, dtype="float32", op="sum", repeat=30, k=3)
     return save_results("scan", info, date, parts, data)
+
 
 if __name__ == "__main__":
     sys.exit(main())

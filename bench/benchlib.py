@@ -1,8 +1,35 @@
-"""What the benchmark scripts share: writing a result table where it is kept."""
+"""What the benchmark scripts share: the GPU line, the journey tables timed
+with gpuprims.compare, and writing them where they are kept."""
+import datetime
 import json
 import os
 import re
 from pathlib import Path
+
+import gpuprims
+
+
+def begin(title, method):
+    """(info, date, parts, data) for a benchmark: the GPU line and the
+    method under `title`, and the JSON document the tables go into."""
+    info = gpuprims.device_info()
+    date = datetime.date.today().isoformat()
+    head = (f"GPU: {info['name']}, {info['multiprocessors']} SMs, "
+            f"{info['total_memory'] / 2**30:.0f} GiB, L2 {info['l2_cache_bytes'] / 2**20:.0f} MiB, "
+            f"driver {info['driver_version']}, runtime {info['runtime_version']}; date {date}")
+    return info, date, [f"# {title}\n\n{head}\n\nMethod: {method}"], {"gpu": info, "date": date, "tables": []}
+
+
+def journey_tables(family, cases, parts, data, **compare_kw):
+    """Time the whole journey of `family` once per case, a (title, keyword
+    arguments of gpuprims.compare) pair; each table goes to `parts` as
+    markdown and to `data` as JSON, and is printed as it comes."""
+    for title, kw in cases:
+        t = gpuprims.compare(family, **kw, **compare_kw)
+        t.title = title
+        parts.append(t.to_markdown())
+        data["tables"].append(json.loads(t.to_json()))
+        print(parts[-1], flush=True)
 
 
 def save_results(family, info, date, parts, data):
