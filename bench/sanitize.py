@@ -18,12 +18,18 @@ SIZES = [1, 31, 33, 257, 1025, 4097, 2**16 + 3]
 SHAPES = [(1, 1), (1, 7), (7, 1), (33, 31), (65, 130), (300, 17), (48, 80), (64, 64), (272, 144)]
 
 
+def device_variants(family):
+    """The family's device variants, each reported done once checked."""
+    for v in gpuprims.variants(family):
+        if v.where == "device":
+            yield v
+            print(f"{family} {v.name}: done", flush=True)
+
+
 def transposes():
     bad = 0
     rng = np.random.default_rng(2)
-    for v in gpuprims.variants("transpose"):
-        if v.where != "device":
-            continue
+    for v in device_variants("transpose"):
         for dtype in ("int8", "float32", "float64"):
             if v.dtypes and dtype not in v.dtypes:
                 continue
@@ -34,16 +40,13 @@ def transposes():
                 if not np.array_equal(got, want):
                     print(f"WRONG transpose {v.name} {dtype} {shape}")
                     bad += 1
-        print(f"transpose {v.name}: done", flush=True)
     return bad
 
 
 def scans():
     bad = 0
     rng = np.random.default_rng(3)
-    for v in gpuprims.variants("scan"):
-        if v.where != "device":
-            continue
+    for v in device_variants("scan"):
         for dtype in ("float32", "int64"):
             for n in SIZES + [1024, 2048, 4096 * 3 + 5]:
                 if v.max_n is not None and n > v.max_n:
@@ -58,16 +61,13 @@ def scans():
                     if not np.allclose(got, acc, rtol=1e-4, atol=1e-2):
                         print(f"WRONG scan {v.name} {op} {dtype} n={n}")
                         bad += 1
-        print(f"scan {v.name}: done", flush=True)
     return bad
 
 
 def reductions():
     bad = 0
     rng = np.random.default_rng(1)
-    for v in gpuprims.variants("reduce"):
-        if v.where != "device":
-            continue
+    for v in device_variants("reduce"):
         for dtype in ("float32", "int64"):
             for n in SIZES:
                 x = (rng.integers(-1000, 1000, n) if dtype == "int64" else rng.random(n) - 0.5).astype(dtype)
@@ -82,7 +82,6 @@ def reductions():
                         if not np.isclose(got, want, rtol=1e-4, atol=1e-3):
                             print(f"WRONG {v.name} {op} {dtype} n={ref.size}: {got} != {want}")
                             bad += 1
-        print(f"reduce {v.name}: done", flush=True)
     return bad
 
 
