@@ -37,9 +37,8 @@ void row(const char *name, const Case &c, float ms, const char *check) {
                 8.0 * c.n / ms / 1e6, c.copy_ms / ms, c.cub_ms / ms, check);
 }
 
-template <class Shape>
-void run(const char *name, Case &c) {
-    using L = LookbackWith<Shape, float, gp::Sum<float>>;
+template <class L>
+void run_with(const char *name, Case &c) {
     gp_scan_args a{};
     a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1; a.stream = 0;
     a.scratch_bytes = L::scratch(c.n);
@@ -58,6 +57,12 @@ void run(const char *name, Case &c) {
                   std::memcmp(r1.data(), r2.data(), c.n * 4) == 0 ? "same bits" : "BITS DIFFER");
     row(name, c, ms, check);
 }
+
+template <class Shape>
+void run(const char *name, Case &c) { run_with<LookbackWith<Shape, float, gp::Sum<float>>>(name, c); }
+
+template <class Shape>
+void runp(const char *name, Case &c) { run_with<PipelinedWith<Shape, float, gp::Sum<float>>>(name, c); }
 
 int main(int argc, char **argv) {
     cudaDeviceProp p;
@@ -102,16 +107,27 @@ int main(int argc, char **argv) {
         CHECK(cudaFree(tmp));
         row("copy", c, c.copy_ms, "");
         row("cub InclusiveSum", c, c.cub_ms, "");
+        {  // the library's `cub` row calls InclusiveScan with gp::Sum
+            size_t tb2 = 0;
+            CHECK(cub::DeviceScan::InclusiveScan(nullptr, tb2, in, out, gp::Sum<float>(), c.n));
+            CHECK(cudaMalloc(&tmp, tb2));
+            const float ms = median_ms([&] { CHECK(cub::DeviceScan::InclusiveScan(tmp, tb2, in, out, gp::Sum<float>(), c.n)); }, c.flush, c.fb, REPEAT);
+            CHECK(cudaFree(tmp));
+            row("cub InclusiveScan gp::Sum", c, ms, "");
+        }
         run<LookbackTuning>("current", c);
         run<LookbackShape<4, 16, 1, 0, true>>("4 x 16, no look-back", c);
-        run<LookbackShape<4, 16>>("4 x 16", c);
-        run<LookbackShape<4, 16, 4>>("4 x 16, min 4 blocks", c);
-        run<LookbackShape<4, 16, 1, 64>>("4 x 16, sleep 64", c);
-        run<LookbackShape<8, 16>>("8 x 16", c);
-        run<LookbackShape<4, 12, 5>>("4 x 12, min 5 blocks", c);
-        run<LookbackShape<4, 8, 6>>("4 x 8, min 6 blocks", c);
-        run<LookbackShape<8, 8, 3>>("8 x 8, min 3 blocks", c);
-        run<LookbackShape<8, 4>>("8 x 4", c);
+        // pipelined: warps x vectors x stages, grab, blocks per SM
+        runp<PipeShape<4, 8, 3, 1, 4>>("P 4x8 s3 g1 b4", c);
+        runp<PipeShape<4, 8, 3, 2, 4>>("P 4x8 s3 g2 b4", c);
+        runp<PipeShape<4, 8, 3, 4, 4>>("P 4x8 s3 g4 b4", c);
+        runp<PipeShape<4, 8, 3, 2, 4, true>>("P 4x8 s3 g2 b4 stcs", c);
+        runp<PipeShape<4, 8, 3, 2, 4, false, true>>("P 4x8 s3 g2 b4 NO LOOKBACK", c);
+        runp<PipeShape<2, 16, 3, 1, 4>>("P 2x16 s3 g1 b4", c);
+        runp<PipeShape<2, 16, 2, 1, 6>>("P 2x16 s2 g1 b6", c);
+        runp<PipeShape<4, 4, 6, 4, 4>>("P 4x4 s6 g4 b4", c);
+        runp<PipeShape<2, 8, 4, 2, 6>>("P 2x8 s4 g2 b6", c);
+        runp<PipeShape<4, 8, 2, 2, 6>>("P 4x8 s2 g2 b6", c);
     }
     return 0;
 }

@@ -209,4 +209,35 @@ __device__ inline uint4 load_nc_no_l1_prefetch_256b(const void *p) {
     return r;
 }
 
+// Asynchronous 16-byte copies from global to shared memory that leave the
+// registers free while they fly (cp.async.cg: through L2, not L1; PTX ISA
+// 7.0+, sm_80+).  Copies issued since the last async_commit() form a group;
+// async_wait<N>() returns once at most the N newest groups are still in
+// flight.  The issuing thread sees its own copies after the wait; other
+// threads need a barrier as well.  The emulator copies at once.
+__device__ inline void async_copy16(void *shared_dst, const void *global_src) {
+#ifdef GP_EMULATOR
+    memcpy(shared_dst, global_src, 16);
+#else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                 :
+                 : "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
+                   "l"(__cvta_generic_to_global(global_src))
+                 : "memory");
+#endif
+}
+
+__device__ inline void async_commit() {
+#ifndef GP_EMULATOR
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+template <int N>
+__device__ inline void async_wait() {
+#ifndef GP_EMULATOR
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
 GP_NAMESPACE_END

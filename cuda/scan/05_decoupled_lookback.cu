@@ -40,6 +40,7 @@
 // one 64-bit word (one load sees both or neither); for 8-byte values the
 // value is stored, __threadfence(), then the flag, and readers read the
 // flag, __threadfence(), then the value, bypassing L1.
+#include <algorithm>
 #include <cstring>
 
 #include "scan.cuh"
@@ -141,6 +142,103 @@ struct Levels {
     __device__ int64_t slot(int j, int64_t block) const { return start[j] + block; }
 };
 
+// The tile's own scan, in registers: x[v][] becomes the vector's inclusive
+// scan, base[v] what comes before vector v within the tile; returns the
+// tile total.
+template <int VPT, int VEC, class Acc, class Op>
+__device__ inline Acc scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int lane) {
+    Acc carry = Op::identity();
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {
+#pragma unroll
+        for (int k = 1; k < VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
+        const Acc inc = scan::warp_inclusive_scan(x[v][VEC - 1], op);
+        const Acc exc = __shfl_up_sync(FULL_MASK, inc, 1);
+        base[v] = lane > 0 ? op(carry, exc) : carry;
+        carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
+    }
+    return carry;
+}
+
+// Publish the tile's total, then look back: returns the prefix of the tile
+// (the identity for tile 0).  Digit j of the tile index in base 32 says
+// how many aligned blocks of 32^j tiles lie between the start of the
+// tile's block of 32^(j+1) and the tile's own block of 32^j: lane i <
+// digit fetches the i-th, and the warp reduces them in a fixed tree.
+// Where the low digits are 31, those blocks with the tile's own make whole
+// blocks of 32^(j+1) that this tile ends: it publishes their totals first,
+// from those fetches alone - so what a tile publishes never waits for a
+// prefix, only for totals.  The whole warp calls it.
+template <int BACKOFF_NS, class S, class Op>
+__device__ inline typename Op::type lookback(int64_t tile, typename Op::type total, const S &slots,
+                                             const Levels &lv, Op op, int lane) {
+    using Acc = typename Op::type;
+    if (lane == 0) slots.publish(lv.slot(0, tile), total);
+    Acc part[LEVELS];  // the reduced blocks of each digit
+    Acc own = total;   // the block of 32^j this tile ends
+    int j = 0;
+    for (; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
+        const int64_t b0 = (tile >> (5 * j)) - 31;
+        const Acc v = lane < 31 ? wait<BACKOFF_NS>(slots, lv.slot(j, b0 + lane)) : own;
+        part[j] = broadcast0(warp_reduce(lane < 31 ? v : Op::identity(), op));
+        own = broadcast0(warp_reduce(v, op));
+        if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
+    }
+    Acc got[LEVELS];  // the other digits: every poll issued before any wait
+    bool ok[LEVELS];
+#pragma unroll
+    for (int k = 0; k < LEVELS; ++k) {
+        ok[k] = k < j || lane >= digit(tile, k) ||
+                slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < LEVELS; ++k) {
+        if (!ok[k]) got[k] = wait<BACKOFF_NS>(slots, lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane));
+        if (k >= j && digit(tile, k) > 0)
+            part[k] = broadcast0(warp_reduce(lane < digit(tile, k) ? got[k] : Op::identity(), op));
+    }
+    // The prefix: the digits' parts, largest blocks first.
+    Acc p = Op::identity();
+    bool seen = false;
+#pragma unroll
+    for (int k = LEVELS - 1; k >= 0; --k) {
+        if (digit(tile, k) == 0) continue;
+        p = seen ? op(p, part[k]) : part[k];
+        seen = true;
+    }
+    return p;
+}
+
+// Write the tile: prefix p (where the tile has one), then what comes
+// before the vector, then the vector; lane's vector v starts at element
+// first(v).  STREAM: evict-first stores (the output is not read again).
+template <bool STREAM, int VPT, int VEC, class Acc, class Op, class First>
+__device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vector_ok, const Acc (&x)[VPT][VEC],
+                                  const Acc (&base)[VPT], bool has_prefix, Acc p, Op op, First first) {
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {
+        const Acc b = has_prefix ? op(p, base[v]) : base[v];
+        Acc r[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) r[k] = inclusive ? op(b, x[v][k]) : (k == 0 ? b : op(b, x[v][k - 1]));
+        const int64_t i0 = first(v);
+        if (vector_ok && i0 + VEC <= n) {
+            uint4 w[VEC * sizeof(Acc) / 16];
+            memcpy(w, r, sizeof r);
+#pragma unroll
+            for (int q = 0; q < int(VEC * sizeof(Acc) / 16); ++q) {
+                uint4 *dst = reinterpret_cast<uint4 *>(out + i0) + q;
+                if (STREAM) __stcs(dst, w[q]);
+                else *dst = w[q];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                if (i0 + k < n) out[i0 + k] = r[k];
+        }
+    }
+}
+
 template <class Shape, class In, class Op>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
 scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
@@ -156,9 +254,6 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     if (tile * TILE >= n) return;  // the whole warp
     const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
 
-    // Load all rounds (identity past n), scan each vector, then each round
-    // across the lanes: x[v][] holds the vector's own inclusive scan and
-    // base[v] what comes before the vector within the tile.
     Acc x[VPT][VEC], base[VPT];
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
@@ -174,80 +269,96 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
             for (int k = 0; k < VEC; ++k) x[v][k] = i0 + k < n ? Acc(in[i0 + k]) : Op::identity();
         }
     }
-    Acc carry = Op::identity();
-#pragma unroll
-    for (int v = 0; v < VPT; ++v) {
-#pragma unroll
-        for (int k = 1; k < VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
-        const Acc inc = scan::warp_inclusive_scan(x[v][VEC - 1], op);
-        const Acc exc = __shfl_up_sync(FULL_MASK, inc, 1);
-        base[v] = lane > 0 ? op(carry, exc) : carry;
-        carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
-    }
-    const Acc total = carry;
+    const Acc total = scan_tile(x, base, op, lane);
+    const Acc p = Shape::TIMING_ONLY ? Op::identity() : lookback<Shape::BACKOFF_NS>(tile, total, slots, lv, op, lane);
+    write_tile<false>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
+}
 
-    // Publish this tile's total at once, then look back.  Digit j of the
-    // tile index in base 32 says how many aligned blocks of 32^j tiles lie
-    // between the start of the tile's block of 32^(j+1) and the tile's own
-    // block of 32^j: lane i < digit fetches the i-th, and the warp reduces
-    // them in a fixed tree.  Where the low digits are 31, those blocks with
-    // the tile's own make whole blocks of 32^(j+1) that this tile ends: it
-    // publishes their totals first, from those fetches alone - so what a
-    // tile publishes never waits for a prefix, only for totals.
-    if (lane == 0) slots.publish(lv.slot(0, tile), total);
-    if (Shape::TIMING_ONLY) tile = 0;
-    Acc part[LEVELS];  // the reduced blocks of each digit
-    Acc own = total;   // the block of 32^j this tile ends
-    int j = 0;
-    for (; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
-        const int64_t b0 = (tile >> (5 * j)) - 31;
-        const Acc v = lane < 31 ? wait<Shape::BACKOFF_NS>(slots, lv.slot(j, b0 + lane)) : own;
-        part[j] = broadcast0(warp_reduce(lane < 31 ? v : Op::identity(), op));
-        own = broadcast0(warp_reduce(v, op));
-        if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
-    }
-    Acc got[LEVELS];  // the other digits: every poll issued before any wait
-    bool ok[LEVELS];
-#pragma unroll
-    for (int k = 0; k < LEVELS; ++k) {
-        ok[k] = k < j || lane >= digit(tile, k) ||
-                slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
-    }
-#pragma unroll
-    for (int k = 0; k < LEVELS; ++k) {
-        if (!ok[k]) got[k] = wait<Shape::BACKOFF_NS>(slots, lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane));
-        if (k >= j && digit(tile, k) > 0)
-            part[k] = broadcast0(warp_reduce(lane < digit(tile, k) ? got[k] : Op::identity(), op));
-    }
-    // The prefix: the digits' parts, largest blocks first.
-    Acc p = Op::identity();
-    bool seen = false;
-#pragma unroll
-    for (int k = LEVELS - 1; k >= 0; --k) {
-        if (digit(tile, k) == 0) continue;
-        p = seen ? op(p, part[k]) : part[k];
-        seen = true;
-    }
+// Pipelined: persistent warps, each with a ring of STAGES tiles in shared
+// memory filled by cp.async while it scans, waits and writes the oldest.
+// A warp takes GRAB consecutive tiles at a time from the counter.
+template <int WARPS_, int VPT_, int STAGES_, int GRAB_, int BLOCKS_, bool STREAM_ = false, bool TIMING_ONLY_ = false>
+struct PipeShape {
+    static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, GRAB = GRAB_, BLOCKS = BLOCKS_;
+    static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
+    static constexpr int MIN_BLOCKS = BLOCKS_, BACKOFF_NS = 0;
+    static constexpr int STAGE_BYTES = VPT * WARP * 16;
+    static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;
+};
 
-    // Write: prefix, then what comes before the vector, then the vector.
-#pragma unroll
-    for (int v = 0; v < VPT; ++v) {
-        const Acc b = tile > 0 ? op(p, base[v]) : base[v];
-        Acc r[VEC];
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) r[k] = inclusive ? op(b, x[v][k]) : (k == 0 ? b : op(b, x[v][k - 1]));
-        const int64_t i0 = first(v);
-        if (vector_ok && i0 + VEC <= n) {
-            uint4 w[VEC * sizeof(Acc) / 16];
-            memcpy(w, r, sizeof r);
-#pragma unroll
-            for (int q = 0; q < int(VEC * sizeof(Acc) / 16); ++q) reinterpret_cast<uint4 *>(out + i0)[q] = w[q];
-        } else {
-#pragma unroll
-            for (int k = 0; k < VEC; ++k)
-                if (i0 + k < n) out[i0 + k] = r[k];
+template <class Shape, class In, class Op>
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
+scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
+               unsigned *next_group, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
+    using Acc = typename Op::type;
+    constexpr int VEC = 16 / sizeof(In), VPT = Shape::VPT, TILE = VPT * WARP * VEC, STAGES = Shape::STAGES;
+    constexpr int GRAB = Shape::GRAB, SB = Shape::STAGE_BYTES;
+    const Op op;
+    const int lane = threadIdx.x % WARP;
+    // The lane's 16 bytes of vector v of stage s: ring + s * SB + v * WARP * 16.
+    unsigned char *const ring = dynamic_shared_memory() + (threadIdx.x / WARP) * STAGES * SB + lane * 16;
+
+    // Tiles in order: GRAB consecutive tiles per atomicAdd.
+    unsigned group = 0, left = 0;
+    const auto take = [&]() -> unsigned {
+        if (left == 0) {
+            unsigned g = 0;
+            if (lane == 0) g = atomicAdd(next_group, 1u);
+            group = __shfl_sync(FULL_MASK, g, 0);
+            left = GRAB;
         }
+        const unsigned long long t = (unsigned long long)group * GRAB + (GRAB - left--);
+        return t < tiles ? unsigned(t) : tiles;  // `tiles`: none left
+    };
+    const auto issue = [&](unsigned t, int s) {
+        if (t < tiles) {
+#pragma unroll
+            for (int v = 0; v < VPT; ++v) {
+                const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
+                unsigned char *dst = ring + s * SB + v * WARP * 16;
+                if (vector_ok && i0 + VEC <= n) {
+                    async_copy16(dst, in + i0);
+                } else {
+                    In *d = reinterpret_cast<In *>(dst);
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k)
+                        if (i0 + k < n) d[k] = in[i0 + k];
+                }
+            }
+        }
+        async_commit();  // an empty group where there is no tile: the count stays STAGES
+    };
+
+    unsigned t[STAGES];
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+        t[s] = take();
+        issue(t[s], s);
     }
+    for (int s = 0; t[0] < tiles; s = s + 1 < STAGES ? s + 1 : 0) {
+        const int64_t tile = t[0];
+        const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
+        async_wait<STAGES - 1>();  // the oldest stage has landed
+        Acc x[VPT][VEC], base[VPT];
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const int64_t i0 = first(v);
+            const unsigned char *src = ring + s * SB + v * WARP * 16;
+            In raw[VEC];
+            memcpy(raw, src, 16);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) x[v][k] = i0 + k < n ? Acc(raw[k]) : Op::identity();
+        }
+        const Acc total = scan_tile(x, base, op, lane);
+        // The stage is in registers now: refill it with the tile STAGES ahead.
+#pragma unroll
+        for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
+        t[STAGES - 1] = take();
+        issue(t[STAGES - 1], s);
+        const Acc p = Shape::TIMING_ONLY ? Op::identity() : lookback<Shape::BACKOFF_NS>(tile, total, slots, lv, op, lane);
+        write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
+    }
+    async_wait<0>();
 }
 
 template <class Shape, class In, class Op>
@@ -277,8 +388,41 @@ struct LookbackWith {
     }
 };
 
+template <class Shape, class In, class Op>
+struct PipelinedWith {
+    using Acc = typename Op::type;
+    using S = Slots<Acc>;
+    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
+    static size_t scratch(int64_t n) {
+        int64_t count;
+        Levels::of(ceil_div<int64_t>(n, TILE), count);
+        return 256 + S::bytes(count);
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
+        if (tiles >= int64_t(UINT32_MAX)) return cudaErrorInvalidValue;
+        int64_t count;
+        const Levels lv = Levels::of(tiles, count);
+        char *p = static_cast<char *>(a.scratch);
+        const S slots(p + 256, count);
+        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
+        int device, sms;
+        GP_TRY(cudaGetDevice(&device));
+        GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        const int64_t warps = ceil_div<int64_t>(tiles, Shape::GRAB);
+        const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(warps, Shape::WARPS));
+        const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
+        GP_LAUNCH((scan_pipelined<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
+                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
+                  reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+        return cudaSuccess;
+    }
+};
+
+using PipeTuning = PipeShape<4, 8, 3, 2, 4>;
+
 template <class In, class Op>
-using Lookback = LookbackWith<LookbackTuning, In, Op>;
+using Lookback = PipelinedWith<PipeTuning, In, Op>;
 }  // namespace
 
 cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
@@ -286,5 +430,6 @@ cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
-GP_KERNEL_OF(gp_scan_decoupled_lookback_kernel, scan_lookback<LookbackTuning, float, Sum<float>>)
+GP_KERNEL_OF(gp_scan_decoupled_lookback_kernel, scan_pipelined<PipeTuning, float, Sum<float>>)
+size_t gp_scan_decoupled_lookback_smem(int) { return PipeTuning::SMEM; }
 GP_NAMESPACE_END

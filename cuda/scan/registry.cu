@@ -28,6 +28,7 @@ const void *gp_scan_blelloch_padded_kernel(void);
 size_t gp_scan_blelloch_padded_smem(int threads);
 const void *gp_scan_warp_shuffle_kernel(void);
 const void *gp_scan_decoupled_lookback_kernel(void);
+size_t gp_scan_decoupled_lookback_smem(int threads);
 
 extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"naive", "Each thread sums its own prefix",
@@ -87,8 +88,8 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "blocks of the base-32 digits of its tile index, each digit's blocks reduced in a fixed "
      "tree. The traffic of a copy; deterministic (the prefix is always the same tree of tile "
      "totals).",
-     -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
-     gp_scan_decoupled_lookback_kernel, NULL},
+     -1, NULL, 128, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
+     gp_scan_decoupled_lookback_kernel, gp_scan_decoupled_lookback_smem},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveScan / ExclusiveScan, CUDA toolkit (CCCL)",
      "NVIDIA's production scan (decoupled look-back), same operator and accumulator type: the "
