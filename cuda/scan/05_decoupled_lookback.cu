@@ -160,50 +160,52 @@ __device__ inline Acc scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int
     return carry;
 }
 
-// Publish the tile's total, then look back: returns the prefix of the tile
-// (the identity for tile 0).  Digit j of the tile index in base 32 says
-// how many aligned blocks of 32^j tiles lie between the start of the
-// tile's block of 32^(j+1) and the tile's own block of 32^j: lane i <
-// digit fetches the i-th, and the warp reduces them in a fixed tree.
-// Where the low digits are 31, those blocks with the tile's own make whole
-// blocks of 32^(j+1) that this tile ends: it publishes their totals first,
-// from those fetches alone - so what a tile publishes never waits for a
-// prefix, only for totals.  The whole warp calls it.
+// Publish the tile's total, and the totals of the blocks it ends.  Digit j
+// of the tile index in base 32 says how many aligned blocks of 32^j tiles
+// lie between the start of the tile's block of 32^(j+1) and the tile's own
+// block of 32^j.  Where the low digits are 31, those blocks with the
+// tile's own make whole blocks of 32^(j+1) that this tile ends: it
+// publishes their totals too, from the 31 blocks before its own (lane i
+// fetches the i-th, lane 31 holds the tile's own block) reduced in a fixed
+// tree - so what a tile publishes waits only for totals, never for a
+// prefix.  The whole warp calls it.
 template <int BACKOFF_NS, class S, class Op>
-__device__ inline typename Op::type lookback(int64_t tile, typename Op::type total, const S &slots,
-                                             const Levels &lv, Op op, int lane) {
+__device__ inline void publish(int64_t tile, typename Op::type total, const S &slots, const Levels &lv, Op op,
+                               int lane) {
     using Acc = typename Op::type;
     if (lane == 0) slots.publish(lv.slot(0, tile), total);
-    Acc part[LEVELS];  // the reduced blocks of each digit
-    Acc own = total;   // the block of 32^j this tile ends
-    int j = 0;
-    for (; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
+    Acc own = total;  // the block of 32^j this tile ends
+    for (int j = 0; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
         const int64_t b0 = (tile >> (5 * j)) - 31;
-        const Acc v = lane < 31 ? wait<BACKOFF_NS>(slots, lv.slot(j, b0 + lane)) : own;
-        part[j] = broadcast0(warp_reduce(lane < 31 ? v : Op::identity(), op));
-        own = broadcast0(warp_reduce(v, op));
+        own = broadcast0(warp_reduce(lane < 31 ? wait<BACKOFF_NS>(slots, lv.slot(j, b0 + lane)) : own, op));
         if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
     }
-    Acc got[LEVELS];  // the other digits: every poll issued before any wait
+}
+
+// The prefix of the tile (the identity for tile 0): for each digit, lane i
+// < digit fetches the i-th block of that digit, the warp reduces them in a
+// fixed tree, and the digits' parts are combined from the largest blocks
+// down - always the same expression of the same totals.  Every poll is
+// issued before the first wait.  The whole warp calls it.
+template <int BACKOFF_NS, class S, class Op>
+__device__ inline typename Op::type prefix(int64_t tile, const S &slots, const Levels &lv, Op op, int lane) {
+    using Acc = typename Op::type;
+    Acc got[LEVELS];
     bool ok[LEVELS];
 #pragma unroll
     for (int k = 0; k < LEVELS; ++k) {
-        ok[k] = k < j || lane >= digit(tile, k) ||
+        ok[k] = lane >= digit(tile, k) ||
                 slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
     }
-#pragma unroll
-    for (int k = 0; k < LEVELS; ++k) {
-        if (!ok[k]) got[k] = wait<BACKOFF_NS>(slots, lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane));
-        if (k >= j && digit(tile, k) > 0)
-            part[k] = broadcast0(warp_reduce(lane < digit(tile, k) ? got[k] : Op::identity(), op));
-    }
-    // The prefix: the digits' parts, largest blocks first.
     Acc p = Op::identity();
     bool seen = false;
 #pragma unroll
     for (int k = LEVELS - 1; k >= 0; --k) {
-        if (digit(tile, k) == 0) continue;
-        p = seen ? op(p, part[k]) : part[k];
+        const int d = digit(tile, k);
+        if (d == 0) continue;
+        if (!ok[k]) got[k] = wait<BACKOFF_NS>(slots, lv.slot(k, (tile >> (5 * k)) - d + lane));
+        const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
+        p = seen ? op(p, part) : part;
         seen = true;
     }
     return p;
@@ -270,7 +272,11 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         }
     }
     const Acc total = scan_tile(x, base, op, lane);
-    const Acc p = Shape::TIMING_ONLY ? Op::identity() : lookback<Shape::BACKOFF_NS>(tile, total, slots, lv, op, lane);
+    Acc p = Op::identity();
+    if (!Shape::TIMING_ONLY) {
+        publish<Shape::BACKOFF_NS>(tile, total, slots, lv, op, lane);
+        p = prefix<Shape::BACKOFF_NS>(tile, slots, lv, op, lane);
+    }
     write_tile<false>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
 }
 
@@ -284,6 +290,7 @@ struct PipeShape {
     static constexpr int MIN_BLOCKS = BLOCKS_, BACKOFF_NS = 0;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;
+    static_assert(STAGES >= 2, "the look-back runs one stage behind the publication");
 };
 
 template <class Shape, class In, class Op>
@@ -329,33 +336,57 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
         async_commit();  // an empty group where there is no tile: the count stays STAGES
     };
 
+    // The total of the tile in stage s, from shared memory (lane sums, then
+    // a warp tree: deterministic).
+    const auto stage_total = [&](unsigned t, int s) {
+        Acc sum = Op::identity();
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
+            In raw[VEC];
+            memcpy(raw, ring + s * SB + v * WARP * 16, 16);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                if (i0 + k < n) sum = op(sum, Acc(raw[k]));
+        }
+        return broadcast0(warp_reduce(sum, op));
+    };
+
+    // A tile's total is published as soon as its data has landed, one tile
+    // ahead of the look-back: a total published only when its warp got to
+    // it would wait for that warp's previous look-back, chaining the warps.
     unsigned t[STAGES];
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
         t[s] = take();
         issue(t[s], s);
     }
+    if (t[0] < tiles && !Shape::TIMING_ONLY) {
+        async_wait<STAGES - 1>();
+        publish<Shape::BACKOFF_NS>(t[0], stage_total(t[0], 0), slots, lv, op, lane);
+    }
     for (int s = 0; t[0] < tiles; s = s + 1 < STAGES ? s + 1 : 0) {
         const int64_t tile = t[0];
         const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
-        async_wait<STAGES - 1>();  // the oldest stage has landed
+        async_wait<STAGES - 2>();  // the two oldest stages have landed
         Acc x[VPT][VEC], base[VPT];
 #pragma unroll
         for (int v = 0; v < VPT; ++v) {
             const int64_t i0 = first(v);
-            const unsigned char *src = ring + s * SB + v * WARP * 16;
             In raw[VEC];
-            memcpy(raw, src, 16);
+            memcpy(raw, ring + s * SB + v * WARP * 16, 16);
 #pragma unroll
             for (int k = 0; k < VEC; ++k) x[v][k] = i0 + k < n ? Acc(raw[k]) : Op::identity();
         }
-        const Acc total = scan_tile(x, base, op, lane);
-        // The stage is in registers now: refill it with the tile STAGES ahead.
+        scan_tile(x, base, op, lane);  // its total was published a step ago
+        if (t[1] < tiles && !Shape::TIMING_ONLY)
+            publish<Shape::BACKOFF_NS>(t[1], stage_total(t[1], s + 1 < STAGES ? s + 1 : 0), slots, lv, op, lane);
+        // Stage s is in registers now: refill it with the tile STAGES ahead.
 #pragma unroll
         for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
         t[STAGES - 1] = take();
         issue(t[STAGES - 1], s);
-        const Acc p = Shape::TIMING_ONLY ? Op::identity() : lookback<Shape::BACKOFF_NS>(tile, total, slots, lv, op, lane);
+        const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix<Shape::BACKOFF_NS>(tile, slots, lv, op, lane);
         write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
     }
     async_wait<0>();
