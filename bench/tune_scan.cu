@@ -1,4 +1,4 @@
-// tune_scan.cu - the evidence for LookbackTuning
+// tune_scan.cu - the evidence for PipeTuning
 // (cuda/scan/05_decoupled_lookback.cu).
 //
 // Times the look-back scan, float32 inclusive sum, for several block shapes
@@ -59,12 +59,10 @@ void run_with(const char *name, Case &c) {
 }
 
 template <class Shape>
-void run(const char *name, Case &c) { run_with<LookbackWith<Shape, float, gp::Sum<float>>>(name, c); }
-
-template <class Shape>
 void runp(const char *name, Case &c) { run_with<PipelinedWith<Shape, float, gp::Sum<float>>>(name, c); }
 
 int main(int argc, char **argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     Case c{};
@@ -82,8 +80,8 @@ int main(int argc, char **argv) {
     std::printf("%s, %d SMs\n\n| config (warps per block x vectors per lane) | n | ms | GB/s | x vs copy | x vs CUB | check |\n|---|---|---:|---:|---:|---:|---|\n",
                 p.name, p.multiProcessorCount);
     if (argc > 1) {  // one look-back launch at 2^26 for Nsight Compute
-        using L = LookbackWith<LookbackTuning, float, gp::Sum<float>>;  // then the same without look-back
-        using B = LookbackWith<LookbackShape<4, 16, 1, 0, true>, float, gp::Sum<float>>;
+        using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;  // then the same without look-back
+        using B = PipelinedWith<PipeShape<4, 8, 2, 6, 0, false, true>, float, gp::Sum<float>>;
         gp_scan_args a{};
         a.in = in; a.out = out; a.n = int64_t(1) << 26; a.inclusive = 1;
         a.scratch_bytes = L::scratch(a.n);
@@ -107,7 +105,7 @@ int main(int argc, char **argv) {
         CHECK(cudaFree(tmp));
         row("copy", c, c.copy_ms, "");
         row("cub InclusiveSum", c, c.cub_ms, "");
-        {  // the library's `cub` row calls InclusiveScan with gp::Sum
+        {  // the library's `cub` row called InclusiveScan with gp::Sum until 2026-11-22
             size_t tb2 = 0;
             CHECK(cub::DeviceScan::InclusiveScan(nullptr, tb2, in, out, gp::Sum<float>(), c.n));
             CHECK(cudaMalloc(&tmp, tb2));
@@ -115,19 +113,23 @@ int main(int argc, char **argv) {
             CHECK(cudaFree(tmp));
             row("cub InclusiveScan gp::Sum", c, ms, "");
         }
-        run<LookbackTuning>("current", c);
-        run<LookbackShape<4, 16, 1, 0, true>>("4 x 16, no look-back", c);
-        // pipelined: warps x vectors x stages, grab, blocks per SM
-        runp<PipeShape<4, 8, 3, 1, 4>>("P 4x8 s3 g1 b4", c);
-        runp<PipeShape<4, 8, 3, 2, 4>>("P 4x8 s3 g2 b4", c);
-        runp<PipeShape<4, 8, 3, 4, 4>>("P 4x8 s3 g4 b4", c);
-        runp<PipeShape<4, 8, 3, 2, 4, true>>("P 4x8 s3 g2 b4 stcs", c);
-        runp<PipeShape<4, 8, 3, 2, 4, false, true>>("P 4x8 s3 g2 b4 NO LOOKBACK", c);
-        runp<PipeShape<2, 16, 3, 1, 4>>("P 2x16 s3 g1 b4", c);
-        runp<PipeShape<2, 16, 2, 1, 6>>("P 2x16 s2 g1 b6", c);
-        runp<PipeShape<4, 4, 6, 4, 4>>("P 4x4 s6 g4 b4", c);
-        runp<PipeShape<2, 8, 4, 2, 6>>("P 2x8 s4 g2 b6", c);
-        runp<PipeShape<4, 8, 2, 2, 6>>("P 4x8 s2 g2 b6", c);
+        runp<PipeTuning>("current", c);
+        // PipeShape<warps, vectors a lane, stages, blocks an SM, back-off ns, stcs, timing only>
+        runp<PipeShape<4, 8, 2, 6>>("P 4x8 s2 b6 (st, not stcs)", c);
+        runp<PipeShape<4, 8, 2, 6, 0, false, true>>("P 4x8 s2 b6 NO LOOKBACK", c);
+        runp<PipeShape<4, 4, 2, 8>>("P 4x4 s2 b8", c);
+        runp<PipeShape<4, 4, 2, 12>>("P 4x4 s2 b12", c);
+        runp<PipeShape<4, 6, 2, 8>>("P 4x6 s2 b8", c);
+        runp<PipeShape<4, 4, 3, 8>>("P 4x4 s3 b8", c);
+        runp<PipeShape<2, 16, 2, 6>>("P 2x16 s2 b6", c);
+        {
+            using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;
+            const size_t zb = L::scratch(c.n);
+            void *z;
+            CHECK(cudaMalloc(&z, zb));
+            row("memset of its slots", c, median_ms([&] { CHECK(cudaMemsetAsync(z, 0, zb)); }, c.flush, c.fb, REPEAT), "");
+            CHECK(cudaFree(z));
+        }
     }
     return 0;
 }

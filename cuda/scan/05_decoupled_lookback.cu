@@ -1,20 +1,35 @@
 // Step 9 - decoupled look-back (Merrill & Garland 2016), made
-// deterministic with a fixed tree of tile totals: what `auto` runs.
+// deterministic with a fixed tree of tile totals, and pipelined: what
+// `auto` runs.
 //
-// What changed from step 8: one pass, and the tile is a warp's.  Each warp
-// takes the next tile (a block takes WARPS consecutive tiles from an atomic
-// counter, so every tile a warp waits on belongs to a warp already running
-// or done), scans it in registers, publishes its total at once, looks back
-// at what its predecessors published for the prefix of the tile, and
-// writes the tile.  Input read once, output written once: the traffic of a
-// copy, where step 8 read the input twice.  No block barrier after the
-// tile is handed out: a warp waiting on a predecessor stalls only itself.
+// What changed from step 8: one pass, and the tile is a warp's.  A warp
+// scans its tile in registers, publishes the tile's total, looks back at
+// what its predecessors published for the prefix of the tile, and writes
+// the tile.  Input read once, output written once: the traffic of a copy,
+// where step 8 read the input twice.  No block barrier: a warp waiting on a
+// predecessor stalls only itself.
+//
+// The wait is what costs.  The same tile pass without the look-back runs at
+// 0.97-0.99 of a copy; a warp that holds its tile in registers while it
+// waits for its predecessors' totals has no loads in flight, and with one
+// tile a warp that cost 30-40% of the copy's throughput.  So the warps are
+// persistent and pipelined: each keeps a ring of STAGES tiles in shared
+// memory that cp.async fills while it scans, waits on and writes the oldest
+// (the loads need no registers while they fly), and takes its tiles one by
+// one, in order, from an atomic counter - so every tile a warp waits on was
+// taken by a warp that is running or done.  A tile's total is published as
+// soon as its data has landed, one tile ahead of the look-back: a total
+// published only when its warp got to the tile would wait for that warp's
+// previous look-back, and chain the warps one after another (tried: 400
+// times slower).  Deadlock-free: the smallest unpublished tile only ever
+// waits for smaller, published ones.
 //
 // The warp's scan: the tile is VPT rounds of 32 x VEC consecutive elements;
-// in round v lane l reads the 16-byte vector v * 32 + l (the warp's loads
-// are coalesced), scans its VEC elements, and the 32 lane totals are
-// scanned with __shfl_up_sync; a carry takes the round totals from round
-// to round.  No shared memory.
+// in round v lane l holds the 16-byte vector v * 32 + l (the warp's loads
+// are coalesced; each lane copies its own vectors into shared memory and
+// reads them back, so no barrier), scans its VEC elements, and the 32 lane
+// totals are scanned with __shfl_up_sync; a carry takes the round totals
+// from round to round.
 //
 // What is published, and why it is reproducible.  CUB's look-back adds up
 // whatever its predecessors happen to have published when it looks (their
@@ -27,14 +42,13 @@
 // reduction: lane i holds the i-th block), the digits from the largest
 // blocks down.  The total of an aligned block of 32^(j+1) tiles is always
 // the same tree over its 32 blocks of 32^j; the tile that ends the block
-// publishes it, right after its own total, from the 31 blocks before its
-// own - which are exactly the blocks of its digit j, fetched anyway.  So a
-// tile waits only for totals (never for a chain of prefixes: that would
-// chain every tile to the one before it), the lanes fetch a digit's blocks
-// at once, and the result is the same bits every run.  With base 32 a
-// tile waits about two hops (a store seen by another SM's poll) after its
-// predecessors' totals; with base 2 the chain of publications before a
-// tile was log2(tiles in flight) hops long (bench/results/tune-scan-*).
+// publishes it after its own total.  So a tile waits only for totals
+// (never for a chain of prefixes: that would chain every tile to the one
+// before it), the lanes fetch a digit's blocks at once, and the result is
+// the same bits every run.  With base 32 a tile waits about two hops (a
+// store seen by another SM's poll) after its predecessors' totals; with
+// base 2 the chain of publications before a tile was log2(tiles in flight)
+// hops long (bench/results/tune-scan-*).
 //
 // Publishing: for 4-byte values, value and "ready" flag travel together in
 // one 64-bit word (one load sees both or neither); for 8-byte values the
@@ -49,21 +63,6 @@ GP_NAMESPACE_BEGIN
 
 namespace {
 using namespace gp;
-
-// Warp tile: VPT rounds of 32 16-byte vectors; WARPS warps (tiles) per
-// block; at least MIN_BLOCKS blocks resident per SM (a register budget); a
-// sleep between polls of a slot not yet published.
-// Evidence: bench/results/tune-scan-*.md (the sweep of bench/tune_scan.cu).
-// TIMING_ONLY (bench/tune_scan.cu alone): publish the tile total but skip
-// the look-back, leaving every tile without its prefix - wrong results,
-// the time of the tile pass by itself.
-template <int WARPS_, int VPT_, int MIN_BLOCKS_ = 1, int BACKOFF_NS_ = 0, bool TIMING_ONLY_ = false>
-struct LookbackShape {
-    static constexpr int WARPS = WARPS_, VPT = VPT_, BACKOFF_NS = BACKOFF_NS_;
-    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // resident blocks per SM asked of the compiler
-    static constexpr bool TIMING_ONLY = TIMING_ONLY_;
-};
-using LookbackTuning = LookbackShape<2, 16, 8>;
 
 // Published values, one per slot: level j holds the totals of the aligned
 // blocks of 32^j tiles (level 0: the tiles themselves), one level after
@@ -241,53 +240,20 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
     }
 }
 
-template <class Shape, class In, class Op>
-__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
-scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
-              unsigned *next_block, Slots<typename Op::type> slots, Levels lv) {
-    using Acc = typename Op::type;
-    constexpr int VEC = 16 / sizeof(In), VPT = Shape::VPT, TILE = VPT * WARP * VEC;
-    const Op op;
-    __shared__ unsigned s_block;
-    if (threadIdx.x == 0) s_block = atomicAdd(next_block, 1u);
-    __syncthreads();  // the only block barrier
-    const int lane = threadIdx.x % WARP;
-    int64_t tile = int64_t(s_block) * Shape::WARPS + threadIdx.x / WARP;
-    if (tile * TILE >= n) return;  // the whole warp
-    const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
-
-    Acc x[VPT][VEC], base[VPT];
-#pragma unroll
-    for (int v = 0; v < VPT; ++v) {
-        const int64_t i0 = first(v);
-        if (vector_ok && i0 + VEC <= n) {
-            In raw[VEC];
-            const uint4 r = __ldg(reinterpret_cast<const uint4 *>(in + i0));
-            memcpy(raw, &r, 16);
-#pragma unroll
-            for (int k = 0; k < VEC; ++k) x[v][k] = Acc(raw[k]);
-        } else {
-#pragma unroll
-            for (int k = 0; k < VEC; ++k) x[v][k] = i0 + k < n ? Acc(in[i0 + k]) : Op::identity();
-        }
-    }
-    const Acc total = scan_tile(x, base, op, lane);
-    Acc p = Op::identity();
-    if (!Shape::TIMING_ONLY) {
-        publish<Shape::BACKOFF_NS>(tile, total, slots, lv, op, lane);
-        p = prefix<Shape::BACKOFF_NS>(tile, slots, lv, op, lane);
-    }
-    write_tile<false>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
-}
-
-// Pipelined: persistent warps, each with a ring of STAGES tiles in shared
-// memory filled by cp.async while it scans, waits and writes the oldest.
-// A warp takes GRAB consecutive tiles at a time from the counter.
-template <int WARPS_, int VPT_, int STAGES_, int GRAB_, int BLOCKS_, bool STREAM_ = false, bool TIMING_ONLY_ = false>
+// The shape: WARPS warps a block (each with its own ring of STAGES tiles
+// of VPT 16-byte vectors a lane), BLOCKS blocks a streaming multiprocessor
+// (the grid: persistent warps, and the register budget asked of the
+// compiler), a sleep of BACKOFF_NS between polls of a slot not yet
+// published, STREAM: evict-first stores.  Evidence:
+// bench/results/tune-scan-*.md (the sweep of bench/tune_scan.cu).
+// TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile
+// without its prefix - wrong results, the time of the tile pass alone.
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, int BACKOFF_NS_ = 0, bool STREAM_ = false,
+          bool TIMING_ONLY_ = false>
 struct PipeShape {
-    static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, GRAB = GRAB_, BLOCKS = BLOCKS_;
+    static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
     static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
-    static constexpr int MIN_BLOCKS = BLOCKS_, BACKOFF_NS = 0;
+    static constexpr int MIN_BLOCKS = BLOCKS_, BACKOFF_NS = BACKOFF_NS_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;
     static_assert(STAGES >= 2, "the look-back runs one stage behind the publication");
@@ -296,26 +262,21 @@ struct PipeShape {
 template <class Shape, class In, class Op>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
 scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
-               unsigned *next_group, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
+               unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
     constexpr int VEC = 16 / sizeof(In), VPT = Shape::VPT, TILE = VPT * WARP * VEC, STAGES = Shape::STAGES;
-    constexpr int GRAB = Shape::GRAB, SB = Shape::STAGE_BYTES;
+    constexpr int SB = Shape::STAGE_BYTES;
     const Op op;
     const int lane = threadIdx.x % WARP;
     // The lane's 16 bytes of vector v of stage s: ring + s * SB + v * WARP * 16.
     unsigned char *const ring = dynamic_shared_memory() + (threadIdx.x / WARP) * STAGES * SB + lane * 16;
 
-    // Tiles in order: GRAB consecutive tiles per atomicAdd.
-    unsigned group = 0, left = 0;
+    // Tiles in order from the counter (`tiles`: none left).
     const auto take = [&]() -> unsigned {
-        if (left == 0) {
-            unsigned g = 0;
-            if (lane == 0) g = atomicAdd(next_group, 1u);
-            group = __shfl_sync(FULL_MASK, g, 0);
-            left = GRAB;
-        }
-        const unsigned long long t = (unsigned long long)group * GRAB + (GRAB - left--);
-        return t < tiles ? unsigned(t) : tiles;  // `tiles`: none left
+        unsigned t = 0;
+        if (lane == 0) t = atomicAdd(next_tile, 1u);
+        t = __shfl_sync(FULL_MASK, t, 0);
+        return t < tiles ? t : tiles;
     };
     const auto issue = [&](unsigned t, int s) {
         if (t < tiles) {
@@ -355,10 +316,13 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
     // A tile's total is published as soon as its data has landed, one tile
     // ahead of the look-back: a total published only when its warp got to
     // it would wait for that warp's previous look-back, chaining the warps.
+    // Where there are no more tiles than warps, a warp takes one to start
+    // with: two would leave others idle.
+    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS;
     unsigned t[STAGES];
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-        t[s] = take();
+        t[s] = s == 0 || !few ? take() : tiles;
         issue(t[s], s);
     }
     if (t[0] < tiles && !Shape::TIMING_ONLY) {
@@ -384,40 +348,13 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
         // Stage s is in registers now: refill it with the tile STAGES ahead.
 #pragma unroll
         for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
-        t[STAGES - 1] = take();
+        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
         issue(t[STAGES - 1], s);
         const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix<Shape::BACKOFF_NS>(tile, slots, lv, op, lane);
         write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
     }
     async_wait<0>();
 }
-
-template <class Shape, class In, class Op>
-struct LookbackWith {
-    using Acc = typename Op::type;
-    using S = Slots<Acc>;
-    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
-    static int64_t slot_count(int64_t n) {
-        int64_t count;
-        Levels::of(ceil_div<int64_t>(n, TILE), count);
-        return count;
-    }
-    static size_t scratch(int64_t n) { return 256 + S::bytes(slot_count(n)); }
-    static cudaError_t run(const gp_scan_args &a) {
-        const int64_t tiles = ceil_div<int64_t>(a.n, TILE), blocks = ceil_div<int64_t>(tiles, Shape::WARPS);
-        if (blocks > int64_t(INT32_MAX) || tiles > int64_t(UINT32_MAX)) return cudaErrorInvalidValue;
-        int64_t count;
-        const Levels lv = Levels::of(tiles, count);
-        char *p = static_cast<char *>(a.scratch);
-        const S slots(p + 256, count);
-        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
-        const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-        GP_LAUNCH((scan_lookback<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, 0, a.stream,
-                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
-                  reinterpret_cast<unsigned *>(p), slots, lv);
-        return cudaSuccess;
-    }
-};
 
 template <class Shape, class In, class Op>
 struct PipelinedWith {
@@ -431,7 +368,7 @@ struct PipelinedWith {
     }
     static cudaError_t run(const gp_scan_args &a) {
         const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
-        if (tiles >= int64_t(UINT32_MAX)) return cudaErrorInvalidValue;
+        if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
         int64_t count;
         const Levels lv = Levels::of(tiles, count);
         char *p = static_cast<char *>(a.scratch);
@@ -440,8 +377,7 @@ struct PipelinedWith {
         int device, sms;
         GP_TRY(cudaGetDevice(&device));
         GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        const int64_t warps = ceil_div<int64_t>(tiles, Shape::GRAB);
-        const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(warps, Shape::WARPS));
+        const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         GP_LAUNCH((scan_pipelined<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
                   static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
@@ -450,7 +386,12 @@ struct PipelinedWith {
     }
 };
 
-using PipeTuning = PipeShape<4, 8, 3, 2, 4>;
+// 4 warps x 8 vectors a lane (4 KiB tiles), two stages (32 KiB of shared
+// memory a block), 6 blocks an SM (24 warps, 80 registers a thread),
+// evict-first stores: 2^28 float32 in 0.797 ms on an H100, 0.897 of a copy
+// and 1.10x cub::DeviceScan::InclusiveSum.  Three stages, 2 KiB or 8 KiB
+// tiles, fewer warps an SM, back-off sleeps: all slower.
+using PipeTuning = PipeShape<4, 8, 2, 6, 0, true>;
 
 template <class In, class Op>
 using Lookback = PipelinedWith<PipeTuning, In, Op>;

@@ -83,15 +83,17 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      gp_scan_warp_shuffle_kernel, NULL},
     {"decoupled_lookback", "Single pass with decoupled look-back",
      "Merrill & Garland, Single-pass Parallel Prefix Scan with Decoupled Look-back (2016)",
-     "One pass over warp tiles: each warp scans its tile in registers, publishes the tile's total "
-     "and the totals of the aligned blocks of 32^j tiles it ends, and builds its prefix from the "
-     "blocks of the base-32 digits of its tile index, each digit's blocks reduced in a fixed "
-     "tree. The traffic of a copy; deterministic (the prefix is always the same tree of tile "
-     "totals).",
+     "One pass over warp tiles: persistent warps take tiles in order and keep the next one "
+     "loading into shared memory (cp.async) while they wait; each publishes a tile's total as soon "
+     "as it lands (and the totals of the aligned blocks of 32^j tiles it ends), and builds a "
+     "tile's prefix from the blocks of the base-32 digits of its index, each digit's blocks "
+     "reduced in a fixed tree. The traffic of a copy; deterministic (the prefix is always the "
+     "same tree of tile totals).",
      -1, NULL, 128, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
      gp_scan_decoupled_lookback_kernel, gp_scan_decoupled_lookback_smem},
     {"cub", "CUB DeviceScan (baseline)",
-     "cub::DeviceScan::InclusiveScan / ExclusiveScan, CUDA toolkit (CCCL)",
+     "cub::DeviceScan::InclusiveSum / ExclusiveSum (sums in the input's type), InclusiveScan / "
+     "ExclusiveScan otherwise; CUDA toolkit (CCCL)",
      "NVIDIA's production scan (decoupled look-back), same operator and accumulator type: the "
      "baseline. Not bitwise reproducible for float sums: its look-back adds whatever prefixes "
      "have been published (measured: 10 different results in 10 runs on an H200).",
