@@ -117,13 +117,11 @@ int main(int argc, char **argv) {
         // PipeShape<warps, vectors a lane, stages, blocks an SM, back-off ns, stcs, timing only>
         runp<PipeShape<4, 8, 2, 6>>("P 4x8 s2 b6 (st, not stcs)", c);
         runp<PipeShape<4, 8, 2, 6, 0, false, true>>("P 4x8 s2 b6 NO LOOKBACK", c);
-        runp<PipeShape<4, 8, 2, 6, 0, true, false, 128>>("P 4x8 s2 b6 stcs L2::128B", c);
-        runp<PipeShape<4, 8, 2, 6, 0, true, false, 256>>("P 4x8 s2 b6 stcs L2::256B", c);
-        runp<PipeShape<4, 8, 2, 5, 0, true>>("P 4x8 s2 b5 stcs", c);
-        runp<PipeShape<4, 10, 2, 5, 0, true>>("P 4x10 s2 b5 stcs", c);
-        runp<PipeShape<4, 12, 2, 4, 0, true>>("P 4x12 s2 b4 stcs", c);
-        runp<PipeShape<3, 8, 2, 8, 0, true>>("P 3x8 s2 b8 stcs", c);
-        runp<PipeShape<2, 16, 2, 6, 0, true>>("P 2x16 s2 b6 stcs", c);
+        runp<PipeShape<4, 4, 2, 8>>("P 4x4 s2 b8", c);
+        runp<PipeShape<4, 4, 2, 12>>("P 4x4 s2 b12", c);
+        runp<PipeShape<4, 6, 2, 8>>("P 4x6 s2 b8", c);
+        runp<PipeShape<4, 4, 3, 8>>("P 4x4 s3 b8", c);
+        runp<PipeShape<2, 16, 2, 6>>("P 2x16 s2 b6", c);
         {
             using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;
             const size_t zb = L::scratch(c.n);

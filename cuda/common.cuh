@@ -215,21 +215,15 @@ __device__ inline uint4 load_nc_no_l1_prefetch_256b(const void *p) {
 // async_wait<N>() returns once at most the N newest groups are still in
 // flight.  The issuing thread sees its own copies after the wait; other
 // threads need a barrier as well.  The emulator copies at once.
-// L2_PREFETCH (0, 128 or 256): ask L2 to fetch that many bytes around the
-// address (the .L2::128B / .L2::256B qualifiers).
-template <int L2_PREFETCH = 0>
 __device__ inline void async_copy16(void *shared_dst, const void *global_src) {
 #ifdef GP_EMULATOR
     memcpy(shared_dst, global_src, 16);
 #else
-    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
-    const size_t src = __cvta_generic_to_global(global_src);
-    if (L2_PREFETCH == 256)
-        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-    else if (L2_PREFETCH == 128)
-        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-    else
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                 :
+                 : "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
+                   "l"(__cvta_generic_to_global(global_src))
+                 : "memory");
 #endif
 }
 

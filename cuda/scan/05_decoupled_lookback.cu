@@ -249,10 +249,9 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile
 // without its prefix - wrong results, the time of the tile pass alone.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, int BACKOFF_NS_ = 0, bool STREAM_ = false,
-          bool TIMING_ONLY_ = false, int L2_PREFETCH_ = 0>
+          bool TIMING_ONLY_ = false>
 struct PipeShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr int L2_PREFETCH = L2_PREFETCH_;  // for the cp.async loads
     static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
     static constexpr int MIN_BLOCKS = BLOCKS_, BACKOFF_NS = BACKOFF_NS_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
@@ -286,7 +285,7 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
                 const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
                 unsigned char *dst = ring + s * SB + v * WARP * 16;
                 if (vector_ok && i0 + VEC <= n) {
-                    async_copy16<Shape::L2_PREFETCH>(dst, in + i0);
+                    async_copy16(dst, in + i0);
                 } else {
                     In *d = reinterpret_cast<In *>(dst);
 #pragma unroll
