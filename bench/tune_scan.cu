@@ -117,6 +117,11 @@ int main(int argc, char **argv) {
         // PipeShape<warps, vectors a lane, stages, blocks an SM, back-off ns, stcs, timing only>
         runp<PipeShape<4, 8, 2, 6>>("P 4x8 s2 b6 (st, not stcs)", c);
         runp<PipeShape<4, 8, 2, 6, 0, false, true>>("P 4x8 s2 b6 NO LOOKBACK", c);
+        // L2::128B / L2::256B prefetch on the cp.async loads, 4 x 10 and 4 x 12
+        // tiles: tried in commit "tune_scan: try L2::128B/256B prefetch ..."
+        // (git log), no gain (bench/results/tune-scan-nvidia-h100-*.md).
+        runp<PipeShape<4, 8, 2, 5, 0, true>>("P 4x8 s2 b5 stcs", c);
+        runp<PipeShape<3, 8, 2, 8, 0, true>>("P 3x8 s2 b8 stcs", c);
         runp<PipeShape<4, 4, 2, 8>>("P 4x4 s2 b8", c);
         runp<PipeShape<4, 4, 2, 12>>("P 4x4 s2 b12", c);
         runp<PipeShape<4, 6, 2, 8>>("P 4x6 s2 b8", c);
