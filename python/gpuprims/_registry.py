@@ -12,8 +12,9 @@ from . import _core
 
 FAMILIES = _core.families()  # from the core's one list
 # the fastest general variant of each family
-# (scan: warp_shuffle, measured faster on an H200 than the deterministic
-# decoupled_lookback, whose look-back chain limits it; bench/results/scan-*)
+# (scan: decoupled_lookback, faster than warp_shuffle from 2^20 up on an
+# H100 and an H200; warp_shuffle is faster at a few thousand elements;
+# bench/results/scan-*)
 AUTO = {"reduce": "single_pass", "scan": "decoupled_lookback", "transpose": "tiled_wide"}
 
 
