@@ -214,9 +214,14 @@ __device__ inline uint4 load_nc_no_l1_prefetch_256b(const void *p) {
 // 7.0+, sm_80+).  Copies issued since the last async_commit() form a group;
 // async_wait<N>() returns once at most the N newest groups are still in
 // flight.  The issuing thread sees its own copies after the wait; other
-// threads need a barrier as well.  The emulator copies at once.
+// threads need a barrier as well.  The emulator, and GPUs before sm_80
+// (no cp.async), copy at once.
+#if defined(GP_EMULATOR) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)
+#define GP_SYNC_COPIES 1
+#endif
+
 __device__ inline void async_copy16(void *shared_dst, const void *global_src) {
-#ifdef GP_EMULATOR
+#ifdef GP_SYNC_COPIES
     memcpy(shared_dst, global_src, 16);
 #else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
@@ -228,14 +233,14 @@ __device__ inline void async_copy16(void *shared_dst, const void *global_src) {
 }
 
 __device__ inline void async_commit() {
-#ifndef GP_EMULATOR
+#ifndef GP_SYNC_COPIES
     asm volatile("cp.async.commit_group;" ::: "memory");
 #endif
 }
 
 template <int N>
 __device__ inline void async_wait() {
-#ifndef GP_EMULATOR
+#ifndef GP_SYNC_COPIES
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 #endif
 }
