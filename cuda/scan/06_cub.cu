@@ -1,8 +1,8 @@
 // Baseline - cub::DeviceScan (CCCL), the production scan, with the same
 // operator and accumulator type as the other variants.  Sums in the input's
 // own type go through InclusiveSum / ExclusiveSum, the calls CUB tunes for:
-// InclusiveScan with gp::Sum (an operator CUB does not know) took 1.018 ms
-// against InclusiveSum's 0.879 ms for 2^28 float32 on an H100
+// InclusiveScan with gp::Sum (an operator CUB does not know) took 1.022 ms
+// against InclusiveSum's 0.875 ms for 2^28 float32 on an H100
 // (bench/results/tune-scan-*.md); sums that widen (int32 -> int64) keep
 // gp::Sum, whose accumulator is the result type.
 #include <type_traits>
