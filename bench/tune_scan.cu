@@ -61,6 +61,9 @@ void run_with(const char *name, Case &c) {
 template <class Shape>
 void runp(const char *name, Case &c) { run_with<PipelinedWith<Shape, float, gp::Sum<float>>>(name, c); }
 
+template <class Shape>
+void runl(const char *name, Case &c) { run_with<LandingWith<Shape, float, gp::Sum<float>>>(name, c); }
+
 int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
     cudaDeviceProp p;
@@ -113,20 +116,16 @@ int main(int argc, char **argv) {
             CHECK(cudaFree(tmp));
             row("cub InclusiveScan gp::Sum", c, ms, "");
         }
-        runp<PipeTuning>("current", c);
-        // PipeShape<warps, vectors a lane, stages, blocks an SM, back-off ns, stcs, timing only>
-        runp<PipeShape<4, 8, 2, 6>>("P 4x8 s2 b6 (st, not stcs)", c);
+        runp<PipeTuning>("pipelined (main's auto)", c);
+        // publish on landing: LandShape<warps, vectors a lane, stages, blocks an SM>
+        runl<LandShape<4, 8, 2, 6>>("L 4x8 s2 b6", c);
+        runl<LandShape<4, 8, 3, 4>>("L 4x8 s3 b4", c);
+        runl<LandShape<2, 8, 4, 6>>("L 2x8 s4 b6", c);
+        runl<LandShape<4, 8, 4, 3>>("L 4x8 s4 b3 (64 KiB)", c);
+        runl<LandShape<2, 16, 3, 4>>("L 2x16 s3 b4 (48 KiB)", c);
+        runl<LandShape<4, 4, 4, 6>>("L 4x4 s4 b6", c);
+        runl<LandShape<2, 16, 4, 3>>("L 2x16 s4 b3 (64 KiB)", c);
         runp<PipeShape<4, 8, 2, 6, 0, false, true>>("P 4x8 s2 b6 NO LOOKBACK", c);
-        // L2::128B / L2::256B prefetch on the cp.async loads, 4 x 10 and 4 x 12
-        // tiles: tried in commit "tune_scan: try L2::128B/256B prefetch ..."
-        // (git log), no gain (bench/results/tune-scan-nvidia-h100-*.md).
-        runp<PipeShape<4, 8, 2, 5, 0, true>>("P 4x8 s2 b5 stcs", c);
-        runp<PipeShape<3, 8, 2, 8, 0, true>>("P 3x8 s2 b8 stcs", c);
-        runp<PipeShape<4, 4, 2, 8>>("P 4x4 s2 b8", c);
-        runp<PipeShape<4, 4, 2, 12>>("P 4x4 s2 b12", c);
-        runp<PipeShape<4, 6, 2, 8>>("P 4x6 s2 b8", c);
-        runp<PipeShape<4, 4, 3, 8>>("P 4x4 s3 b8", c);
-        runp<PipeShape<2, 16, 2, 6>>("P 2x16 s2 b6", c);
         {
             using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;
             const size_t zb = L::scratch(c.n);

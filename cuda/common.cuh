@@ -245,4 +245,44 @@ __device__ inline void async_wait() {
 #endif
 }
 
+// A completion barrier (mbarrier, sm_80+) per batch of async copies: each
+// of `count` threads calls async_arrive() after issuing its copies, and
+// async_landed(bar, parity) says - without waiting - whether the batch of
+// that phase parity (0 for the first batch, then 1, 0, ...) has landed.
+// Copies are synchronous on the emulator and before sm_80: always landed.
+__device__ inline void async_barrier_init(unsigned long long *bar, unsigned count) {
+#ifndef GP_SYNC_COPIES
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))),
+                 "r"(count)
+                 : "memory");
+#else
+    (void)bar, (void)count;
+#endif
+}
+
+__device__ inline void async_arrive(unsigned long long *bar) {
+#ifndef GP_SYNC_COPIES
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(
+                     static_cast<unsigned>(__cvta_generic_to_shared(bar)))
+                 : "memory");
+#else
+    (void)bar;
+#endif
+}
+
+__device__ inline bool async_landed(unsigned long long *bar, unsigned parity) {
+#ifndef GP_SYNC_COPIES
+    unsigned done;
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(parity)
+        : "memory");
+    return done != 0;
+#else
+    (void)bar, (void)parity;
+    return true;
+#endif
+}
+
 GP_NAMESPACE_END

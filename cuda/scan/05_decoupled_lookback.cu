@@ -210,6 +210,42 @@ __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const L
     return p;
 }
 
+// prefix() for a warp with other work: the polls are repeated by the whole
+// warp together, and idle() (warp-uniform) runs between rounds.  Same
+// values, same tree, same bits.
+template <class S, class Op, class Idle>
+__device__ inline typename Op::type prefix_polling(int64_t tile, const S &slots, const Levels &lv, Op op, int lane,
+                                                   Idle idle) {
+    using Acc = typename Op::type;
+    Acc got[LEVELS];
+    bool ok[LEVELS];
+#pragma unroll
+    for (int k = 0; k < LEVELS; ++k)
+        ok[k] = lane >= digit(tile, k) ||
+                slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+    for (;;) {
+        bool all = true;
+#pragma unroll
+        for (int k = 0; k < LEVELS; ++k) all = all && ok[k];
+        if (__all_sync(FULL_MASK, all)) break;
+        idle();
+#pragma unroll
+        for (int k = 0; k < LEVELS; ++k)
+            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+    }
+    Acc p = Op::identity();
+    bool seen = false;
+#pragma unroll
+    for (int k = LEVELS - 1; k >= 0; --k) {
+        const int d = digit(tile, k);
+        if (d == 0) continue;
+        const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
+        p = seen ? op(p, part) : part;
+        seen = true;
+    }
+    return p;
+}
+
 // Write the tile: prefix p (where the tile has one), then what comes
 // before the vector, then the vector; lane's vector v starts at element
 // first(v).  STREAM: evict-first stores (the output is not read again).
@@ -356,6 +392,171 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
     async_wait<0>();
 }
 
+// Publish on landing (experiment): as scan_pipelined, but each stage has a
+// completion barrier (mbarrier) that says without waiting whether its tile
+// has landed, so a warp publishes every landed tile of its ring - in ring
+// order - while it waits for its oldest tile or for a prefix.  A tile's
+// publication then no longer waits for its warp's iterations, which with
+// more than two stages delayed it by a whole iteration per extra stage.
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool STREAM_ = true>
+struct LandShape {
+    static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
+    static constexpr bool STREAM = STREAM_;
+    static constexpr int MIN_BLOCKS = BLOCKS_;
+    static constexpr int STAGE_BYTES = VPT * WARP * 16;
+    static constexpr int RINGS = WARPS * STAGES * STAGE_BYTES;
+    static constexpr int SMEM = RINGS + WARPS * STAGES * 8;  // then one barrier a stage
+    static_assert(STAGES >= 2 && STAGES <= 8, "a ring of 2 to 8 stages");
+};
+
+template <class Shape, class In, class Op>
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
+scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
+             unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
+    using Acc = typename Op::type;
+    constexpr int VEC = 16 / sizeof(In), VPT = Shape::VPT, TILE = VPT * WARP * VEC, STAGES = Shape::STAGES;
+    constexpr int SB = Shape::STAGE_BYTES;
+    const Op op;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    unsigned char *const ring = dynamic_shared_memory() + warp * STAGES * SB + lane * 16;
+    unsigned long long *const bar =
+        reinterpret_cast<unsigned long long *>(dynamic_shared_memory() + Shape::RINGS) + warp * STAGES;
+    if (lane == 0)
+        for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, WARP);
+    __syncwarp();
+
+    const auto take = [&]() -> unsigned {
+        unsigned t = 0;
+        if (lane == 0) t = atomicAdd(next_tile, 1u);
+        t = __shfl_sync(FULL_MASK, t, 0);
+        return t < tiles ? t : tiles;
+    };
+    const auto issue = [&](unsigned t, int s) {
+        if (t >= tiles) return;
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
+            unsigned char *dst = ring + s * SB + v * WARP * 16;
+            if (vector_ok && i0 + VEC <= n) {
+                async_copy16(dst, in + i0);
+            } else {
+                In *d = reinterpret_cast<In *>(dst);
+#pragma unroll
+                for (int k = 0; k < VEC; ++k)
+                    if (i0 + k < n) d[k] = in[i0 + k];
+            }
+        }
+        async_arrive(bar + s);
+    };
+    const auto stage_total = [&](unsigned t, int s) {
+        Acc sum = Op::identity();
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
+            In raw[VEC];
+            memcpy(raw, ring + s * SB + v * WARP * 16, 16);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                if (i0 + k < n) sum = op(sum, Acc(raw[k]));
+        }
+        return broadcast0(warp_reduce(sum, op));
+    };
+
+    // The ring: t[q] is the q-th oldest tile, in stage (s0 + q) % STAGES;
+    // bit s of `parity`: the phase of the fill now in stage s; bit q of
+    // `published`: t[q]'s total is out.
+    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS;
+    unsigned t[STAGES], parity = 0, published = 0;
+    int s0 = 0;
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+        t[s] = s == 0 || !few ? take() : tiles;
+        issue(t[s], s);
+    }
+    const auto stage_of = [&](int q) { return s0 + q < STAGES ? s0 + q : s0 + q - STAGES; };
+    const auto landed = [&](int q) {
+        const int s = stage_of(q);
+        return __all_sync(FULL_MASK, async_landed(bar + s, (parity >> s) & 1u));
+    };
+    // Publish the landed tiles of the ring, oldest first, up to the first
+    // that has not landed (a younger one could need its total).
+    const auto publish_landed = [&]() {
+#pragma unroll
+        for (int q = 0; q < STAGES; ++q) {
+            if ((published >> q) & 1u) continue;
+            if (t[q] >= tiles || !landed(q)) break;
+            publish<0>(t[q], stage_total(t[q], stage_of(q)), slots, lv, op, lane);
+            published |= 1u << q;
+        }
+    };
+
+    while (t[0] < tiles) {
+        const int64_t tile = t[0];
+        const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
+        while (!landed(0)) spin_pause<0>();
+        publish_landed();  // t[0] among them, if it was not out yet
+        Acc x[VPT][VEC], base[VPT];
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const int64_t i0 = first(v);
+            In raw[VEC];
+            memcpy(raw, ring + s0 * SB + v * WARP * 16, 16);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) x[v][k] = i0 + k < n ? Acc(raw[k]) : Op::identity();
+        }
+        scan_tile(x, base, op, lane);
+        // Stage s0 is in registers now: refill it with the tile STAGES ahead.
+        const int s = s0;
+#pragma unroll
+        for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
+        published >>= 1;
+        parity ^= 1u << s;
+        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
+        s0 = s + 1 < STAGES ? s + 1 : 0;
+        issue(t[STAGES - 1], s);
+        const Acc p = prefix_polling(tile, slots, lv, op, lane, [&]() {
+            publish_landed();
+            spin_pause<0>();
+        });
+        write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
+    }
+}
+
+template <class Shape, class In, class Op>
+struct LandingWith {
+    using Acc = typename Op::type;
+    using S = Slots<Acc>;
+    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
+    static size_t scratch(int64_t n) {
+        int64_t count;
+        Levels::of(ceil_div<int64_t>(n, TILE), count);
+        return 256 + S::bytes(count);
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
+        if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
+        int64_t count;
+        const Levels lv = Levels::of(tiles, count);
+        char *p = static_cast<char *>(a.scratch);
+        const S slots(p + 256, count);
+        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
+        int device, sms;
+        GP_TRY(cudaGetDevice(&device));
+        GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+        const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
+#ifndef GP_EMULATOR
+        if (Shape::SMEM > 48 * 1024)  // the opt-in (the emulator stops at 48 KiB)
+            GP_TRY(cudaFuncSetAttribute(scan_landing<Shape, In, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        Shape::SMEM));
+#endif
+        GP_LAUNCH((scan_landing<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
+                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
+                  reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+        return cudaSuccess;
+    }
+};
+
 template <class Shape, class In, class Op>
 struct PipelinedWith {
     using Acc = typename Op::type;
@@ -393,8 +594,11 @@ struct PipelinedWith {
 // tiles, fewer warps an SM, back-off sleeps: all slower.
 using PipeTuning = PipeShape<4, 8, 2, 6, 0, true>;
 
+// Experiment on this branch: the library runs publish-on-landing.
+using LandTuning = LandShape<4, 8, 2, 6>;
+
 template <class In, class Op>
-using Lookback = PipelinedWith<PipeTuning, In, Op>;
+using Lookback = LandingWith<LandTuning, In, Op>;
 }  // namespace
 
 cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
@@ -402,6 +606,6 @@ cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
-GP_KERNEL_OF(gp_scan_decoupled_lookback_kernel, scan_pipelined<PipeTuning, float, Sum<float>>)
-size_t gp_scan_decoupled_lookback_smem(int) { return PipeTuning::SMEM; }
+GP_KERNEL_OF(gp_scan_decoupled_lookback_kernel, scan_landing<LandTuning, float, Sum<float>>)
+size_t gp_scan_decoupled_lookback_smem(int) { return LandTuning::SMEM; }
 GP_NAMESPACE_END
