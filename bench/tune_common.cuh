@@ -20,14 +20,21 @@
         }                                                                                 \
     } while (0)
 
-template <class F>
-float median_ms(F launch, void *flush, size_t flush_bytes, int repeat) {
+struct NoPre {
+    void operator()() const {}
+};
+
+// The median over `repeat` runs of launch(), after 3 warm-up runs; before
+// each, the L2 is overwritten and pre() runs (outside the events).
+template <class F, class P = NoPre>
+float median_ms(F launch, void *flush, size_t flush_bytes, int repeat, P pre = P{}) {
     std::vector<float> t;
     cudaEvent_t a, b;
     CHECK(cudaEventCreate(&a));
     CHECK(cudaEventCreate(&b));
     for (int i = 0; i < repeat + 3; ++i) {
         CHECK(cudaMemsetAsync(flush, i, flush_bytes));
+        pre();
         CHECK(cudaEventRecord(a));
         launch();
         CHECK(cudaEventRecord(b));

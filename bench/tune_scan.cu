@@ -82,15 +82,22 @@ int main(int argc, char **argv) {
     c.in = in; c.out = out;
     std::printf("%s, %d SMs\n\n| config (warps per block x vectors per lane) | n | ms | GB/s | x vs copy | x vs CUB | check |\n|---|---|---:|---:|---:|---:|---|\n",
                 p.name, p.multiProcessorCount);
-    if (argc > 1) {  // one look-back launch at 2^26 for Nsight Compute
-        using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;  // then the same without look-back
-        using B = PipelinedWith<PipeShape<4, 8, 2, 6, 0, false, true>, float, gp::Sum<float>>;
+    if (argc > 1) {  // for Nsight Compute: one launch of each at 2^20, or the look-back and the tile pass at 2^26
+        const bool small = std::strcmp(argv[1], "small") == 0;
         gp_scan_args a{};
-        a.in = in; a.out = out; a.n = int64_t(1) << 26; a.inclusive = 1;
-        a.scratch_bytes = L::scratch(a.n);
+        a.in = in; a.out = out; a.n = int64_t(1) << (small ? 20 : 26); a.inclusive = 1;
+        a.scratch_bytes = PipelinedWith<PipeTuning, float, gp::Sum<float>>::scratch(a.n) * 4;
         CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
-        CHECK(L::run(a));
-        CHECK(B::run(a));
+        if (small) {
+            CHECK((PipelinedWith<PipeTuning, float, gp::Sum<float>>::run(a)));
+            CHECK((PipelinedWith<PipeShape<4, 8, 2, 6, 0, true, false, false>, float, gp::Sum<float>>::run(a)));
+            CHECK((LandingWith<LandShape<4, 8, 2, 6>, float, gp::Sum<float>>::run(a)));
+            CHECK(cub::DeviceScan::InclusiveSum(nullptr, a.scratch_bytes, in, out, a.n));
+            CHECK(cub::DeviceScan::InclusiveSum(a.scratch, a.scratch_bytes, in, out, a.n));
+        } else {
+            CHECK((PipelinedWith<PipeTuning, float, gp::Sum<float>>::run(a)));
+            CHECK((PipelinedWith<PipeShape<4, 8, 2, 6, 0, false, true>, float, gp::Sum<float>>::run(a)));
+        }
         CHECK(cudaDeviceSynchronize());
         return 0;
     }
@@ -108,22 +115,28 @@ int main(int argc, char **argv) {
         CHECK(cudaFree(tmp));
         row("copy", c, c.copy_ms, "");
         row("cub InclusiveSum", c, c.cub_ms, "");
-        {  // the library's `cub` row called InclusiveScan with gp::Sum until 2026-11-22
-            size_t tb2 = 0;
-            CHECK(cub::DeviceScan::InclusiveScan(nullptr, tb2, in, out, gp::Sum<float>(), c.n));
-            CHECK(cudaMalloc(&tmp, tb2));
-            const float ms = median_ms([&] { CHECK(cub::DeviceScan::InclusiveScan(tmp, tb2, in, out, gp::Sum<float>(), c.n)); }, c.flush, c.fb, REPEAT);
-            CHECK(cudaFree(tmp));
-            row("cub InclusiveScan gp::Sum", c, ms, "");
+        runp<PipeTuning>("P 4x8 s2 b6 (auto)", c);
+        runp<PipeShape<4, 8, 2, 6, 0, true, false, false>>("P ... few by counter", c);
+        {  // the kernel alone: the slots zeroed before the first event
+            using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;
+            gp_scan_args a{};
+            a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
+            a.scratch_bytes = L::scratch(c.n);
+            CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+            const float ms = median_ms([&] { CHECK(L::launch(a)); }, c.flush, c.fb, REPEAT, [&] { CHECK(L::zero(a)); });
+            CHECK(cudaFree(a.scratch));
+            row("P (auto) kernel alone", c, ms, "");
         }
-        runp<PipeTuning>("pipelined (main's auto)", c);
         // publish on landing: LandShape<warps, vectors a lane, stages, blocks an SM>
         runl<LandShape<4, 8, 2, 6>>("L 4x8 s2 b6", c);
+        runl<LandShape<4, 8, 2, 5>>("L 4x8 s2 b5", c);
         runl<LandShape<4, 8, 3, 4>>("L 4x8 s3 b4", c);
+        runl<LandShape<4, 4, 3, 8>>("L 4x4 s3 b8", c);
         runl<LandShape<2, 8, 4, 6>>("L 2x8 s4 b6", c);
         runl<LandShape<4, 8, 4, 3>>("L 4x8 s4 b3 (64 KiB)", c);
         runl<LandShape<2, 16, 3, 4>>("L 2x16 s3 b4 (48 KiB)", c);
         runl<LandShape<4, 4, 4, 6>>("L 4x4 s4 b6", c);
+        runl<LandShape<4, 4, 6, 4>>("L 4x4 s6 b4 (48 KiB)", c);
         runl<LandShape<2, 16, 4, 3>>("L 2x16 s4 b3 (64 KiB)", c);
         runp<PipeShape<4, 8, 2, 6, 0, false, true>>("P 4x8 s2 b6 NO LOOKBACK", c);
         {

@@ -276,6 +276,69 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
     }
 }
 
+// A warp's ring of tiles in shared memory.  `stage` is the lane's part of
+// one stage: round v of the tile is the 16-byte vectors v * 32 + lane, so
+// the lane's vector of round v lies v * WARP * 16 bytes on, and it holds
+// elements first(t, v, lane) ... + VEC - 1 of tile t.  Each lane copies and
+// reads its own vectors only: no barrier.
+template <int VPT, class In>
+struct Ring {
+    static constexpr int VEC = 16 / sizeof(In), TILE = VPT * WARP * VEC, STAGE_BYTES = VPT * WARP * 16;
+    __device__ static int64_t first(int64_t t, int v, int lane) {
+        return t * TILE + (int64_t(v) * WARP + lane) * VEC;
+    }
+    // Start copying tile t into the stage: cp.async for whole vectors in
+    // range, element by element at the end of the input.
+    __device__ static void fill(unsigned char *stage, const In *in, int64_t n, bool vector_ok, int64_t t, int lane) {
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const int64_t i0 = first(t, v, lane);
+            unsigned char *dst = stage + v * WARP * 16;
+            if (vector_ok && i0 + VEC <= n) {
+                async_copy16(dst, in + i0);
+            } else {
+                In *d = reinterpret_cast<In *>(dst);
+#pragma unroll
+                for (int k = 0; k < VEC; ++k)
+                    if (i0 + k < n) d[k] = in[i0 + k];
+            }
+        }
+    }
+    // The lane's vector v, the identity past n.
+    template <class Op>
+    __device__ static void read(const unsigned char *stage, int64_t t, int v, int64_t n, int lane,
+                                typename Op::type (&e)[VEC]) {
+        const int64_t i0 = first(t, v, lane);
+        In raw[VEC];
+        memcpy(raw, stage + v * WARP * 16, 16);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) e[k] = i0 + k < n ? typename Op::type(raw[k]) : Op::identity();
+    }
+    // The tile's total: pairwise within each vector, pairwise over the
+    // lane's vectors, then a warp tree - deterministic, and no rounding
+    // path longer than log2 of the tile.  The whole warp calls it.
+    template <class Op>
+    __device__ static typename Op::type total(const unsigned char *stage, int64_t t, int64_t n, Op op, int lane) {
+        using Acc = typename Op::type;
+        Acc lane_sum[VPT];
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            Acc e[VEC];
+            read<Op>(stage, t, v, n, lane, e);
+#pragma unroll
+            for (int w = 1; w < VEC; w *= 2)
+#pragma unroll
+                for (int k = 0; k + w < VEC; k += 2 * w) e[k] = op(e[k], e[k + w]);
+            lane_sum[v] = e[0];
+        }
+#pragma unroll
+        for (int w = 1; w < VPT; w *= 2)
+#pragma unroll
+            for (int v = 0; v + w < VPT; v += 2 * w) lane_sum[v] = op(lane_sum[v], lane_sum[v + w]);
+        return broadcast0(warp_reduce(lane_sum[0], op));
+    }
+};
+
 // The shape: WARPS warps a block (each with its own ring of STAGES tiles
 // of VPT 16-byte vectors a lane), BLOCKS blocks a streaming multiprocessor
 // (the grid: persistent warps, and the register budget asked of the
@@ -285,10 +348,10 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile
 // without its prefix - wrong results, the time of the tile pass alone.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, int BACKOFF_NS_ = 0, bool STREAM_ = false,
-          bool TIMING_ONLY_ = false>
+          bool TIMING_ONLY_ = false, bool BY_BLOCK_ = true>
 struct PipeShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
+    static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_, BY_BLOCK = BY_BLOCK_;
     static constexpr int MIN_BLOCKS = BLOCKS_, BACKOFF_NS = BACKOFF_NS_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;
@@ -300,8 +363,8 @@ __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
 scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
                unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
-    constexpr int VEC = 16 / sizeof(In), VPT = Shape::VPT, TILE = VPT * WARP * VEC, STAGES = Shape::STAGES;
-    constexpr int SB = Shape::STAGE_BYTES;
+    using R = Ring<Shape::VPT, In>;
+    constexpr int VPT = Shape::VPT, VEC = R::VEC, STAGES = Shape::STAGES, SB = R::STAGE_BYTES;
     const Op op;
     const int lane = threadIdx.x % WARP;
     // The lane's 16 bytes of vector v of stage s: ring + s * SB + v * WARP * 16.
@@ -315,50 +378,24 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
         return t < tiles ? t : tiles;
     };
     const auto issue = [&](unsigned t, int s) {
-        if (t < tiles) {
-#pragma unroll
-            for (int v = 0; v < VPT; ++v) {
-                const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
-                unsigned char *dst = ring + s * SB + v * WARP * 16;
-                if (vector_ok && i0 + VEC <= n) {
-                    async_copy16(dst, in + i0);
-                } else {
-                    In *d = reinterpret_cast<In *>(dst);
-#pragma unroll
-                    for (int k = 0; k < VEC; ++k)
-                        if (i0 + k < n) d[k] = in[i0 + k];
-                }
-            }
-        }
+        if (t < tiles) R::fill(ring + s * SB, in, n, vector_ok, t, lane);
         async_commit();  // an empty group where there is no tile: the count stays STAGES
     };
-
-    // The total of the tile in stage s, from shared memory (lane sums, then
-    // a warp tree: deterministic).
-    const auto stage_total = [&](unsigned t, int s) {
-        Acc sum = Op::identity();
-#pragma unroll
-        for (int v = 0; v < VPT; ++v) {
-            const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
-            In raw[VEC];
-            memcpy(raw, ring + s * SB + v * WARP * 16, 16);
-#pragma unroll
-            for (int k = 0; k < VEC; ++k)
-                if (i0 + k < n) sum = op(sum, Acc(raw[k]));
-        }
-        return broadcast0(warp_reduce(sum, op));
-    };
+    const auto stage_total = [&](unsigned t, int s) { return R::total(ring + s * SB, t, n, op, lane); };
 
     // A tile's total is published as soon as its data has landed, one tile
     // ahead of the look-back: a total published only when its warp got to
     // it would wait for that warp's previous look-back, chaining the warps.
     // Where there are no more tiles than warps, a warp takes one to start
-    // with: two would leave others idle.
+    // with (two would leave others idle): with BY_BLOCK, the tile of its
+    // place in the grid, as CUB does (blocks start in order, so a warp
+    // only waits for warps that have started), and no counter.
     const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS;
+    const unsigned by_block = blockIdx.x * Shape::WARPS + threadIdx.x / WARP;
     unsigned t[STAGES];
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-        t[s] = s == 0 || !few ? take() : tiles;
+        t[s] = !few ? take() : s > 0 ? tiles : Shape::BY_BLOCK ? min(by_block, tiles) : take();
         issue(t[s], s);
     }
     if (t[0] < tiles && !Shape::TIMING_ONLY) {
@@ -367,17 +404,11 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
     }
     for (int s = 0; t[0] < tiles; s = s + 1 < STAGES ? s + 1 : 0) {
         const int64_t tile = t[0];
-        const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
+        const auto first = [tile, lane](int v) { return R::first(tile, v, lane); };
         async_wait<STAGES - 2>();  // the two oldest stages have landed
         Acc x[VPT][VEC], base[VPT];
 #pragma unroll
-        for (int v = 0; v < VPT; ++v) {
-            const int64_t i0 = first(v);
-            In raw[VEC];
-            memcpy(raw, ring + s * SB + v * WARP * 16, 16);
-#pragma unroll
-            for (int k = 0; k < VEC; ++k) x[v][k] = i0 + k < n ? Acc(raw[k]) : Op::identity();
-        }
+        for (int v = 0; v < VPT; ++v) R::template read<Op>(ring + s * SB, tile, v, n, lane, x[v]);
         scan_tile(x, base, op, lane);  // its total was published a step ago
         if (t[1] < tiles && !Shape::TIMING_ONLY)
             publish<Shape::BACKOFF_NS>(t[1], stage_total(t[1], s + 1 < STAGES ? s + 1 : 0), slots, lv, op, lane);
@@ -398,10 +429,10 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
 // order - while it waits for its oldest tile or for a prefix.  A tile's
 // publication then no longer waits for its warp's iterations, which with
 // more than two stages delayed it by a whole iteration per extra stage.
-template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool STREAM_ = true>
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool STREAM_ = true, bool BY_BLOCK_ = true>
 struct LandShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool STREAM = STREAM_;
+    static constexpr bool STREAM = STREAM_, BY_BLOCK = BY_BLOCK_;
     static constexpr int MIN_BLOCKS = BLOCKS_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int RINGS = WARPS * STAGES * STAGE_BYTES;
@@ -414,8 +445,8 @@ __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
 scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
              unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
-    constexpr int VEC = 16 / sizeof(In), VPT = Shape::VPT, TILE = VPT * WARP * VEC, STAGES = Shape::STAGES;
-    constexpr int SB = Shape::STAGE_BYTES;
+    using R = Ring<Shape::VPT, In>;
+    constexpr int VPT = Shape::VPT, VEC = R::VEC, STAGES = Shape::STAGES, SB = R::STAGE_BYTES;
     const Op op;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     unsigned char *const ring = dynamic_shared_memory() + warp * STAGES * SB + lane * 16;
@@ -433,44 +464,21 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
     };
     const auto issue = [&](unsigned t, int s) {
         if (t >= tiles) return;
-#pragma unroll
-        for (int v = 0; v < VPT; ++v) {
-            const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
-            unsigned char *dst = ring + s * SB + v * WARP * 16;
-            if (vector_ok && i0 + VEC <= n) {
-                async_copy16(dst, in + i0);
-            } else {
-                In *d = reinterpret_cast<In *>(dst);
-#pragma unroll
-                for (int k = 0; k < VEC; ++k)
-                    if (i0 + k < n) d[k] = in[i0 + k];
-            }
-        }
+        R::fill(ring + s * SB, in, n, vector_ok, t, lane);
         async_arrive(bar + s);
     };
-    const auto stage_total = [&](unsigned t, int s) {
-        Acc sum = Op::identity();
-#pragma unroll
-        for (int v = 0; v < VPT; ++v) {
-            const int64_t i0 = int64_t(t) * TILE + (int64_t(v) * WARP + lane) * VEC;
-            In raw[VEC];
-            memcpy(raw, ring + s * SB + v * WARP * 16, 16);
-#pragma unroll
-            for (int k = 0; k < VEC; ++k)
-                if (i0 + k < n) sum = op(sum, Acc(raw[k]));
-        }
-        return broadcast0(warp_reduce(sum, op));
-    };
+    const auto stage_total = [&](unsigned t, int s) { return R::total(ring + s * SB, t, n, op, lane); };
 
     // The ring: t[q] is the q-th oldest tile, in stage (s0 + q) % STAGES;
     // bit s of `parity`: the phase of the fill now in stage s; bit q of
     // `published`: t[q]'s total is out.
     const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS;
+    const unsigned by_block = blockIdx.x * Shape::WARPS + threadIdx.x / WARP;
     unsigned t[STAGES], parity = 0, published = 0;
     int s0 = 0;
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-        t[s] = s == 0 || !few ? take() : tiles;
+        t[s] = !few ? take() : s > 0 ? tiles : Shape::BY_BLOCK ? min(by_block, tiles) : take();
         issue(t[s], s);
     }
     const auto stage_of = [&](int q) { return s0 + q < STAGES ? s0 + q : s0 + q - STAGES; };
@@ -492,18 +500,12 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
 
     while (t[0] < tiles) {
         const int64_t tile = t[0];
-        const auto first = [tile, lane](int v) { return tile * TILE + (int64_t(v) * WARP + lane) * VEC; };
+        const auto first = [tile, lane](int v) { return R::first(tile, v, lane); };
         while (!landed(0)) spin_pause<0>();
         publish_landed();  // t[0] among them, if it was not out yet
         Acc x[VPT][VEC], base[VPT];
 #pragma unroll
-        for (int v = 0; v < VPT; ++v) {
-            const int64_t i0 = first(v);
-            In raw[VEC];
-            memcpy(raw, ring + s0 * SB + v * WARP * 16, 16);
-#pragma unroll
-            for (int k = 0; k < VEC; ++k) x[v][k] = i0 + k < n ? Acc(raw[k]) : Op::identity();
-        }
+        for (int v = 0; v < VPT; ++v) R::template read<Op>(ring + s0 * SB, tile, v, n, lane, x[v]);
         scan_tile(x, base, op, lane);
         // Stage s0 is in registers now: refill it with the tile STAGES ahead.
         const int s = s0;
@@ -522,8 +524,9 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
     }
 }
 
-template <class Shape, class In, class Op>
-struct LandingWith {
+// The host side: zero the counter and the slots, then launch the grid.
+template <class Shape, class In, class Op, bool LANDING>
+struct LookbackWith {
     using Acc = typename Op::type;
     using S = Slots<Acc>;
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
@@ -532,60 +535,49 @@ struct LandingWith {
         Levels::of(ceil_div<int64_t>(n, TILE), count);
         return 256 + S::bytes(count);
     }
-    static cudaError_t run(const gp_scan_args &a) {
-        const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
-        if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
+    static cudaError_t zero(const gp_scan_args &a) {
         int64_t count;
-        const Levels lv = Levels::of(tiles, count);
-        char *p = static_cast<char *>(a.scratch);
-        const S slots(p + 256, count);
-        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
-        int device, sms;
-        GP_TRY(cudaGetDevice(&device));
-        GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
-        const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-#ifndef GP_EMULATOR
-        if (Shape::SMEM > 48 * 1024)  // the opt-in (the emulator stops at 48 KiB)
-            GP_TRY(cudaFuncSetAttribute(scan_landing<Shape, In, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        Shape::SMEM));
-#endif
-        GP_LAUNCH((scan_landing<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
-                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
-                  reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
-        return cudaSuccess;
+        Levels::of(ceil_div<int64_t>(a.n, TILE), count);
+        return cudaMemsetAsync(a.scratch, 0, 256 + S::zeroed_bytes(count), a.stream);
     }
-};
-
-template <class Shape, class In, class Op>
-struct PipelinedWith {
-    using Acc = typename Op::type;
-    using S = Slots<Acc>;
-    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
-    static size_t scratch(int64_t n) {
-        int64_t count;
-        Levels::of(ceil_div<int64_t>(n, TILE), count);
-        return 256 + S::bytes(count);
-    }
-    static cudaError_t run(const gp_scan_args &a) {
+    static cudaError_t launch(const gp_scan_args &a) {
         const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
         if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
         int64_t count;
         const Levels lv = Levels::of(tiles, count);
         char *p = static_cast<char *>(a.scratch);
         const S slots(p + 256, count);
-        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
         int device, sms;
         GP_TRY(cudaGetDevice(&device));
         GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
         const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-        GP_LAUNCH((scan_pipelined<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
-                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
-                  reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+        if constexpr (LANDING) {
+#ifndef GP_EMULATOR
+            if (Shape::SMEM > 48 * 1024)  // the opt-in (the emulator stops at 48 KiB)
+                GP_TRY(cudaFuncSetAttribute(scan_landing<Shape, In, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            Shape::SMEM));
+#endif
+            GP_LAUNCH((scan_landing<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
+                      static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
+                      reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+        } else {
+            GP_LAUNCH((scan_pipelined<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
+                      static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
+                      reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+        }
         return cudaSuccess;
     }
+    static cudaError_t run(const gp_scan_args &a) {
+        GP_TRY(zero(a));
+        return launch(a);
+    }
 };
+
+template <class Shape, class In, class Op>
+using PipelinedWith = LookbackWith<Shape, In, Op, false>;
+template <class Shape, class In, class Op>
+using LandingWith = LookbackWith<Shape, In, Op, true>;
 
 // 4 warps x 8 vectors a lane (4 KiB tiles), two stages (32 KiB of shared
 // memory a block), 6 blocks an SM (24 warps, 80 registers a thread),
