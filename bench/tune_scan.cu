@@ -92,6 +92,7 @@ int main(int argc, char **argv) {
             CHECK((PipelinedWith<PipeTuning, float, gp::Sum<float>>::run(a)));
             CHECK((PipelinedWith<PipeShape<4, 8, 2, 6, 0, true, false, false>, float, gp::Sum<float>>::run(a)));
             CHECK((LandingWith<LandShape<4, 8, 2, 6>, float, gp::Sum<float>>::run(a)));
+            CHECK((PipelinedWith<PipeShape<4, 8, 2, 6, 0, false, true>, float, gp::Sum<float>>::run(a)));
             CHECK(cub::DeviceScan::InclusiveSum(nullptr, a.scratch_bytes, in, out, a.n));
             CHECK(cub::DeviceScan::InclusiveSum(a.scratch, a.scratch_bytes, in, out, a.n));
         } else {
@@ -117,6 +118,7 @@ int main(int argc, char **argv) {
         row("cub InclusiveSum", c, c.cub_ms, "");
         runp<PipeTuning>("P 4x8 s2 b6 (auto)", c);
         runp<PipeShape<4, 8, 2, 6, 0, true, false, false>>("P ... few by counter", c);
+        run_with<LookbackWith<PipeTuning, float, gp::Sum<float>, false, false>>("P ... not early", c);
         {  // the kernel alone: the slots zeroed before the first event
             using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;
             gp_scan_args a{};

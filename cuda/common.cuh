@@ -47,6 +47,35 @@
     } while (0)
 #endif
 
+// GP_LAUNCH for a kernel that may start while the kernel before it in the
+// stream is still running (programmatic dependent launch, sm_90+): that
+// kernel calls allow_dependent_launch(), and this one grid_dependency_wait()
+// before it touches anything the other writes.  Only where `early` is true
+// (the caller checks the device is sm_90+); the emulator runs kernels one
+// after the other anyway.
+#ifdef GP_EMULATOR
+#define GP_LAUNCH_EARLY(early, kernel, grid, block, smem, stream, ...)      \
+    do {                                                                    \
+        (void)(early);                                                      \
+        GP_LAUNCH(kernel, grid, block, smem, stream, __VA_ARGS__);          \
+    } while (0)
+#else
+#define GP_LAUNCH_EARLY(early_, kernel_, grid_, block_, smem_, stream_, ...) \
+    do {                                                                    \
+        cudaLaunchAttribute gp_attr_{};                                     \
+        gp_attr_.id = cudaLaunchAttributeProgrammaticStreamSerialization;   \
+        gp_attr_.val.programmaticStreamSerializationAllowed = 1;            \
+        cudaLaunchConfig_t gp_cfg_{};                                       \
+        gp_cfg_.gridDim = dim3(grid_);                                      \
+        gp_cfg_.blockDim = dim3(block_);                                    \
+        gp_cfg_.dynamicSmemBytes = (smem_);                                 \
+        gp_cfg_.stream = (stream_);                                         \
+        gp_cfg_.attrs = &gp_attr_;                                          \
+        gp_cfg_.numAttrs = (early_) ? 1 : 0;                                \
+        GP_TRY(cudaLaunchKernelEx(&gp_cfg_, kernel_, __VA_ARGS__));         \
+    } while (0)
+#endif
+
 // The main kernel of a variant, for gpuprims.occupancy (gp_variant.kernel):
 //   GP_KERNEL_OF(gp_reduce_unroll2_kernel, reduce_unroll<2, float, Sum<float>>)
 // A C++ function in the backend's namespace (the emulator build has its own).
@@ -242,6 +271,20 @@ template <int N>
 __device__ inline void async_wait() {
 #ifndef GP_SYNC_COPIES
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+// The two halves of a programmatic dependent launch (GP_LAUNCH_EARLY):
+// no-ops before sm_90, on the emulator, and where the launch was not early.
+__device__ inline void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(GP_EMULATOR)
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ inline void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(GP_EMULATOR)
+    asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 

@@ -390,12 +390,17 @@ scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, 
     // with (two would leave others idle): with BY_BLOCK, the tile of its
     // place in the grid, as CUB does (blocks start in order, so a warp
     // only waits for warps that have started), and no counter.
-    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS;
-    const unsigned by_block = blockIdx.x * Shape::WARPS + threadIdx.x / WARP;
+    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS, by_block = few && Shape::BY_BLOCK;
     unsigned t[STAGES];
+    if (by_block) {  // its tile is known before the counter and the slots are zero: load it now
+        const unsigned mine = blockIdx.x * Shape::WARPS + threadIdx.x / WARP;
+        t[0] = mine < tiles ? mine : tiles;
+        issue(t[0], 0);
+    }
+    grid_dependency_wait();  // the zeroing of the counter and the slots is done
 #pragma unroll
-    for (int s = 0; s < STAGES; ++s) {
-        t[s] = !few ? take() : s > 0 ? tiles : Shape::BY_BLOCK ? min(by_block, tiles) : take();
+    for (int s = by_block ? 1 : 0; s < STAGES; ++s) {
+        t[s] = few && s > 0 ? tiles : take();
         issue(t[s], s);
     }
     if (t[0] < tiles && !Shape::TIMING_ONLY) {
@@ -472,13 +477,18 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
     // The ring: t[q] is the q-th oldest tile, in stage (s0 + q) % STAGES;
     // bit s of `parity`: the phase of the fill now in stage s; bit q of
     // `published`: t[q]'s total is out.
-    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS;
-    const unsigned by_block = blockIdx.x * Shape::WARPS + threadIdx.x / WARP;
+    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS, by_block = few && Shape::BY_BLOCK;
     unsigned t[STAGES], parity = 0, published = 0;
     int s0 = 0;
+    if (by_block) {
+        const unsigned mine = blockIdx.x * Shape::WARPS + threadIdx.x / WARP;
+        t[0] = mine < tiles ? mine : tiles;
+        issue(t[0], 0);
+    }
+    grid_dependency_wait();
 #pragma unroll
-    for (int s = 0; s < STAGES; ++s) {
-        t[s] = !few ? take() : s > 0 ? tiles : Shape::BY_BLOCK ? min(by_block, tiles) : take();
+    for (int s = by_block ? 1 : 0; s < STAGES; ++s) {
+        t[s] = few && s > 0 ? tiles : take();
         issue(t[s], s);
     }
     const auto stage_of = [&](int q) { return s0 + q < STAGES ? s0 + q : s0 + q - STAGES; };
@@ -524,8 +534,16 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
     }
 }
 
+// Zero words [0, n) and let the next kernel in the stream start at once
+// (GP_LAUNCH_EARLY).
+__global__ void zero_words(unsigned long long *p, int64_t n) {
+    allow_dependent_launch();
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        p[i] = 0;
+}
+
 // The host side: zero the counter and the slots, then launch the grid.
-template <class Shape, class In, class Op, bool LANDING>
+template <class Shape, class In, class Op, bool LANDING, bool EARLY = true>
 struct LookbackWith {
     using Acc = typename Op::type;
     using S = Slots<Acc>;
@@ -535,10 +553,19 @@ struct LookbackWith {
         Levels::of(ceil_div<int64_t>(n, TILE), count);
         return 256 + S::bytes(count);
     }
-    static cudaError_t zero(const gp_scan_args &a) {
+    // The counter and the slots' flags, zeroed by zero_words; on sm_90+ the
+    // scan starts while it runs (EARLY), loads its first tiles and waits for
+    // it before it takes a tile from the counter or polls a slot.
+    static size_t zeroed_words(int64_t n) {
         int64_t count;
-        Levels::of(ceil_div<int64_t>(a.n, TILE), count);
-        return cudaMemsetAsync(a.scratch, 0, 256 + S::zeroed_bytes(count), a.stream);
+        Levels::of(ceil_div<int64_t>(n, TILE), count);
+        return (256 + S::zeroed_bytes(count)) / 8;
+    }
+    static cudaError_t zero(const gp_scan_args &a) {
+        const int64_t words = int64_t(zeroed_words(a.n));
+        GP_LAUNCH(zero_words, unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream,
+                  static_cast<unsigned long long *>(a.scratch), words);
+        return cudaSuccess;
     }
     static cudaError_t launch(const gp_scan_args &a) {
         const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
@@ -547,9 +574,11 @@ struct LookbackWith {
         const Levels lv = Levels::of(tiles, count);
         char *p = static_cast<char *>(a.scratch);
         const S slots(p + 256, count);
-        int device, sms;
+        int device, sms, major;
         GP_TRY(cudaGetDevice(&device));
         GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        GP_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+        const bool early = EARLY && major >= 9;
         const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         if constexpr (LANDING) {
@@ -558,13 +587,13 @@ struct LookbackWith {
                 GP_TRY(cudaFuncSetAttribute(scan_landing<Shape, In, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             Shape::SMEM));
 #endif
-            GP_LAUNCH((scan_landing<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
-                      static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
-                      reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+            GP_LAUNCH_EARLY(early, (scan_landing<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM,
+                            a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n,
+                            a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
         } else {
-            GP_LAUNCH((scan_pipelined<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
-                      static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0, vec,
-                      reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+            GP_LAUNCH_EARLY(early, (scan_pipelined<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM,
+                            a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n,
+                            a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
         }
         return cudaSuccess;
     }
