@@ -1,4 +1,4 @@
-// tune_scan.cu - the evidence for PipeTuning
+// tune_scan.cu - the evidence for Tuning
 // (cuda/scan/05_decoupled_lookback.cu).
 //
 // Times the look-back scan, float32 inclusive sum, for several block shapes
@@ -59,10 +59,9 @@ void run_with(const char *name, Case &c) {
 }
 
 template <class Shape>
-void runp(const char *name, Case &c) { run_with<PipelinedWith<Shape, float, gp::Sum<float>>>(name, c); }
+void runs(const char *name, Case &c) { run_with<LookbackWith<Shape, float, gp::Sum<float>>>(name, c); }
 
-template <class Shape>
-void runl(const char *name, Case &c) { run_with<LandingWith<Shape, float, gp::Sum<float>>>(name, c); }
+using Auto = LookbackWith<Tuning, float, gp::Sum<float>>;
 
 int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
@@ -86,18 +85,14 @@ int main(int argc, char **argv) {
         const bool small = std::strcmp(argv[1], "small") == 0;
         gp_scan_args a{};
         a.in = in; a.out = out; a.n = int64_t(1) << (small ? 20 : 26); a.inclusive = 1;
-        a.scratch_bytes = PipelinedWith<PipeTuning, float, gp::Sum<float>>::scratch(a.n) * 4;
+        a.scratch_bytes = Auto::scratch(a.n) * 4;
         CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+        CHECK(Auto::run(a));
+        CHECK((LookbackWith<LookbackShape<4, 8, 2, 5, true, true, true>, float, gp::Sum<float>>::run(a)));
         if (small) {
-            CHECK((PipelinedWith<PipeTuning, float, gp::Sum<float>>::run(a)));
-            CHECK((PipelinedWith<PipeShape<4, 8, 2, 6, 0, true, false, false>, float, gp::Sum<float>>::run(a)));
-            CHECK((LandingWith<LandShape<4, 8, 2, 6>, float, gp::Sum<float>>::run(a)));
-            CHECK((PipelinedWith<PipeShape<4, 8, 2, 6, 0, false, true>, float, gp::Sum<float>>::run(a)));
+            CHECK((LookbackWith<LookbackShape<4, 8, 2, 5, false>, float, gp::Sum<float>>::run(a)));
             CHECK(cub::DeviceScan::InclusiveSum(nullptr, a.scratch_bytes, in, out, a.n));
             CHECK(cub::DeviceScan::InclusiveSum(a.scratch, a.scratch_bytes, in, out, a.n));
-        } else {
-            CHECK((PipelinedWith<PipeTuning, float, gp::Sum<float>>::run(a)));
-            CHECK((PipelinedWith<PipeShape<4, 8, 2, 6, 0, false, true>, float, gp::Sum<float>>::run(a)));
         }
         CHECK(cudaDeviceSynchronize());
         return 0;
@@ -116,39 +111,29 @@ int main(int argc, char **argv) {
         CHECK(cudaFree(tmp));
         row("copy", c, c.copy_ms, "");
         row("cub InclusiveSum", c, c.cub_ms, "");
-        runp<PipeTuning>("P 4x8 s2 b6 (auto)", c);
-        runp<PipeShape<4, 8, 2, 6, 0, true, false, false>>("P ... few by counter", c);
-        run_with<LookbackWith<PipeTuning, float, gp::Sum<float>, false, false>>("P ... not early", c);
+        run_with<Auto>("auto 4x8 s2 b5 bulk", c);
+        run_with<LookbackWith<Tuning, float, gp::Sum<float>, false>>("auto, not early", c);
         {  // the kernel alone: the slots zeroed before the first event
-            using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;
             gp_scan_args a{};
             a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
-            a.scratch_bytes = L::scratch(c.n);
+            a.scratch_bytes = Auto::scratch(c.n);
             CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
-            const float ms = median_ms([&] { CHECK(L::launch(a)); }, c.flush, c.fb, REPEAT, [&] { CHECK(L::zero(a)); });
+            const float ms = median_ms([&] { CHECK(Auto::launch(a)); }, c.flush, c.fb, REPEAT, [&] { CHECK(Auto::zero(a)); });
+            row("auto, kernel alone", c, ms, "");
+            row("zeroing alone", c, median_ms([&] { CHECK(Auto::zero(a)); }, c.flush, c.fb, REPEAT), "");
             CHECK(cudaFree(a.scratch));
-            row("P (auto) kernel alone", c, ms, "");
         }
-        // publish on landing: LandShape<warps, vectors a lane, stages, blocks an SM>
-        runl<LandShape<4, 8, 2, 6>>("L 4x8 s2 b6", c);
-        runl<LandShape<4, 8, 2, 5>>("L 4x8 s2 b5", c);
-        runl<LandShape<4, 8, 3, 4>>("L 4x8 s3 b4", c);
-        runl<LandShape<4, 4, 3, 8>>("L 4x4 s3 b8", c);
-        runl<LandShape<2, 8, 4, 6>>("L 2x8 s4 b6", c);
-        runl<LandShape<4, 8, 4, 3>>("L 4x8 s4 b3 (64 KiB)", c);
-        runl<LandShape<2, 16, 3, 4>>("L 2x16 s3 b4 (48 KiB)", c);
-        runl<LandShape<4, 4, 4, 6>>("L 4x4 s4 b6", c);
-        runl<LandShape<4, 4, 6, 4>>("L 4x4 s6 b4 (48 KiB)", c);
-        runl<LandShape<2, 16, 4, 3>>("L 2x16 s4 b3 (64 KiB)", c);
-        runp<PipeShape<4, 8, 2, 6, 0, false, true>>("P 4x8 s2 b6 NO LOOKBACK", c);
-        {
-            using L = PipelinedWith<PipeTuning, float, gp::Sum<float>>;
-            const size_t zb = L::scratch(c.n);
-            void *z;
-            CHECK(cudaMalloc(&z, zb));
-            row("memset of its slots", c, median_ms([&] { CHECK(cudaMemsetAsync(z, 0, zb)); }, c.flush, c.fb, REPEAT), "");
-            CHECK(cudaFree(z));
-        }
+        // LookbackShape<warps, vectors a lane, stages, blocks an SM, bulk copies>
+        runs<LookbackShape<4, 8, 2, 5, false>>("4x8 s2 b5 cp.async", c);
+        runs<LookbackShape<4, 8, 3, 4, false>>("4x8 s3 b4 cp.async", c);
+        runs<LookbackShape<4, 8, 3, 4>>("4x8 s3 b4", c);
+        runs<LookbackShape<4, 8, 2, 6>>("4x8 s2 b6", c);
+        runs<LookbackShape<4, 8, 4, 3>>("4x8 s4 b3 (64 KiB)", c);
+        runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4 (48 KiB)", c);
+        runs<LookbackShape<4, 16, 2, 3>>("4x16 s2 b3 (64 KiB)", c);
+        runs<LookbackShape<2, 16, 2, 6>>("2x16 s2 b6", c);
+        runs<LookbackShape<4, 8, 2, 5, true, true, true>>("4x8 s2 b5 NO LOOKBACK", c);
+        runs<LookbackShape<4, 8, 2, 5, false, true, true>>("4x8 s2 b5 cp.async NO LOOKBACK", c);
     }
     return 0;
 }

@@ -339,106 +339,19 @@ struct Ring {
     }
 };
 
-// The shape: WARPS warps a block (each with its own ring of STAGES tiles
-// of VPT 16-byte vectors a lane), BLOCKS blocks a streaming multiprocessor
+// The shape: WARPS warps a block, each with its own ring of STAGES tiles
+// of VPT 16-byte vectors a lane; BLOCKS blocks a streaming multiprocessor
 // (the grid: persistent warps, and the register budget asked of the
-// compiler), a sleep of BACKOFF_NS between polls of a slot not yet
-// published, STREAM: evict-first stores.  Evidence:
-// bench/results/tune-scan-*.md (the sweep of bench/tune_scan.cu).
-// TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile
-// without its prefix - wrong results, the time of the tile pass alone.
-template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, int BACKOFF_NS_ = 0, bool STREAM_ = false,
-          bool TIMING_ONLY_ = false, bool BY_BLOCK_ = true>
-struct PipeShape {
+// compiler); BULK: a stage is filled by one bulk copy (sm_90+; before, and
+// on the emulator, every lane copies its own vectors); STREAM: evict-first
+// stores.  Evidence: bench/results/tune-scan-*.md (bench/tune_scan.cu).
+// TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
+// its prefix - wrong results, the time of the tile pass alone.
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
+          bool TIMING_ONLY_ = false>
+struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_, BY_BLOCK = BY_BLOCK_;
-    static constexpr int MIN_BLOCKS = BLOCKS_, BACKOFF_NS = BACKOFF_NS_;
-    static constexpr int STAGE_BYTES = VPT * WARP * 16;
-    static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;
-    static_assert(STAGES >= 2, "the look-back runs one stage behind the publication");
-};
-
-template <class Shape, class In, class Op>
-__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
-scan_pipelined(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
-               unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
-    using Acc = typename Op::type;
-    using R = Ring<Shape::VPT, In>;
-    constexpr int VPT = Shape::VPT, VEC = R::VEC, STAGES = Shape::STAGES, SB = R::STAGE_BYTES;
-    const Op op;
-    const int lane = threadIdx.x % WARP;
-    // The lane's 16 bytes of vector v of stage s: ring + s * SB + v * WARP * 16.
-    unsigned char *const ring = dynamic_shared_memory() + (threadIdx.x / WARP) * STAGES * SB + lane * 16;
-
-    // Tiles in order from the counter (`tiles`: none left).
-    const auto take = [&]() -> unsigned {
-        unsigned t = 0;
-        if (lane == 0) t = atomicAdd(next_tile, 1u);
-        t = __shfl_sync(FULL_MASK, t, 0);
-        return t < tiles ? t : tiles;
-    };
-    const auto issue = [&](unsigned t, int s) {
-        if (t < tiles) R::fill(ring + s * SB, in, n, vector_ok, t, lane);
-        async_commit();  // an empty group where there is no tile: the count stays STAGES
-    };
-    const auto stage_total = [&](unsigned t, int s) { return R::total(ring + s * SB, t, n, op, lane); };
-
-    // A tile's total is published as soon as its data has landed, one tile
-    // ahead of the look-back: a total published only when its warp got to
-    // it would wait for that warp's previous look-back, chaining the warps.
-    // Where there are no more tiles than warps, a warp takes one to start
-    // with (two would leave others idle): with BY_BLOCK, the tile of its
-    // place in the grid, as CUB does (blocks start in order, so a warp
-    // only waits for warps that have started), and no counter.
-    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS, by_block = few && Shape::BY_BLOCK;
-    unsigned t[STAGES];
-    if (by_block) {  // its tile is known before the counter and the slots are zero: load it now
-        const unsigned mine = blockIdx.x * Shape::WARPS + threadIdx.x / WARP;
-        t[0] = mine < tiles ? mine : tiles;
-        issue(t[0], 0);
-    }
-    grid_dependency_wait();  // the zeroing of the counter and the slots is done
-#pragma unroll
-    for (int s = by_block ? 1 : 0; s < STAGES; ++s) {
-        t[s] = few && s > 0 ? tiles : take();
-        issue(t[s], s);
-    }
-    if (t[0] < tiles && !Shape::TIMING_ONLY) {
-        async_wait<STAGES - 1>();
-        publish<Shape::BACKOFF_NS>(t[0], stage_total(t[0], 0), slots, lv, op, lane);
-    }
-    for (int s = 0; t[0] < tiles; s = s + 1 < STAGES ? s + 1 : 0) {
-        const int64_t tile = t[0];
-        const auto first = [tile, lane](int v) { return R::first(tile, v, lane); };
-        async_wait<STAGES - 2>();  // the two oldest stages have landed
-        Acc x[VPT][VEC], base[VPT];
-#pragma unroll
-        for (int v = 0; v < VPT; ++v) R::template read<Op>(ring + s * SB, tile, v, n, lane, x[v]);
-        scan_tile(x, base, op, lane);  // its total was published a step ago
-        if (t[1] < tiles && !Shape::TIMING_ONLY)
-            publish<Shape::BACKOFF_NS>(t[1], stage_total(t[1], s + 1 < STAGES ? s + 1 : 0), slots, lv, op, lane);
-        // Stage s is in registers now: refill it with the tile STAGES ahead.
-#pragma unroll
-        for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
-        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
-        issue(t[STAGES - 1], s);
-        const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix<Shape::BACKOFF_NS>(tile, slots, lv, op, lane);
-        write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
-    }
-    async_wait<0>();
-}
-
-// Publish on landing (experiment): as scan_pipelined, but each stage has a
-// completion barrier (mbarrier) that says without waiting whether its tile
-// has landed, so a warp publishes every landed tile of its ring - in ring
-// order - while it waits for its oldest tile or for a prefix.  A tile's
-// publication then no longer waits for its warp's iterations, which with
-// more than two stages delayed it by a whole iteration per extra stage.
-template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool STREAM_ = true, bool BY_BLOCK_ = true>
-struct LandShape {
-    static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool STREAM = STREAM_, BY_BLOCK = BY_BLOCK_;
-    static constexpr int MIN_BLOCKS = BLOCKS_;
+    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int RINGS = WARPS * STAGES * STAGE_BYTES;
     static constexpr int SMEM = RINGS + WARPS * STAGES * 8;  // then one barrier a stage
@@ -446,19 +359,27 @@ struct LandShape {
 };
 
 template <class Shape, class In, class Op>
-__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::MIN_BLOCKS)
-scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
-             unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
+scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
+              unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
     using R = Ring<Shape::VPT, In>;
     constexpr int VPT = Shape::VPT, VEC = R::VEC, STAGES = Shape::STAGES, SB = R::STAGE_BYTES;
+#ifdef GP_BULK_COPIES
+    constexpr bool BULK = Shape::BULK;
+#else
+    constexpr bool BULK = false;
+#endif
     const Op op;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-    unsigned char *const ring = dynamic_shared_memory() + warp * STAGES * SB + lane * 16;
+    unsigned char *const stages = dynamic_shared_memory() + warp * STAGES * SB;  // stage s at s * SB
+    unsigned char *const ring = stages + lane * 16;                              // the lane's part
     unsigned long long *const bar =
         reinterpret_cast<unsigned long long *>(dynamic_shared_memory() + Shape::RINGS) + warp * STAGES;
-    if (lane == 0)
-        for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, WARP);
+    if (lane == 0) {
+        for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, BULK ? 1 : WARP);
+        fence_barrier_init();
+    }
     __syncwarp();
 
     const auto take = [&]() -> unsigned {
@@ -467,28 +388,50 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
         t = __shfl_sync(FULL_MASK, t, 0);
         return t < tiles ? t : tiles;
     };
+    // Fill stage s with tile t: one bulk copy for a whole aligned tile, or
+    // each lane its own vectors (cp.async, or synchronously next to bulk
+    // copies and at the end of the input); the stage's barrier completes
+    // its phase when the tile has landed.
     const auto issue = [&](unsigned t, int s) {
         if (t >= tiles) return;
-        R::fill(ring + s * SB, in, n, vector_ok, t, lane);
-        async_arrive(bar + s);
+        if (BULK && vector_ok && (int64_t(t) + 1) * R::TILE <= n) {
+            __syncwarp();  // every lane is done with what the stage held
+            if (lane == 0) {
+                fence_proxy_async();
+                bulk_copy(stages + s * SB, in + int64_t(t) * R::TILE, SB, bar + s);
+            }
+        } else if (BULK) {
+            R::fill(ring + s * SB, in, n, false, t, lane);
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) barrier_arrive(bar + s);
+        } else {
+            R::fill(ring + s * SB, in, n, vector_ok, t, lane);
+            async_arrive(bar + s);
+        }
     };
     const auto stage_total = [&](unsigned t, int s) { return R::total(ring + s * SB, t, n, op, lane); };
 
     // The ring: t[q] is the q-th oldest tile, in stage (s0 + q) % STAGES;
     // bit s of `parity`: the phase of the fill now in stage s; bit q of
-    // `published`: t[q]'s total is out.
-    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS, by_block = few && Shape::BY_BLOCK;
+    // `published`: t[q]'s total is out.  Where there are no more tiles than
+    // warps, a warp takes one (two would leave others idle), the one of its
+    // place in the grid, as CUB does: blocks start in order, so a warp only
+    // waits for warps that have started; it is known before the zeroing of
+    // the counter and the slots is done (GP_LAUNCH_EARLY), so the warp
+    // loads it first.  Otherwise tiles come from the counter.
+    const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS;
     unsigned t[STAGES], parity = 0, published = 0;
     int s0 = 0;
-    if (by_block) {
-        const unsigned mine = blockIdx.x * Shape::WARPS + threadIdx.x / WARP;
+    if (few) {
+        const unsigned mine = blockIdx.x * Shape::WARPS + warp;
         t[0] = mine < tiles ? mine : tiles;
         issue(t[0], 0);
     }
     grid_dependency_wait();
 #pragma unroll
-    for (int s = by_block ? 1 : 0; s < STAGES; ++s) {
-        t[s] = few && s > 0 ? tiles : take();
+    for (int s = few ? 1 : 0; s < STAGES; ++s) {
+        t[s] = few ? tiles : take();
         issue(t[s], s);
     }
     const auto stage_of = [&](int q) { return s0 + q < STAGES ? s0 + q : s0 + q - STAGES; };
@@ -499,6 +442,7 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
     // Publish the landed tiles of the ring, oldest first, up to the first
     // that has not landed (a younger one could need its total).
     const auto publish_landed = [&]() {
+        if (Shape::TIMING_ONLY) return;
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) {
             if ((published >> q) & 1u) continue;
@@ -510,7 +454,6 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
 
     while (t[0] < tiles) {
         const int64_t tile = t[0];
-        const auto first = [tile, lane](int v) { return R::first(tile, v, lane); };
         while (!landed(0)) spin_pause<0>();
         publish_landed();  // t[0] among them, if it was not out yet
         Acc x[VPT][VEC], base[VPT];
@@ -526,11 +469,21 @@ scan_landing(const In *in, typename Op::type *out, int64_t n, bool inclusive, bo
         t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
         s0 = s + 1 < STAGES ? s + 1 : 0;
         issue(t[STAGES - 1], s);
-        const Acc p = prefix_polling(tile, slots, lv, op, lane, [&]() {
-            publish_landed();
-            spin_pause<0>();
-        });
-        write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, first);
+        // While it waits for the prefix, the warp publishes what lands in
+        // its ring; with nothing left to publish it just waits.
+        bool pending = false;
+#pragma unroll
+        for (int q = 0; q < STAGES; ++q) pending = pending || (t[q] < tiles && !((published >> q) & 1u));
+        Acc p = Op::identity();
+        if (!Shape::TIMING_ONLY)
+            p = pending ? prefix_polling(tile, slots, lv, op, lane,
+                                         [&]() {
+                                             publish_landed();
+                                             spin_pause<0>();
+                                         })
+                        : prefix<0>(tile, slots, lv, op, lane);
+        write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op,
+                                  [tile, lane](int v) { return R::first(tile, v, lane); });
     }
 }
 
@@ -542,8 +495,11 @@ __global__ void zero_words(unsigned long long *p, int64_t n) {
         p[i] = 0;
 }
 
-// The host side: zero the counter and the slots, then launch the grid.
-template <class Shape, class In, class Op, bool LANDING, bool EARLY = true>
+// The host side: zero the counter and the slots, then launch the grid; on
+// sm_90+ (EARLY) the scan starts while the zeroing runs, loads its first
+// tiles and waits for it before it takes a tile from the counter or polls
+// a slot.
+template <class Shape, class In, class Op, bool EARLY = true>
 struct LookbackWith {
     using Acc = typename Op::type;
     using S = Slots<Acc>;
@@ -553,16 +509,10 @@ struct LookbackWith {
         Levels::of(ceil_div<int64_t>(n, TILE), count);
         return 256 + S::bytes(count);
     }
-    // The counter and the slots' flags, zeroed by zero_words; on sm_90+ the
-    // scan starts while it runs (EARLY), loads its first tiles and waits for
-    // it before it takes a tile from the counter or polls a slot.
-    static size_t zeroed_words(int64_t n) {
-        int64_t count;
-        Levels::of(ceil_div<int64_t>(n, TILE), count);
-        return (256 + S::zeroed_bytes(count)) / 8;
-    }
     static cudaError_t zero(const gp_scan_args &a) {
-        const int64_t words = int64_t(zeroed_words(a.n));
+        int64_t count;
+        Levels::of(ceil_div<int64_t>(a.n, TILE), count);
+        const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
         GP_LAUNCH(zero_words, unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream,
                   static_cast<unsigned long long *>(a.scratch), words);
         return cudaSuccess;
@@ -578,23 +528,16 @@ struct LookbackWith {
         GP_TRY(cudaGetDevice(&device));
         GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
         GP_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-        const bool early = EARLY && major >= 9;
         const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-        if constexpr (LANDING) {
 #ifndef GP_EMULATOR
-            if (Shape::SMEM > 48 * 1024)  // the opt-in (the emulator stops at 48 KiB)
-                GP_TRY(cudaFuncSetAttribute(scan_landing<Shape, In, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            Shape::SMEM));
+        if (Shape::SMEM > 48 * 1024)  // the opt-in (the emulator stops at 48 KiB)
+            GP_TRY(cudaFuncSetAttribute(scan_lookback<Shape, In, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        Shape::SMEM));
 #endif
-            GP_LAUNCH_EARLY(early, (scan_landing<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM,
-                            a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n,
-                            a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
-        } else {
-            GP_LAUNCH_EARLY(early, (scan_pipelined<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM,
-                            a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n,
-                            a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
-        }
+        GP_LAUNCH_EARLY(EARLY && major >= 9, (scan_lookback<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP,
+                        Shape::SMEM, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n,
+                        a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
         return cudaSuccess;
     }
     static cudaError_t run(const gp_scan_args &a) {
@@ -603,23 +546,13 @@ struct LookbackWith {
     }
 };
 
-template <class Shape, class In, class Op>
-using PipelinedWith = LookbackWith<Shape, In, Op, false>;
-template <class Shape, class In, class Op>
-using LandingWith = LookbackWith<Shape, In, Op, true>;
-
-// 4 warps x 8 vectors a lane (4 KiB tiles), two stages (32 KiB of shared
-// memory a block), 6 blocks an SM (24 warps, 80 registers a thread),
-// evict-first stores: 2^28 float32 in 0.797 ms on an H100, 0.897 of a copy
-// and 1.10x cub::DeviceScan::InclusiveSum.  Three stages, 2 KiB or 8 KiB
-// tiles, fewer warps an SM, back-off sleeps: all slower.
-using PipeTuning = PipeShape<4, 8, 2, 6, 0, true>;
-
-// Experiment on this branch: the library runs publish-on-landing.
-using LandTuning = LandShape<4, 8, 2, 6>;
+// 4 warps x 8 vectors a lane (4 KiB tiles), two stages filled by bulk
+// copies, 5 blocks an SM (20 warps, 96 registers a thread), evict-first
+// stores.  TODO figures.
+using Tuning = LookbackShape<4, 8, 2, 5>;
 
 template <class In, class Op>
-using Lookback = LandingWith<LandTuning, In, Op>;
+using Lookback = LookbackWith<Tuning, In, Op>;
 }  // namespace
 
 cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
@@ -627,6 +560,6 @@ cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
 }
 
 // The main kernel (float32 sum) for gpuprims.occupancy.
-GP_KERNEL_OF(gp_scan_decoupled_lookback_kernel, scan_landing<LandTuning, float, Sum<float>>)
-size_t gp_scan_decoupled_lookback_smem(int) { return LandTuning::SMEM; }
+GP_KERNEL_OF(gp_scan_decoupled_lookback_kernel, scan_lookback<Tuning, float, Sum<float>>)
+size_t gp_scan_decoupled_lookback_smem(int) { return Tuning::SMEM; }
 GP_NAMESPACE_END

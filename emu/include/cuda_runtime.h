@@ -51,7 +51,11 @@ struct alignas(16) double2 { double x, y; };
 
 constexpr int warpSize = 32;
 
-enum cudaDeviceAttr { cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrComputeCapabilityMajor = 75
+};
 
 namespace gp_emu_rt {
 
@@ -194,7 +198,9 @@ static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 static inline cudaError_t cudaPeekAtLastError(void) { return cudaSuccess; }
 static inline cudaError_t cudaGetDevice(int *dev) { *dev = 0; return cudaSuccess; }
 static inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int) {
-    *value = attr == cudaDevAttrMultiProcessorCount ? ::gp_emu_rt::multiprocessors() : 1024;
+    *value = attr == cudaDevAttrMultiProcessorCount      ? ::gp_emu_rt::multiprocessors()
+             : attr == cudaDevAttrComputeCapabilityMajor ? 0  // no GPU generation's features
+                                                         : 1024;
     return cudaSuccess;
 }
 static inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s = nullptr) {
