@@ -124,14 +124,19 @@ int main(int argc, char **argv) {
             CHECK(cudaFree(a.scratch));
         }
         // LookbackShape<warps, vectors a lane, stages, blocks an SM, bulk copies>
+        runs<LookbackShape<4, 8, 2, 5, true, true, false, false>>("4x8 s2 b5, ask when taking", c);
         runs<LookbackShape<4, 8, 2, 5, false>>("4x8 s2 b5 cp.async", c);
         runs<LookbackShape<4, 8, 3, 4, false>>("4x8 s3 b4 cp.async", c);
         runs<LookbackShape<4, 8, 3, 4>>("4x8 s3 b4", c);
-        runs<LookbackShape<4, 8, 2, 6>>("4x8 s2 b6", c);
         runs<LookbackShape<4, 8, 4, 3>>("4x8 s4 b3 (64 KiB)", c);
         runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4 (48 KiB)", c);
+        runs<LookbackShape<2, 16, 3, 4, false>>("2x16 s3 b4 cp.async", c);
+        runs<LookbackShape<2, 16, 3, 4, true, true, false, false>>("2x16 s3 b4, ask when taking", c);
         runs<LookbackShape<4, 16, 2, 3>>("4x16 s2 b3 (64 KiB)", c);
         runs<LookbackShape<2, 16, 2, 6>>("2x16 s2 b6", c);
+        runs<LookbackShape<2, 16, 2, 6, false>>("2x16 s2 b6 cp.async", c);
+        runs<LookbackShape<1, 16, 3, 8>>("1x16 s3 b8", c);
+        run_with<Auto>("auto again", c);
         runs<LookbackShape<4, 8, 2, 5, true, true, true>>("4x8 s2 b5 NO LOOKBACK", c);
         runs<LookbackShape<4, 8, 2, 5, false, true, true>>("4x8 s2 b5 cp.async NO LOOKBACK", c);
     }

@@ -313,6 +313,22 @@ __device__ inline bool async_landed(unsigned long long *bar, unsigned parity) {
 #endif
 }
 
+// Wait until the batch of that phase parity has landed (each thread for
+// itself).
+__device__ inline void async_wait_landed(unsigned long long *bar, unsigned parity) {
+#if !defined(GP_SYNC_COPIES) && __CUDA_ARCH__ >= 900
+    // try_wait suspends the thread for a while in hardware, instead of a spin
+    asm volatile(
+        "{\n .reg .pred p;\n wait_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra wait_%=;\n}" ::"r"(
+            static_cast<unsigned>(__cvta_generic_to_shared(bar))),
+        "r"(parity)
+        : "memory");
+#else
+    while (!async_landed(bar, parity)) {
+    }
+#endif
+}
+
 // Bulk copies (the tensor memory accelerator, sm_90+): one thread copies
 // `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to
 // shared memory with one instruction, and the copy completes on a barrier

@@ -348,10 +348,10 @@ struct Ring {
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
 // its prefix - wrong results, the time of the tile pass alone.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool TIMING_ONLY_ = false>
+          bool TIMING_ONLY_ = false, bool ASK_AHEAD_ = true>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
+    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_, ASK_AHEAD = ASK_AHEAD_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int RINGS = WARPS * STAGES * STAGE_BYTES;
     static constexpr int SMEM = RINGS + WARPS * STAGES * 8;  // then one barrier a stage
@@ -382,10 +382,15 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     }
     __syncwarp();
 
+    // Tiles from the counter: lane 0 asks one refill ahead, so that the
+    // atomic's round trip overlaps the look-back and the write.
+    unsigned asked = 0;
+    const auto ask = [&]() {
+        if (lane == 0) asked = atomicAdd(next_tile, 1u);
+    };
     const auto take = [&]() -> unsigned {
-        unsigned t = 0;
-        if (lane == 0) t = atomicAdd(next_tile, 1u);
-        t = __shfl_sync(FULL_MASK, t, 0);
+        if (!Shape::ASK_AHEAD) ask();
+        const unsigned t = __shfl_sync(FULL_MASK, asked, 0);
         return t < tiles ? t : tiles;
     };
     // Fill stage s with tile t: one bulk copy for a whole aligned tile, or
@@ -431,9 +436,11 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     grid_dependency_wait();
 #pragma unroll
     for (int s = few ? 1 : 0; s < STAGES; ++s) {
+        if (!few && Shape::ASK_AHEAD) ask();
         t[s] = few ? tiles : take();
         issue(t[s], s);
     }
+    if (!few && Shape::ASK_AHEAD) ask();
     const auto stage_of = [&](int q) { return s0 + q < STAGES ? s0 + q : s0 + q - STAGES; };
     const auto landed = [&](int q) {
         const int s = stage_of(q);
@@ -454,7 +461,8 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
 
     while (t[0] < tiles) {
         const int64_t tile = t[0];
-        while (!landed(0)) spin_pause<0>();
+        async_wait_landed(bar + s0, (parity >> s0) & 1u);
+        __syncwarp();
         publish_landed();  // t[0] among them, if it was not out yet
         Acc x[VPT][VEC], base[VPT];
 #pragma unroll
@@ -467,6 +475,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         published >>= 1;
         parity ^= 1u << s;
         t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
+        if (t[STAGES - 1] < tiles && Shape::ASK_AHEAD) ask();
         s0 = s + 1 < STAGES ? s + 1 : 0;
         issue(t[STAGES - 1], s);
         // While it waits for the prefix, the warp publishes what lands in
