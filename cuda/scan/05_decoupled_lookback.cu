@@ -342,16 +342,13 @@ struct Ring {
 // The shape: WARPS warps a block, each with its own ring of STAGES tiles
 // of VPT 16-byte vectors a lane; BLOCKS blocks a streaming multiprocessor
 // (the grid: persistent warps, and the register budget asked of the
-// compiler); BULK: a stage is filled by one bulk copy (sm_90+; before, and
-// on the emulator, every lane copies its own vectors); STREAM: evict-first
-// stores.  Evidence: bench/results/tune-scan-*.md (bench/tune_scan.cu).
+// compiler); STREAM: evict-first stores.  Evidence: bench/results/tune-scan-*.md (bench/tune_scan.cu).
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
 // its prefix - wrong results, the time of the tile pass alone.
-template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool TIMING_ONLY_ = false, bool ASK_AHEAD_ = true>
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool STREAM_ = true, bool TIMING_ONLY_ = false>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_, ASK_AHEAD = ASK_AHEAD_;
+    static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int RINGS = WARPS * STAGES * STAGE_BYTES;
     static constexpr int SMEM = RINGS + WARPS * STAGES * 8;  // then one barrier a stage
@@ -365,55 +362,33 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     using Acc = typename Op::type;
     using R = Ring<Shape::VPT, In>;
     constexpr int VPT = Shape::VPT, VEC = R::VEC, STAGES = Shape::STAGES, SB = R::STAGE_BYTES;
-#ifdef GP_BULK_COPIES
-    constexpr bool BULK = Shape::BULK;
-#else
-    constexpr bool BULK = false;
-#endif
     const Op op;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-    unsigned char *const stages = dynamic_shared_memory() + warp * STAGES * SB;  // stage s at s * SB
-    unsigned char *const ring = stages + lane * 16;                              // the lane's part
+    // The lane's part of stage s: ring + s * SB.
+    unsigned char *const ring = dynamic_shared_memory() + warp * STAGES * SB + lane * 16;
     unsigned long long *const bar =
         reinterpret_cast<unsigned long long *>(dynamic_shared_memory() + Shape::RINGS) + warp * STAGES;
-    if (lane == 0) {
-        for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, BULK ? 1 : WARP);
-        fence_barrier_init();
-    }
+    if (lane == 0)
+        for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, WARP);
     __syncwarp();
 
-    // Tiles from the counter: lane 0 asks one refill ahead, so that the
-    // atomic's round trip overlaps the look-back and the write.
-    unsigned asked = 0;
-    const auto ask = [&]() {
-        if (lane == 0) asked = atomicAdd(next_tile, 1u);
-    };
+    // Tiles in order from the counter (`tiles`: none left).  Asking for the
+    // next one a refill ahead, to hide the atomic's round trip, made the
+    // scan 2.3x slower: a tile taken must be loading at once, or the tiles
+    // after it wait for it while its warp waits for its own look-back
+    // (bench/results/tune-scan-*).
     const auto take = [&]() -> unsigned {
-        if (!Shape::ASK_AHEAD) ask();
-        const unsigned t = __shfl_sync(FULL_MASK, asked, 0);
+        unsigned t = 0;
+        if (lane == 0) t = atomicAdd(next_tile, 1u);
+        t = __shfl_sync(FULL_MASK, t, 0);
         return t < tiles ? t : tiles;
     };
-    // Fill stage s with tile t: one bulk copy for a whole aligned tile, or
-    // each lane its own vectors (cp.async, or synchronously next to bulk
-    // copies and at the end of the input); the stage's barrier completes
-    // its phase when the tile has landed.
+    // Fill stage s with tile t; the stage's barrier completes its phase
+    // when every lane's copies have landed.
     const auto issue = [&](unsigned t, int s) {
         if (t >= tiles) return;
-        if (BULK && vector_ok && (int64_t(t) + 1) * R::TILE <= n) {
-            __syncwarp();  // every lane is done with what the stage held
-            if (lane == 0) {
-                fence_proxy_async();
-                bulk_copy(stages + s * SB, in + int64_t(t) * R::TILE, SB, bar + s);
-            }
-        } else if (BULK) {
-            R::fill(ring + s * SB, in, n, false, t, lane);
-            fence_proxy_async();
-            __syncwarp();
-            if (lane == 0) barrier_arrive(bar + s);
-        } else {
-            R::fill(ring + s * SB, in, n, vector_ok, t, lane);
-            async_arrive(bar + s);
-        }
+        R::fill(ring + s * SB, in, n, vector_ok, t, lane);
+        async_arrive(bar + s);
     };
     const auto stage_total = [&](unsigned t, int s) { return R::total(ring + s * SB, t, n, op, lane); };
 
@@ -436,11 +411,9 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     grid_dependency_wait();
 #pragma unroll
     for (int s = few ? 1 : 0; s < STAGES; ++s) {
-        if (!few && Shape::ASK_AHEAD) ask();
         t[s] = few ? tiles : take();
         issue(t[s], s);
     }
-    if (!few && Shape::ASK_AHEAD) ask();
     const auto stage_of = [&](int q) { return s0 + q < STAGES ? s0 + q : s0 + q - STAGES; };
     const auto landed = [&](int q) {
         const int s = stage_of(q);
@@ -475,7 +448,6 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         published >>= 1;
         parity ^= 1u << s;
         t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
-        if (t[STAGES - 1] < tiles && Shape::ASK_AHEAD) ask();
         s0 = s + 1 < STAGES ? s + 1 : 0;
         issue(t[STAGES - 1], s);
         // While it waits for the prefix, the warp publishes what lands in
@@ -555,10 +527,10 @@ struct LookbackWith {
     }
 };
 
-// 4 warps x 8 vectors a lane (4 KiB tiles), two stages filled by bulk
-// copies, 5 blocks an SM (20 warps, 96 registers a thread), evict-first
-// stores.  TODO figures.
-using Tuning = LookbackShape<4, 8, 2, 5>;
+// 2 warps x 16 vectors a lane (8 KiB tiles), three stages (48 KiB of
+// shared memory a block), 4 blocks an SM (8 warps), evict-first stores.
+// TODO figures.
+using Tuning = LookbackShape<2, 16, 3, 4>;
 
 template <class In, class Op>
 using Lookback = LookbackWith<Tuning, In, Op>;
