@@ -119,6 +119,9 @@ class BuildExtNvcc(build_ext):
     def build_extension(self, ext):
         cu_sources = [s for s in ext.sources if s.endswith(".cu")]
         ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
+        # setuptools relinks only when a source or a dependency is newer than
+        # the module: the .cu files leave `sources`, so they join `depends`
+        ext.depends = list(ext.depends or []) + cu_sources
         emu_sources, emu_compile = self.emulator_objects(cu_sources)
         if os.environ.get("GPUPRIMS_EMU_ASAN") == "1":
             ext.extra_link_args = list(ext.extra_link_args or []) + ["-fsanitize=address"]

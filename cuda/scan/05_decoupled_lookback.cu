@@ -350,8 +350,7 @@ struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
     static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
-    static constexpr int RINGS = WARPS * STAGES * STAGE_BYTES;
-    static constexpr int SMEM = RINGS + WARPS * STAGES * 8;  // then one barrier a stage
+    static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic; the barriers are static
     static_assert(STAGES >= 2 && STAGES <= 8, "a ring of 2 to 8 stages");
 };
 
@@ -366,8 +365,8 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     // The lane's part of stage s: ring + s * SB.
     unsigned char *const ring = dynamic_shared_memory() + warp * STAGES * SB + lane * 16;
-    unsigned long long *const bar =
-        reinterpret_cast<unsigned long long *>(dynamic_shared_memory() + Shape::RINGS) + warp * STAGES;
+    __shared__ unsigned long long barriers[Shape::WARPS * STAGES];  // one a stage
+    unsigned long long *const bar = barriers + warp * STAGES;
     if (lane == 0)
         for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, WARP);
     __syncwarp();
