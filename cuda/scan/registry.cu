@@ -83,13 +83,13 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      gp_scan_warp_shuffle_kernel, NULL},
     {"decoupled_lookback", "Single pass with decoupled look-back",
      "Merrill & Garland, Single-pass Parallel Prefix Scan with Decoupled Look-back (2016)",
-     "One pass over warp tiles: persistent warps take tiles in order and keep the next one "
-     "loading into shared memory (cp.async) while they wait; each publishes a tile's total as soon "
-     "as it lands (and the totals of the aligned blocks of 32^j tiles it ends), and builds a "
-     "tile's prefix from the blocks of the base-32 digits of its index, each digit's blocks "
-     "reduced in a fixed tree. The traffic of a copy; deterministic (the prefix is always the "
-     "same tree of tile totals).",
-     -1, NULL, 128, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
+     "One pass over warp tiles: persistent warps take tiles in order and keep the next two "
+     "loading into shared memory (cp.async, a completion barrier per stage) while they wait; a "
+     "warp publishes a tile's total as soon as it lands, even while it waits for a prefix (and "
+     "the totals of the aligned blocks of 32^j tiles it ends), and builds a tile's prefix from "
+     "the blocks of the base-32 digits of its index, each digit's blocks reduced in a fixed tree. "
+     "The traffic of a copy; deterministic (the prefix is always the same tree of tile totals).",
+     -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
      gp_scan_decoupled_lookback_kernel, gp_scan_decoupled_lookback_smem},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveSum / ExclusiveSum (sums in the input's type), InclusiveScan / "
