@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
         a.scratch_bytes = Auto::scratch(a.n) * 4;
         CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
         CHECK(Auto::run(a));
-        CHECK((LookbackWith<LookbackShape<2, 16, 3, 4, true, true>, float, gp::Sum<float>>::run(a)));
+        CHECK((LookbackWith<LookbackShape<2, 16, 3, 4, true, true, true>, float, gp::Sum<float>>::run(a)));
         if (small) {
             CHECK(cub::DeviceScan::InclusiveSum(nullptr, a.scratch_bytes, in, out, a.n));
             CHECK(cub::DeviceScan::InclusiveSum(a.scratch, a.scratch_bytes, in, out, a.n));
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
         CHECK(cudaFree(tmp));
         row("copy", c, c.copy_ms, "");
         row("cub InclusiveSum", c, c.cub_ms, "");
-        run_with<Auto>("auto (2x16 s3 b4)", c);
+        run_with<Auto>("auto (2x16 s3 b4 bulk)", c);
         run_with<LookbackWith<Tuning, float, gp::Sum<float>, false>>("auto, not early", c);
         {  // the kernel alone: the slots zeroed before the first event
             gp_scan_args a{};
@@ -122,16 +122,17 @@ int main(int argc, char **argv) {
             row("zeroing alone", c, median_ms([&] { CHECK(Auto::zero(a)); }, c.flush, c.fb, REPEAT), "");
             CHECK(cudaFree(a.scratch));
         }
-        // LookbackShape<warps, vectors a lane, stages, blocks an SM>
-        runs<LookbackShape<4, 8, 2, 5>>("4x8 s2 b5", c);
-        runs<LookbackShape<4, 8, 3, 4>>("4x8 s3 b4", c);
+        // LookbackShape<warps, vectors a lane, stages, blocks an SM, bulk copies>
+        runs<LookbackShape<2, 16, 3, 4, false>>("2x16 s3 b4 cp.async", c);
         runs<LookbackShape<2, 16, 2, 6>>("2x16 s2 b6", c);
-        runs<LookbackShape<2, 16, 4, 3>>("2x16 s4 b3 (64 KiB)", c);
-        runs<LookbackShape<1, 16, 3, 8>>("1x16 s3 b8", c);
+        runs<LookbackShape<2, 16, 2, 6, false>>("2x16 s2 b6 cp.async", c);
+        runs<LookbackShape<4, 8, 2, 5>>("4x8 s2 b5", c);
+        runs<LookbackShape<4, 8, 2, 5, false>>("4x8 s2 b5 cp.async", c);
         runs<LookbackShape<2, 12, 3, 5>>("2x12 s3 b5 (36 KiB)", c);
         run_with<Auto>("auto again", c);
-        runs<LookbackShape<2, 16, 3, 4, true, true>>("2x16 s3 b4 NO LOOKBACK", c);
-        runs<LookbackShape<4, 8, 2, 5, true, true>>("4x8 s2 b5 NO LOOKBACK", c);
+        runs<LookbackShape<2, 16, 3, 4, false>>("2x16 s3 b4 cp.async again", c);
+        runs<LookbackShape<2, 16, 3, 4, true, true, true>>("2x16 s3 b4 NO LOOKBACK", c);
+        runs<LookbackShape<2, 16, 3, 4, false, true, true>>("2x16 s3 b4 cp.async NO LOOKBACK", c);
     }
     return 0;
 }

@@ -329,4 +329,53 @@ __device__ inline void async_wait_landed(unsigned long long *bar, unsigned parit
 #endif
 }
 
+// Bulk copies (the tensor memory accelerator, sm_90+): one thread copies
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to
+// shared memory with one instruction, and the copy completes on a barrier
+// initialised with count 1: its phase ends when the thread has arrived and
+// the bytes have landed (async_landed polls it).  GP_BULK_COPIES: the code
+// being compiled has them; elsewhere bulk_copy is never called.
+#if !defined(GP_EMULATOR) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GP_BULK_COPIES 1
+#endif
+
+__device__ inline void bulk_copy(void *shared_dst, const void *global_src, unsigned bytes, unsigned long long *bar) {
+#ifdef GP_BULK_COPIES
+    const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
+                 "l"(__cvta_generic_to_global(global_src)), "r"(bytes), "r"(b)
+                 : "memory");
+#else
+    (void)shared_dst, (void)global_src, (void)bytes, (void)bar;
+#endif
+}
+
+// Arrive at a count-1 barrier with no bytes to wait for: the thread's
+// copies were synchronous.
+__device__ inline void barrier_arrive(unsigned long long *bar) {
+#ifdef GP_BULK_COPIES
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(bar)))
+                 : "memory");
+#else
+    (void)bar;
+#endif
+}
+
+// Order the thread's (and, after a __syncwarp, its warp's) earlier
+// accesses of shared memory before its later bulk copies, and barrier
+// initialisation before the copies that complete on the barriers.
+__device__ inline void fence_proxy_async() {
+#ifdef GP_BULK_COPIES
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+
+__device__ inline void fence_barrier_init() {
+#ifdef GP_BULK_COPIES
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
 GP_NAMESPACE_END

@@ -342,13 +342,16 @@ struct Ring {
 // The shape: WARPS warps a block, each with its own ring of STAGES tiles
 // of VPT 16-byte vectors a lane; BLOCKS blocks a streaming multiprocessor
 // (the grid: persistent warps, and the register budget asked of the
-// compiler); STREAM: evict-first stores.  Evidence: bench/results/tune-scan-*.md (bench/tune_scan.cu).
+// compiler); BULK: a stage is filled by one bulk copy (sm_90+; before, and
+// on the emulator, every lane copies its own vectors); STREAM: evict-first
+// stores.  Evidence: bench/results/tune-scan-*.md (bench/tune_scan.cu).
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
 // its prefix - wrong results, the time of the tile pass alone.
-template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool STREAM_ = true, bool TIMING_ONLY_ = false>
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
+          bool TIMING_ONLY_ = false>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
+    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
     static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
@@ -362,14 +365,21 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     using Acc = typename Op::type;
     using R = Ring<Shape::VPT, In>;
     constexpr int VPT = Shape::VPT, VEC = R::VEC, STAGES = Shape::STAGES, SB = R::STAGE_BYTES;
+#ifdef GP_BULK_COPIES
+    constexpr bool BULK = Shape::BULK;
+#else
+    constexpr bool BULK = false;
+#endif
     const Op op;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-    // The lane's part of stage s: ring + s * SB.
-    unsigned char *const ring = dynamic_shared_memory() + warp * STAGES * SB + lane * 16;
+    unsigned char *const stages = dynamic_shared_memory() + warp * STAGES * SB;  // stage s at s * SB
+    unsigned char *const ring = stages + lane * 16;                              // the lane's part
     __shared__ unsigned long long barriers[Shape::BARRIERS];
     unsigned long long *const bar = barriers + warp * STAGES;
-    if (lane == 0)
-        for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, WARP);
+    if (lane == 0) {
+        for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, BULK ? 1 : WARP);
+        fence_barrier_init();
+    }
     __syncwarp();
 
     // Tiles in order from the counter (`tiles`: none left).  Asking for the
@@ -383,12 +393,27 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         t = __shfl_sync(FULL_MASK, t, 0);
         return t < tiles ? t : tiles;
     };
-    // Fill stage s with tile t; the stage's barrier completes its phase
-    // when every lane's copies have landed.
+    // Fill stage s with tile t: one bulk copy for a whole aligned tile, or
+    // each lane its own vectors (cp.async, or synchronously next to bulk
+    // copies and at the end of the input); the stage's barrier completes
+    // its phase when the tile has landed.
     const auto issue = [&](unsigned t, int s) {
         if (t >= tiles) return;
-        R::fill(ring + s * SB, in, n, vector_ok, t, lane);
-        async_arrive(bar + s);
+        if (BULK && vector_ok && (int64_t(t) + 1) * R::TILE <= n) {
+            __syncwarp();  // every lane is done with what the stage held
+            if (lane == 0) {
+                fence_proxy_async();
+                bulk_copy(stages + s * SB, in + int64_t(t) * R::TILE, SB, bar + s);
+            }
+        } else if (BULK) {
+            R::fill(ring + s * SB, in, n, false, t, lane);
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) barrier_arrive(bar + s);
+        } else {
+            R::fill(ring + s * SB, in, n, vector_ok, t, lane);
+            async_arrive(bar + s);
+        }
     };
     const auto stage_total = [&](unsigned t, int s) { return R::total(ring + s * SB, t, n, op, lane); };
 
