@@ -61,7 +61,8 @@ void run_with(const char *name, Case &c) {
 template <class Shape>
 void runs(const char *name, Case &c) { run_with<LookbackWith<Shape, float, gp::Sum<float>>>(name, c); }
 
-using Auto = LookbackWith<Tuning, float, gp::Sum<float>>;
+using Auto = Lookback<float, gp::Sum<float>>;
+using Large = LookbackWith<Tuning, float, gp::Sum<float>>;
 
 int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
@@ -88,7 +89,7 @@ int main(int argc, char **argv) {
         a.scratch_bytes = Auto::scratch(a.n) * 4;
         CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
         CHECK(Auto::run(a));
-        CHECK((LookbackWith<LookbackShape<2, 16, 3, 4, true, true, true>, float, gp::Sum<float>>::run(a)));
+        CHECK((LookbackWith<LookbackShape<2, 16, 2, 6, true, true, true>, float, gp::Sum<float>>::run(a)));
         if (small) {
             CHECK(cub::DeviceScan::InclusiveSum(nullptr, a.scratch_bytes, in, out, a.n));
             CHECK(cub::DeviceScan::InclusiveSum(a.scratch, a.scratch_bytes, in, out, a.n));
@@ -110,29 +111,28 @@ int main(int argc, char **argv) {
         CHECK(cudaFree(tmp));
         row("copy", c, c.copy_ms, "");
         row("cub InclusiveSum", c, c.cub_ms, "");
-        run_with<Auto>("auto (2x16 s3 b4 bulk)", c);
-        run_with<LookbackWith<Tuning, float, gp::Sum<float>, false>>("auto, not early", c);
+        run_with<Auto>("auto", c);
+        run_with<Large>("2x16 s2 b6 (auto, large n)", c);
+        runs<SmallTuning>("2x12 s3 b5 (auto, small n)", c);
+        run_with<LookbackWith<Tuning, float, gp::Sum<float>, false>>("2x16 s2 b6, not early", c);
         {  // the kernel alone: the slots zeroed before the first event
             gp_scan_args a{};
             a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
-            a.scratch_bytes = Auto::scratch(c.n);
+            a.scratch_bytes = Large::scratch(c.n);
             CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
-            const float ms = median_ms([&] { CHECK(Auto::launch(a)); }, c.flush, c.fb, REPEAT, [&] { CHECK(Auto::zero(a)); });
-            row("auto, kernel alone", c, ms, "");
-            row("zeroing alone", c, median_ms([&] { CHECK(Auto::zero(a)); }, c.flush, c.fb, REPEAT), "");
+            const float ms = median_ms([&] { CHECK(Large::launch(a)); }, c.flush, c.fb, REPEAT, [&] { CHECK(Large::zero(a)); });
+            row("2x16 s2 b6, kernel alone", c, ms, "");
+            row("zeroing alone", c, median_ms([&] { CHECK(Large::zero(a)); }, c.flush, c.fb, REPEAT), "");
             CHECK(cudaFree(a.scratch));
         }
         // LookbackShape<warps, vectors a lane, stages, blocks an SM, bulk copies>
-        runs<LookbackShape<2, 16, 3, 4, false>>("2x16 s3 b4 cp.async", c);
-        runs<LookbackShape<2, 16, 2, 6>>("2x16 s2 b6", c);
         runs<LookbackShape<2, 16, 2, 6, false>>("2x16 s2 b6 cp.async", c);
-        runs<LookbackShape<4, 8, 2, 5>>("4x8 s2 b5", c);
+        runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4", c);
+        runs<LookbackShape<2, 12, 3, 5, false>>("2x12 s3 b5 cp.async", c);
         runs<LookbackShape<4, 8, 2, 5, false>>("4x8 s2 b5 cp.async", c);
-        runs<LookbackShape<2, 12, 3, 5>>("2x12 s3 b5 (36 KiB)", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, true>>("2x16 s2 b6 NO LOOKBACK", c);
+        runs<LookbackShape<2, 16, 2, 6, false, true, true>>("2x16 s2 b6 cp.async NO LOOKBACK", c);
         run_with<Auto>("auto again", c);
-        runs<LookbackShape<2, 16, 3, 4, false>>("2x16 s3 b4 cp.async again", c);
-        runs<LookbackShape<2, 16, 3, 4, true, true, true>>("2x16 s3 b4 NO LOOKBACK", c);
-        runs<LookbackShape<2, 16, 3, 4, false, true, true>>("2x16 s3 b4 cp.async NO LOOKBACK", c);
     }
     return 0;
 }

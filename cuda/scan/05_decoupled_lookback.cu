@@ -55,6 +55,7 @@
 // value is stored, __threadfence(), then the flag, and readers read the
 // flag, __threadfence(), then the value, bypassing L1.
 #include <algorithm>
+#include <type_traits>
 #include <cstring>
 
 #include "scan.cuh"
@@ -505,8 +506,9 @@ __global__ void zero_words(unsigned long long *p, int64_t n) {
 // sm_90+ (EARLY) the scan starts while the zeroing runs, loads its first
 // tiles and waits for it before it takes a tile from the counter or polls
 // a slot.
-template <class Shape, class In, class Op, bool EARLY = true>
+template <class Shape_, class In, class Op, bool EARLY = true>
 struct LookbackWith {
+    using Shape = Shape_;
     using Acc = typename Op::type;
     using S = Slots<Acc>;
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
@@ -555,13 +557,35 @@ struct LookbackWith {
     }
 };
 
-// 2 warps x 16 vectors a lane (8 KiB tiles), three stages (48 KiB of
-// shared memory a block), 4 blocks an SM (8 warps), evict-first stores.
-// TODO figures.
-using Tuning = LookbackShape<2, 16, 3, 4>;
+// 2 warps x 16 vectors a lane (8 KiB tiles), two stages filled by bulk
+// copies (32 KiB of shared memory a block), 6 blocks an SM (12 warps),
+// evict-first stores.  TODO figures.
+using Tuning = LookbackShape<2, 16, 2, 6>;
+
+// Where the tiles are few enough for a warp each, 2 x 12 vectors (6 KiB
+// tiles), three stages, 5 blocks an SM: TODO figures.
+using SmallTuning = LookbackShape<2, 12, 3, 5>;
+
+// 8-byte accumulators: the shapes above spill registers (up to 716 bytes
+// for int32 -> int64 sums); 2 x 16 vectors, three stages, 4 blocks an SM
+// (255 registers a thread) does not, except 72 bytes for int32 -> int64.
+// Not tuned for speed.
+using WideTuning = LookbackShape<2, 16, 3, 4>;
 
 template <class In, class Op>
-using Lookback = LookbackWith<Tuning, In, Op>;
+struct Lookback {
+    static constexpr bool WIDE = sizeof(typename Op::type) > 4;
+    using Small = LookbackWith<std::conditional_t<WIDE, WideTuning, SmallTuning>, In, Op>;
+    using Large = LookbackWith<std::conditional_t<WIDE, WideTuning, Tuning>, In, Op>;
+    static size_t scratch(int64_t n) { return std::max(Small::scratch(n), Large::scratch(n)); }
+    static cudaError_t run(const gp_scan_args &a) {
+        int device, sms;
+        GP_TRY(cudaGetDevice(&device));
+        GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        const int64_t small_warps = int64_t(sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;
+        return ceil_div<int64_t>(a.n, Small::TILE) <= small_warps ? Small::run(a) : Large::run(a);
+    }
+};
 }  // namespace
 
 cudaError_t gp_scan_decoupled_lookback(gp_scan_args *a) {
