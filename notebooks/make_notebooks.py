@@ -123,8 +123,9 @@ SCAN_STEPS = [
     ("warp_shuffle", "Each thread scans 16 elements in registers, warps scan with __shfl_up_sync, "
      "reduce-then-scan over tiles: the input is read twice, the output written once."),
     ("decoupled_lookback", "One pass: each warp's tile publishes its total and looks back at its "
-     "predecessors' (Merrill & Garland), reading the input once; persistent warps keep the next "
-     "tile loading into shared memory (cp.async) while they wait. Bitwise reproducible: the "
+     "predecessors' (Merrill & Garland), reading the input once; persistent warps keep their next "
+     "tiles loading into shared memory (bulk copies on Hopper, cp.async before) while they wait, "
+     "and publish each tile's total as soon as it lands. Bitwise reproducible: the "
      "prefix of a tile is always the same tree of tile totals (the blocks of the base-32 digits "
      "of its index), where CUB adds whatever has been published (see its `distinct` column)."),
 ]

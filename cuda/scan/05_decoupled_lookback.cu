@@ -1,6 +1,6 @@
 // Step 9 - decoupled look-back (Merrill & Garland 2016), made
 // deterministic with a fixed tree of tile totals, and pipelined: what
-// `auto` runs.
+// `auto` runs.  Evidence for every choice below: bench/results/tune-scan-*.
 //
 // What changed from step 8: one pass, and the tile is a warp's.  A warp
 // scans its tile in registers, publishes the tile's total, looks back at
@@ -10,19 +10,32 @@
 // predecessor stalls only itself.
 //
 // The wait is what costs.  The same tile pass without the look-back runs at
-// 0.97-0.99 of a copy; a warp that holds its tile in registers while it
+// 0.94-0.98 of a copy; a warp that holds its tile in registers while it
 // waits for its predecessors' totals has no loads in flight, and with one
 // tile a warp that cost 30-40% of the copy's throughput.  So the warps are
 // persistent and pipelined: each keeps a ring of STAGES tiles in shared
-// memory that cp.async fills while it scans, waits on and writes the oldest
-// (the loads need no registers while they fly), and takes its tiles one by
-// one, in order, from an atomic counter - so every tile a warp waits on was
-// taken by a warp that is running or done.  A tile's total is published as
-// soon as its data has landed, one tile ahead of the look-back: a total
-// published only when its warp got to the tile would wait for that warp's
-// previous look-back, and chain the warps one after another (tried: 400
-// times slower).  Deadlock-free: the smallest unpublished tile only ever
-// waits for smaller, published ones.
+// memory that fills while it scans (one bulk copy a tile on sm_90, else
+// cp.async by every lane: the loads need no registers while they fly),
+// waits on and writes the oldest, and takes its tiles one by one, in order,
+// from an atomic counter - so every tile a warp waits on was taken by a
+// warp that is running or done.  Each stage has a completion barrier
+// (mbarrier) that says, without waiting, whether its tile has landed: a
+// warp publishes the total of every landed tile of its ring at once, also
+// while it waits for a prefix.  A total published only when its warp got to
+// the tile would wait for that warp's previous look-back and chain the warps
+// (tried: 400 times slower); published one tile ahead of the look-back, as
+// in session 3's kernel, every stage past two cost a whole iteration (three
+// stages 2.8x slower).  Deadlock-free: the smallest unpublished tile has
+// landed or is landing, and its warp only ever waits for smaller, published
+// ones.  A tile taken must start loading at once: asking the counter a
+// refill ahead, to hide the atomic's round trip, made the scan 2.3x slower.
+//
+// Small inputs: where every tile gets a warp of its own, a warp's tile is
+// the one of its place in the grid (blocks start in order, as CUB assumes),
+// known before the counter and the slots are zeroed - so the zeroing kernel
+// lets the scan start at once (programmatic dependent launch, sm_90+), and
+// the scan loads its tile before it waits for the zeroing: 1.3-1.9 us off
+// 2^20 elements (bench/results/tune-scan-*).
 //
 // The warp's scan: the tile is VPT rounds of 32 x VEC consecutive elements;
 // in round v lane l holds the 16-byte vector v * 32 + l (the warp's loads
@@ -55,8 +68,8 @@
 // value is stored, __threadfence(), then the flag, and readers read the
 // flag, __threadfence(), then the value, bypassing L1.
 #include <algorithm>
-#include <type_traits>
 #include <cstring>
+#include <type_traits>
 
 #include "scan.cuh"
 
@@ -559,11 +572,16 @@ struct LookbackWith {
 
 // 2 warps x 16 vectors a lane (8 KiB tiles), two stages filled by bulk
 // copies (32 KiB of shared memory a block), 6 blocks an SM (12 warps),
-// evict-first stores.  TODO figures.
+// evict-first stores: 2^28 float32 in 0.635 ms on an H200 (0.80 of a copy,
+// 1.09x cub::DeviceScan::InclusiveSum; session 3's kernel: 0.78 ms) and
+// 0.793 ms on an H100 (0.90 of a copy, 1.10x).  4 or 6 KiB tiles, 3-4
+// stages, 8, 10 or 20 warps an SM: slower.
 using Tuning = LookbackShape<2, 16, 2, 6>;
 
-// Where the tiles are few enough for a warp each, 2 x 12 vectors (6 KiB
-// tiles), three stages, 5 blocks an SM: TODO figures.
+// Where the tiles are few enough for a warp each: 2 x 12 vectors (6 KiB
+// tiles), three stages, 5 blocks an SM - 2^20 float32 in 11.2 us on an
+// H200 and 12.0 us on an H100, about CUB's time (11.4 / 12.4 us in the same
+// runs), where the large-n shape takes 11.9 / 12.5 us.
 using SmallTuning = LookbackShape<2, 12, 3, 5>;
 
 // 8-byte accumulators: the shapes above spill registers (up to 716 bytes

@@ -83,8 +83,9 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      gp_scan_warp_shuffle_kernel, NULL},
     {"decoupled_lookback", "Single pass with decoupled look-back",
      "Merrill & Garland, Single-pass Parallel Prefix Scan with Decoupled Look-back (2016)",
-     "One pass over warp tiles: persistent warps take tiles in order and keep the next two "
-     "loading into shared memory (cp.async, a completion barrier per stage) while they wait; a "
+     "One pass over warp tiles: persistent warps take tiles in order and keep their next tiles "
+     "loading into shared memory (one bulk copy a tile on sm_90, else cp.async; a completion "
+     "barrier per stage) while they wait; a "
      "warp publishes a tile's total as soon as it lands, even while it waits for a prefix (and "
      "the totals of the aligned blocks of 32^j tiles it ends), and builds a tile's prefix from "
      "the blocks of the base-32 digits of its index, each digit's blocks reduced in a fixed tree. "

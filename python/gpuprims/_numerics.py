@@ -65,13 +65,13 @@ def scan_tolerance(n, acc_dtype, ref, bound):
     A scan combines the elements of prefix i through a tree of depth
     <= 2 log2(n) after per-thread runs of up to 32, so
     |error_i| <= depth * eps * sum_{k<=i}|x_k|.  (decoupled_lookback's
-    deepest path - a lane's serial sum of its 32 elements for a published
-    tile total, warp trees over 32 blocks per base-32 level, at most 7
-    levels folded in order, the tile's own 8-round carry chain - stays
-    within it from n = 2^17 up; for n in (1024, 8192] and (2^15, 2^16] it
-    can be up to 5 roundings longer (59 against 54 for n <= 2048): there
-    the bound is not a strict worst case.  Measured errors are far below it: 0.625
-    ulp of sum|x| at 2^28, bench/results/scan-*.)
+    deepest paths stay within it at every n: within a tile, the vector's
+    serial scan, the warp scan, the carry over the tile's 16 rounds and
+    the write, at most 26; from earlier tiles, a tile total summed in
+    trees (11), a warp tree per base-32 level above it (5 each), the
+    digit's tree (5), the levels folded in order and the write: 6 L + 12
+    for L levels of tiles (7 at most).  Measured errors are far below the
+    bound: 0.625 ulp of sum|x| at 2^28, bench/results/scan-*.)
     The reference's own error (n roundings in its wider dtype) and one
     rounding of the result are added."""
     n = max(int(n), 2)
