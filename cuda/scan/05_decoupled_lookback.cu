@@ -126,11 +126,13 @@ struct Slots<Acc, false> {  // flags, then the values after them
     }
 };
 
-// Poll until slot i is published, with spin_pause<NS> between polls.
-template <int NS, class S>
+// Poll until slot i is published (spin_pause<0>: at once on the GPU -
+// sleeps of 100-400 ns made no difference, bench/results/tune-scan-* - and
+// a switch to the other threads on the emulator).
+template <class S>
 __device__ inline typename S::value_type wait(const S &slots, int64_t i) {
     typename S::value_type v;
-    while (!slots.try_get(i, v)) spin_pause<NS>();
+    while (!slots.try_get(i, v)) spin_pause<0>();
     return v;
 }
 
@@ -182,7 +184,7 @@ __device__ inline Acc scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int
 // fetches the i-th, lane 31 holds the tile's own block) reduced in a fixed
 // tree - so what a tile publishes waits only for totals, never for a
 // prefix.  The whole warp calls it.
-template <int BACKOFF_NS, class S, class Op>
+template <class S, class Op>
 __device__ inline void publish(int64_t tile, typename Op::type total, const S &slots, const Levels &lv, Op op,
                                int lane) {
     using Acc = typename Op::type;
@@ -190,7 +192,7 @@ __device__ inline void publish(int64_t tile, typename Op::type total, const S &s
     Acc own = total;  // the block of 32^j this tile ends
     for (int j = 0; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
         const int64_t b0 = (tile >> (5 * j)) - 31;
-        own = broadcast0(warp_reduce(lane < 31 ? wait<BACKOFF_NS>(slots, lv.slot(j, b0 + lane)) : own, op));
+        own = broadcast0(warp_reduce(lane < 31 ? wait(slots, lv.slot(j, b0 + lane)) : own, op));
         if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
     }
 }
@@ -198,54 +200,25 @@ __device__ inline void publish(int64_t tile, typename Op::type total, const S &s
 // The prefix of the tile (the identity for tile 0): for each digit, lane i
 // < digit fetches the i-th block of that digit, the warp reduces them in a
 // fixed tree, and the digits' parts are combined from the largest blocks
-// down - always the same expression of the same totals.  Every poll is
-// issued before the first wait.  The whole warp calls it.
-template <int BACKOFF_NS, class S, class Op>
-__device__ inline typename Op::type prefix(int64_t tile, const S &slots, const Levels &lv, Op op, int lane) {
-    using Acc = typename Op::type;
-    Acc got[LEVELS];
-    bool ok[LEVELS];
-#pragma unroll
-    for (int k = 0; k < LEVELS; ++k) {
-        ok[k] = lane >= digit(tile, k) ||
-                slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
-    }
-    Acc p = Op::identity();
-    bool seen = false;
-#pragma unroll
-    for (int k = LEVELS - 1; k >= 0; --k) {
-        const int d = digit(tile, k);
-        if (d == 0) continue;
-        if (!ok[k]) got[k] = wait<BACKOFF_NS>(slots, lv.slot(k, (tile >> (5 * k)) - d + lane));
-        const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
-        p = seen ? op(p, part) : part;
-        seen = true;
-    }
-    return p;
-}
-
-// prefix() for a warp with other work: the polls are repeated by the whole
-// warp together, and idle() (warp-uniform) runs between rounds.  Same
-// values, same tree, same bits.
+// down - always the same expression of the same totals.  The whole warp
+// polls every block it needs at once, and calls idle() (warp-uniform: the
+// caller publishes what has landed meanwhile) between rounds.
 template <class S, class Op, class Idle>
-__device__ inline typename Op::type prefix_polling(int64_t tile, const S &slots, const Levels &lv, Op op, int lane,
-                                                   Idle idle) {
+__device__ inline typename Op::type prefix(int64_t tile, const S &slots, const Levels &lv, Op op, int lane, Idle idle) {
     using Acc = typename Op::type;
     Acc got[LEVELS];
     bool ok[LEVELS];
 #pragma unroll
-    for (int k = 0; k < LEVELS; ++k)
-        ok[k] = lane >= digit(tile, k) ||
-                slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+    for (int k = 0; k < LEVELS; ++k) ok[k] = lane >= digit(tile, k);
     for (;;) {
         bool all = true;
 #pragma unroll
-        for (int k = 0; k < LEVELS; ++k) all = all && ok[k];
+        for (int k = 0; k < LEVELS; ++k) {
+            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+            all = all && ok[k];
+        }
         if (__all_sync(FULL_MASK, all)) break;
         idle();
-#pragma unroll
-        for (int k = 0; k < LEVELS; ++k)
-            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
     }
     Acc p = Op::identity();
     bool seen = false;
@@ -466,7 +439,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         for (int q = 0; q < STAGES; ++q) {
             if ((published >> q) & 1u) continue;
             if (t[q] >= tiles || !landed(q)) break;
-            publish<0>(t[q], stage_total(t[q], stage_of(q)), slots, lv, op, lane);
+            publish(t[q], stage_total(t[q], stage_of(q)), slots, lv, op, lane);
             published |= 1u << q;
         }
     };
@@ -490,18 +463,13 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         s0 = s + 1 < STAGES ? s + 1 : 0;
         issue(t[STAGES - 1], s);
         // While it waits for the prefix, the warp publishes what lands in
-        // its ring; with nothing left to publish it just waits.
+        // its ring; with nothing left to publish it just polls.
         bool pending = false;
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) pending = pending || (t[q] < tiles && !((published >> q) & 1u));
-        Acc p = Op::identity();
-        if (!Shape::TIMING_ONLY)
-            p = pending ? prefix_polling(tile, slots, lv, op, lane,
-                                         [&]() {
-                                             publish_landed();
-                                             spin_pause<0>();
-                                         })
-                        : prefix<0>(tile, slots, lv, op, lane);
+        const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix(tile, slots, lv, op, lane, [&]() {
+            if (pending) publish_landed();
+        });
         write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op,
                                   [tile, lane](int v) { return R::first(tile, v, lane); });
     }
