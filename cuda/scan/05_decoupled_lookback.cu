@@ -540,16 +540,16 @@ struct LookbackWith {
 
 // 2 warps x 16 vectors a lane (8 KiB tiles), two stages filled by bulk
 // copies (32 KiB of shared memory a block), 6 blocks an SM (12 warps),
-// evict-first stores: 2^28 float32 in 0.635 ms on an H200 (0.80 of a copy,
-// 1.09x cub::DeviceScan::InclusiveSum; session 3's kernel: 0.78 ms) and
-// 0.793 ms on an H100 (0.90 of a copy, 1.10x).  4 or 6 KiB tiles, 3-4
+// evict-first stores: 2^28 float32 in 0.631 ms on an H200 (0.80 of a copy,
+// 1.10x cub::DeviceScan::InclusiveSum; session 3's kernel: 0.78 ms) and
+// 0.791 ms on an H100 (0.90 of a copy, 1.10x).  4 or 6 KiB tiles, 3-4
 // stages, 8, 10 or 20 warps an SM: slower.
 using Tuning = LookbackShape<2, 16, 2, 6>;
 
 // Where the tiles are few enough for a warp each: 2 x 12 vectors (6 KiB
-// tiles), three stages, 5 blocks an SM - 2^20 float32 in 11.2 us on an
-// H200 and 12.0 us on an H100, about CUB's time (11.4 / 12.4 us in the same
-// runs), where the large-n shape takes 11.9 / 12.5 us.
+// tiles), three stages, 5 blocks an SM - 2^20 float32 in 11.1 us on an
+// H200 and 11.7 us on an H100, against CUB's 11.5 / 12.6 us in the same
+// runs, where the large-n shape takes 11.8 / 12.3 us.
 using SmallTuning = LookbackShape<2, 12, 3, 5>;
 
 // 8-byte accumulators: the shapes above spill registers (up to 716 bytes
