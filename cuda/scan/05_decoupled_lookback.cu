@@ -542,7 +542,7 @@ struct LookbackWith {
 // copies (32 KiB of shared memory a block), 6 blocks an SM (12 warps),
 // evict-first stores: 2^28 float32 in 0.631 ms on an H200 (0.80 of a copy,
 // 1.10x cub::DeviceScan::InclusiveSum; session 3's kernel: 0.78 ms) and
-// 0.791 ms on an H100 (0.90 of a copy, 1.10x).  4 or 6 KiB tiles, 3-4
+// 0.790 ms on an H100 (0.90 of a copy, 1.10x).  4 or 6 KiB tiles, 3-4
 // stages, 8, 10 or 20 warps an SM: slower.
 using Tuning = LookbackShape<2, 16, 2, 6>;
 
