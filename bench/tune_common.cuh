@@ -25,19 +25,20 @@ struct NoPre {
 };
 
 // The median over `repeat` runs of launch(), after 3 warm-up runs; before
-// each, the L2 is overwritten and pre() runs (outside the events).
+// each, the L2 is overwritten and pre() runs (outside the events); the
+// events and the overwrite go to `stream`.
 template <class F, class P = NoPre>
-float median_ms(F launch, void *flush, size_t flush_bytes, int repeat, P pre = P{}) {
+float median_ms(F launch, void *flush, size_t flush_bytes, int repeat, P pre = P{}, cudaStream_t stream = 0) {
     std::vector<float> t;
     cudaEvent_t a, b;
     CHECK(cudaEventCreate(&a));
     CHECK(cudaEventCreate(&b));
     for (int i = 0; i < repeat + 3; ++i) {
-        CHECK(cudaMemsetAsync(flush, i, flush_bytes));
+        CHECK(cudaMemsetAsync(flush, i, flush_bytes, stream));
         pre();
-        CHECK(cudaEventRecord(a));
+        CHECK(cudaEventRecord(a, stream));
         launch();
-        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventRecord(b, stream));
         CHECK(cudaEventSynchronize(b));
         float ms;
         CHECK(cudaEventElapsedTime(&ms, a, b));
