@@ -49,3 +49,29 @@ float median_ms(F launch, void *flush, size_t flush_bytes, int repeat, P pre = P
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
 }
+
+// As the library's timing loop (csrc/timing.c) does it: every run queued
+// at once, one synchronization at the end, so the host may fall behind the
+// GPU; the median of the last `repeat` of repeat + 3 runs.
+template <class F, class P = NoPre>
+float median_ms_queued(F launch, void *flush, size_t flush_bytes, int repeat, P pre = P{}, cudaStream_t stream = 0) {
+    std::vector<cudaEvent_t> ev(2 * (repeat + 3));
+    for (auto &e : ev) CHECK(cudaEventCreate(&e));
+    for (int i = 0; i < repeat + 3; ++i) {
+        CHECK(cudaMemsetAsync(flush, i, flush_bytes, stream));
+        pre();
+        CHECK(cudaEventRecord(ev[2 * i], stream));
+        launch();
+        CHECK(cudaEventRecord(ev[2 * i + 1], stream));
+    }
+    CHECK(cudaStreamSynchronize(stream));
+    std::vector<float> t;
+    for (int i = 3; i < repeat + 3; ++i) {
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+        t.push_back(ms);
+    }
+    for (auto &e : ev) CHECK(cudaEventDestroy(e));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}

@@ -158,10 +158,10 @@ struct Levels {
 };
 
 // The tile's own scan, in registers: x[v][] becomes the vector's inclusive
-// scan, base[v] what comes before vector v within the tile; returns the
-// tile total.
+// scan, base[v] what comes before vector v within the tile (the tile's
+// total, published earlier, comes from Ring::total).
 template <int VPT, int VEC, class Acc, class Op>
-__device__ inline Acc scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int lane) {
+__device__ inline void scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int lane) {
     Acc carry = Op::identity();
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
@@ -172,7 +172,6 @@ __device__ inline Acc scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int
         base[v] = lane > 0 ? op(carry, exc) : carry;
         carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
     }
-    return carry;
 }
 
 // Publish the tile's total, and the totals of the blocks it ends.  Digit j
@@ -203,19 +202,30 @@ __device__ inline void publish(int64_t tile, typename Op::type total, const S &s
 // down - always the same expression of the same totals.  The whole warp
 // polls every block it needs at once, and calls idle() (warp-uniform: the
 // caller publishes what has landed meanwhile) between rounds.
-template <class S, class Op, class Idle>
+// DIRECT: the last block of each digit above the lowest is summed from its
+// 32 parts one level down (lane i the i-th) instead of waited for - the
+// same tree over the same values as the tile that publishes it, so the same
+// bits, one hop (a publication seen by another SM) sooner.
+template <bool DIRECT, class S, class Op, class Idle>
 __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const Levels &lv, Op op, int lane, Idle idle) {
     using Acc = typename Op::type;
-    Acc got[LEVELS];
-    bool ok[LEVELS];
+    Acc got[LEVELS], part[LEVELS];  // part[k]: the lane's part of digit k's last block (DIRECT)
+    bool ok[LEVELS], part_ok[LEVELS];
 #pragma unroll
-    for (int k = 0; k < LEVELS; ++k) ok[k] = lane >= digit(tile, k);
+    for (int k = 0; k < LEVELS; ++k) {
+        const bool split = DIRECT && k > 0 && digit(tile, k) > 0;  // uniform over the warp
+        ok[k] = lane >= digit(tile, k) - (split ? 1 : 0);
+        part_ok[k] = !split;
+    }
     for (;;) {
         bool all = true;
 #pragma unroll
         for (int k = 0; k < LEVELS; ++k) {
-            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
-            all = all && ok[k];
+            const int64_t block = (tile >> (5 * k)) - digit(tile, k);  // the digit's first block
+            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, block + lane), got[k]);
+            if (DIRECT && k > 0 && !part_ok[k])
+                part_ok[k] = slots.try_get(lv.slot(k - 1, ((tile >> (5 * k)) - 1) * WARP + lane), part[k]);
+            all = all && ok[k] && part_ok[k];
         }
         if (__all_sync(FULL_MASK, all)) break;
         idle();
@@ -226,8 +236,13 @@ __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const L
     for (int k = LEVELS - 1; k >= 0; --k) {
         const int d = digit(tile, k);
         if (d == 0) continue;
-        const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
-        p = seen ? op(p, part) : part;
+        Acc mine = lane < d ? got[k] : Op::identity();
+        if (DIRECT && k > 0) {
+            const Acc last = broadcast0(warp_reduce(part[k], op));
+            if (lane == d - 1) mine = last;
+        }
+        const Acc sum = broadcast0(warp_reduce(mine, op));
+        p = seen ? op(p, sum) : sum;
         seen = true;
     }
     return p;
@@ -332,13 +347,14 @@ struct Ring {
 // compiler); BULK: a stage is filled by one bulk copy (sm_90+; before, and
 // on the emulator, every lane copies its own vectors); STREAM: evict-first
 // stores.  Evidence: bench/results/tune-scan-*.md (bench/tune_scan.cu).
+// DIRECT: see prefix().
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
 // its prefix - wrong results, the time of the tile pass alone.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool TIMING_ONLY_ = false>
+          bool TIMING_ONLY_ = false, bool DIRECT_ = false>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
+    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_, DIRECT = DIRECT_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
     static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
@@ -467,7 +483,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         bool pending = false;
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) pending = pending || (t[q] < tiles && !((published >> q) & 1u));
-        const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix(tile, slots, lv, op, lane, [&]() {
+        const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix<Shape::DIRECT>(tile, slots, lv, op, lane, [&]() {
             if (pending) publish_landed();
         });
         write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op,
@@ -483,6 +499,18 @@ __global__ void zero_words(unsigned long long *p, int64_t n) {
         p[i] = 0;
 }
 
+// What a launch needs to know of the device, asked once a call (at 2^20
+// elements the host's part is a good share of the time).
+struct DeviceFacts {
+    int sms, major;
+    static cudaError_t of_current(DeviceFacts &d) {
+        int device;
+        GP_TRY(cudaGetDevice(&device));
+        GP_TRY(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, device));
+        return cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, device);
+    }
+};
+
 // The host side: zero the counter and the slots, then launch the grid; on
 // sm_90+ (EARLY) the scan starts while the zeroing runs, loads its first
 // tiles and waits for it before it takes a tile from the counter or polls
@@ -493,31 +521,30 @@ struct LookbackWith {
     using Acc = typename Op::type;
     using S = Slots<Acc>;
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
+    // The slots of n elements' tiles, and where each level starts.
+    static Levels levels(int64_t n, int64_t &count) { return Levels::of(ceil_div<int64_t>(n, TILE), count); }
     static size_t scratch(int64_t n) {
         int64_t count;
-        Levels::of(ceil_div<int64_t>(n, TILE), count);
+        levels(n, count);
         return 256 + S::bytes(count);
     }
     static cudaError_t zero(const gp_scan_args &a) {
         int64_t count;
-        Levels::of(ceil_div<int64_t>(a.n, TILE), count);
+        levels(a.n, count);
         const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
         GP_LAUNCH(zero_words, unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream,
                   static_cast<unsigned long long *>(a.scratch), words);
         return cudaSuccess;
     }
-    static cudaError_t launch(const gp_scan_args &a) {
+    static cudaError_t launch(const gp_scan_args &a, const DeviceFacts &d) {
         const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
         if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
         int64_t count;
-        const Levels lv = Levels::of(tiles, count);
+        const Levels lv = levels(a.n, count);
         char *p = static_cast<char *>(a.scratch);
         const S slots(p + 256, count);
-        int device, sms, major;
-        GP_TRY(cudaGetDevice(&device));
-        GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        GP_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-        const int64_t blocks = std::min<int64_t>(int64_t(sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+        const int64_t blocks =
+            std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
 #ifndef GP_EMULATOR
         // The opt-in: the dynamic and the static shared memory (the
@@ -527,14 +554,14 @@ struct LookbackWith {
             GP_TRY(cudaFuncSetAttribute(scan_lookback<Shape, In, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         Shape::SMEM));
 #endif
-        GP_LAUNCH_EARLY(EARLY && major >= 9, (scan_lookback<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP,
+        GP_LAUNCH_EARLY(EARLY && d.major >= 9, (scan_lookback<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP,
                         Shape::SMEM, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n,
                         a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
         return cudaSuccess;
     }
-    static cudaError_t run(const gp_scan_args &a) {
+    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
         GP_TRY(zero(a));
-        return launch(a);
+        return launch(a, d);
     }
 };
 
@@ -564,12 +591,14 @@ struct Lookback {
     using Small = LookbackWith<std::conditional_t<WIDE, WideTuning, SmallTuning>, In, Op>;
     using Large = LookbackWith<std::conditional_t<WIDE, WideTuning, Tuning>, In, Op>;
     static size_t scratch(int64_t n) { return std::max(Small::scratch(n), Large::scratch(n)); }
+    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
+        const int64_t small_warps = int64_t(d.sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;
+        return ceil_div<int64_t>(a.n, Small::TILE) <= small_warps ? Small::run(a, d) : Large::run(a, d);
+    }
     static cudaError_t run(const gp_scan_args &a) {
-        int device, sms;
-        GP_TRY(cudaGetDevice(&device));
-        GP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        const int64_t small_warps = int64_t(sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;
-        return ceil_div<int64_t>(a.n, Small::TILE) <= small_warps ? Small::run(a) : Large::run(a);
+        DeviceFacts d;
+        GP_TRY(DeviceFacts::of_current(d));
+        return run(a, d);
     }
 };
 }  // namespace
