@@ -127,24 +127,26 @@ int main(int argc, char **argv) {
         row("cub InclusiveSum", c, c.cub_ms, "");
         run_with<Auto>("auto", c);
         for (auto &f : first_of) f.clear();
-        runs<Tuning>("2x16 s2 b6 (auto, large n)", c);
-        runs<SmallTuning>("2x12 s3 b5 (auto, small n)", c);
-        run_with<LookbackWith<Tuning, float, gp::Sum<float>, false>>("2x16 s2 b6, not early", c);
+        runs<LookbackShape<2, 16, 2, 6>>("2x16 s2 b6", c);
+        runs<LookbackShape<2, 12, 3, 5>>("2x12 s3 b5", c);
+        runs<Tuning>("2x16 s2 b6 direct (auto, large n)", c);
+        runs<SmallTuning>("2x12 s3 b5 direct (auto, small n)", c);
+        run_with<LookbackWith<Tuning, float, gp::Sum<float>, false>>("2x16 s2 b6 direct, not early", c);
         {  // the kernel alone: the slots zeroed before the first event
             gp_scan_args a{};
             a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
             a.scratch_bytes = Large::scratch(c.n);
             CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
             const float ms = median_ms([&] { CHECK(Large::launch(a, facts)); }, c.flush, c.fb, REPEAT, [&] { CHECK(Large::zero(a)); });
-            row("2x16 s2 b6, kernel alone", c, ms, "");
+            row("2x16 s2 b6 direct, kernel alone", c, ms, "");
             row("zeroing alone", c, median_ms([&] { CHECK(Large::zero(a)); }, c.flush, c.fb, REPEAT), "");
             CHECK(cudaFree(a.scratch));
         }
         // LookbackShape<warps, vectors a lane, stages, blocks an SM, bulk copies>
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, true>>("2x16 s2 b6 direct", c);
-        runs<LookbackShape<2, 12, 3, 5, true, true, false, true>>("2x12 s3 b5 direct", c);
         runs<LookbackShape<2, 16, 2, 6, false>>("2x16 s2 b6 cp.async", c);
         runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 2>>("2x16 s2 b6 direct 2 levels", c);
+        runs<LookbackShape<2, 16, 3, 4, true, true, false, 1>>("2x16 s3 b4 direct", c);
         runs<LookbackShape<2, 12, 3, 5, false>>("2x12 s3 b5 cp.async", c);
         runs<LookbackShape<4, 8, 2, 5, false>>("4x8 s2 b5 cp.async", c);
         runs<LookbackShape<2, 16, 2, 6, true, true, true>>("2x16 s2 b6 NO LOOKBACK", c);

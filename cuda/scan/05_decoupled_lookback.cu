@@ -202,18 +202,19 @@ __device__ inline void publish(int64_t tile, typename Op::type total, const S &s
 // down - always the same expression of the same totals.  The whole warp
 // polls every block it needs at once, and calls idle() (warp-uniform: the
 // caller publishes what has landed meanwhile) between rounds.
-// DIRECT: the last block of each digit above the lowest is summed from its
+// DIRECT levels: the last block of digits 1 ... DIRECT is summed from its
 // 32 parts one level down (lane i the i-th) instead of waited for - the
 // same tree over the same values as the tile that publishes it, so the same
-// bits, one hop (a publication seen by another SM) sooner.
-template <bool DIRECT, class S, class Op, class Idle>
+// bits, one hop (a publication seen by another SM) sooner.  Each costs a
+// register or two while the tile is held.
+template <int DIRECT, class S, class Op, class Idle>
 __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const Levels &lv, Op op, int lane, Idle idle) {
     using Acc = typename Op::type;
     Acc got[LEVELS], part[LEVELS];  // part[k]: the lane's part of digit k's last block (DIRECT)
     bool ok[LEVELS], part_ok[LEVELS];
 #pragma unroll
     for (int k = 0; k < LEVELS; ++k) {
-        const bool split = DIRECT && k > 0 && digit(tile, k) > 0;  // uniform over the warp
+        const bool split = k > 0 && k <= DIRECT && digit(tile, k) > 0;  // uniform over the warp
         ok[k] = lane >= digit(tile, k) - (split ? 1 : 0);
         part_ok[k] = !split;
     }
@@ -223,7 +224,7 @@ __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const L
         for (int k = 0; k < LEVELS; ++k) {
             const int64_t block = (tile >> (5 * k)) - digit(tile, k);  // the digit's first block
             if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, block + lane), got[k]);
-            if (DIRECT && k > 0 && !part_ok[k])
+            if (k > 0 && k <= DIRECT && !part_ok[k])
                 part_ok[k] = slots.try_get(lv.slot(k - 1, ((tile >> (5 * k)) - 1) * WARP + lane), part[k]);
             all = all && ok[k] && part_ok[k];
         }
@@ -237,7 +238,7 @@ __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const L
         const int d = digit(tile, k);
         if (d == 0) continue;
         Acc mine = lane < d ? got[k] : Op::identity();
-        if (DIRECT && k > 0) {
+        if (k > 0 && k <= DIRECT) {
             const Acc last = broadcast0(warp_reduce(part[k], op));
             if (lane == d - 1) mine = last;
         }
@@ -347,14 +348,15 @@ struct Ring {
 // compiler); BULK: a stage is filled by one bulk copy (sm_90+; before, and
 // on the emulator, every lane copies its own vectors); STREAM: evict-first
 // stores.  Evidence: bench/results/tune-scan-*.md (bench/tune_scan.cu).
-// DIRECT: see prefix().
+// DIRECT: how many digits' last blocks the look-back sums itself, prefix().
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
 // its prefix - wrong results, the time of the tile pass alone.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool TIMING_ONLY_ = false, bool DIRECT_ = false>
+          bool TIMING_ONLY_ = false, int DIRECT_ = 0>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_, DIRECT = DIRECT_;
+    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
+    static constexpr int DIRECT = DIRECT_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
     static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
@@ -571,19 +573,19 @@ struct LookbackWith {
 // 1.10x cub::DeviceScan::InclusiveSum; session 3's kernel: 0.78 ms) and
 // 0.790 ms on an H100 (0.90 of a copy, 1.10x).  4 or 6 KiB tiles, 3-4
 // stages, 8, 10 or 20 warps an SM: slower.
-using Tuning = LookbackShape<2, 16, 2, 6>;
+using Tuning = LookbackShape<2, 16, 2, 6, true, true, false, 1>;
 
 // Where the tiles are few enough for a warp each: 2 x 12 vectors (6 KiB
 // tiles), three stages, 5 blocks an SM - 2^20 float32 in 11.1 us on an
 // H200 and 11.7 us on an H100, against CUB's 11.5 / 12.6 us in the same
 // runs, where the large-n shape takes 11.8 / 12.3 us.
-using SmallTuning = LookbackShape<2, 12, 3, 5>;
+using SmallTuning = LookbackShape<2, 12, 3, 5, true, true, false, 1>;
 
 // 8-byte accumulators: the shapes above spill registers (up to 716 bytes
 // for int32 -> int64 sums); 2 x 16 vectors, three stages, 4 blocks an SM
 // (255 registers a thread) spills only in the widening sums (152 bytes for
 // float32 -> float64, 284 for int32 -> int64).  Not tuned for speed.
-using WideTuning = LookbackShape<2, 16, 3, 4>;
+using WideTuning = LookbackShape<2, 16, 3, 4, true, true, false, 1>;
 
 template <class In, class Op>
 struct Lookback {
