@@ -352,16 +352,30 @@ struct Ring {
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
 // its prefix - wrong results, the time of the tile pass alone.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool TIMING_ONLY_ = false, int DIRECT_ = 0>
+          bool TIMING_ONLY_ = false, int DIRECT_ = 0, int EXP_ = 0>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
     static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
     static constexpr int DIRECT = DIRECT_;
+    static constexpr bool EARLY_TAKE = EXP_ & 1, PUBLISH_AFTER_SCAN = EXP_ & 2, PUBLISH_AFTER_ISSUE = EXP_ & 4;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
     static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
     static_assert(STAGES >= 2 && STAGES <= 8, "a ring of 2 to 8 stages");
 };
+
+#ifdef GP_SCAN_PROFILE
+__device__ unsigned long long gp_prof[16];
+#define PROF_T0 long long prof_t = clock64(); long long prof_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#define PROF(k) do { const long long now_ = clock64(); prof_acc[k] += now_ - prof_t; prof_t = now_; } while (0)
+#define PROF_COUNT if (lane == 0) prof_acc[7] += 1;
+#define PROF_END if (lane == 0) for (int k_ = 0; k_ < 8; ++k_) atomicAdd(&gp_prof[k_], (unsigned long long)prof_acc[k_]);
+#else
+#define PROF_T0
+#define PROF(k)
+#define PROF_COUNT
+#define PROF_END
+#endif
 
 template <class Shape, class In, class Op>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
@@ -376,6 +390,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     constexpr bool BULK = false;
 #endif
     const Op op;
+    PROF_T0
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     unsigned char *const stages = dynamic_shared_memory() + warp * STAGES * SB;  // stage s at s * SB
     unsigned char *const ring = stages + lane * 16;                              // the lane's part
@@ -444,6 +459,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         t[s] = few ? tiles : take();
         issue(t[s], s);
     }
+    PROF(0);  // 0: start, the first fills and the zeroing's wait
     const auto stage_of = [&](int q) { return s0 + q < STAGES ? s0 + q : s0 + q - STAGES; };
     const auto landed = [&](int q) {
         const int s = stage_of(q);
@@ -466,20 +482,33 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         const int64_t tile = t[0];
         async_wait_landed(bar + s0, (parity >> s0) & 1u);
         __syncwarp();
+        PROF(1);  // 1: waiting for the tile to land
         publish_landed();  // t[0] among them, if it was not out yet
+        PROF(2);  // 2: publishing at the top
+        unsigned claim = 0;  // EARLY_TAKE: the counter's answer comes while the warp scans
+        if (Shape::EARLY_TAKE && lane == 0 && t[STAGES - 1] < tiles) claim = atomicAdd(next_tile, 1u);
         Acc x[VPT][VEC], base[VPT];
 #pragma unroll
         for (int v = 0; v < VPT; ++v) R::template read<Op>(ring + s0 * SB, tile, v, n, lane, x[v]);
         scan_tile(x, base, op, lane);
+        if (Shape::PUBLISH_AFTER_SCAN) publish_landed();
+        PROF(3);  // 3: reading and scanning the tile
         // Stage s0 is in registers now: refill it with the tile STAGES ahead.
         const int s = s0;
 #pragma unroll
         for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
         published >>= 1;
         parity ^= 1u << s;
-        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
+        if (Shape::EARLY_TAKE) {
+            claim = __shfl_sync(FULL_MASK, claim, 0);
+            t[STAGES - 1] = t[STAGES - 2] < tiles && claim < tiles ? claim : tiles;
+        } else {
+            t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
+        }
+        PROF(4);  // 4: taking a tile from the counter
         s0 = s + 1 < STAGES ? s + 1 : 0;
         issue(t[STAGES - 1], s);
+        if (Shape::PUBLISH_AFTER_ISSUE) publish_landed();
         // While it waits for the prefix, the warp publishes what lands in
         // its ring; with nothing left to publish it just polls.
         bool pending = false;
@@ -488,9 +517,13 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix<Shape::DIRECT>(tile, slots, lv, op, lane, [&]() {
             if (pending) publish_landed();
         });
+        PROF(5);  // 5: issuing the refill and the look-back (publishing meanwhile)
         write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op,
                                   [tile, lane](int v) { return R::first(tile, v, lane); });
+        PROF(6);  // 6: writing
+        PROF_COUNT
     }
+    PROF_END
 }
 
 // Zero words [0, n) and let the next kernel in the stream start at once
