@@ -53,10 +53,8 @@ int main() {
         profile<Lookback<float, Sum<float>>>("auto", in, out, n, d);
         profile<LookbackWith<LookbackShape<2, 16, 2, 6>, float, Sum<float>>>("2x16 s2 b6", in, out, n, d);
         profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, true>, float, Sum<float>>>("2x16 s2 b6 NO LOOKBACK", in, out, n, d);
-        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 0, 1>, float, Sum<float>>>("early take", in, out, n, d);
-        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 0, 2>, float, Sum<float>>>("publish after scan", in, out, n, d);
-        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 0, 3>, float, Sum<float>>>("early take, pub. after scan", in, out, n, d);
-        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 0, 7>, float, Sum<float>>>("early, after scan, issue", in, out, n, d);
+        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 0, 0, true>, float, Sum<float>>>("2x16 s2 b6 wait owed", in, out, n, d);
+        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 1, 2>, float, Sum<float>>>("direct, after scan", in, out, n, d);
     }
     return 0;
 }

@@ -128,26 +128,24 @@ int main(int argc, char **argv) {
         run_with<Auto>("auto", c);
         for (auto &f : first_of) f.clear();
         runs<LookbackShape<2, 16, 2, 6>>("2x16 s2 b6", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 0, true>>("2x16 s2 b6 wait owed", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 1>>("2x16 s2 b6 direct", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 2>>("2x16 s2 b6 pub. after scan", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 1, 2>>("2x16 s2 b6 direct, after scan", c);
+        runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4", c);
         runs<LookbackShape<2, 12, 3, 5>>("2x12 s3 b5", c);
-        runs<Tuning>("2x16 s2 b6 direct (auto, large n)", c);
-        runs<SmallTuning>("2x12 s3 b5 direct (auto, small n)", c);
+        runs<LookbackShape<2, 12, 2, 5, false>>("2x12 s2 b5 cp.async", c);
+        runs<LookbackShape<2, 12, 2, 5, false, true, false, 0, 0, true>>("2x12 s2 b5 cp.async wait owed", c);
         {  // the kernel alone: the slots zeroed before the first event
             gp_scan_args a{};
             a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
             a.scratch_bytes = Large::scratch(c.n);
             CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
             const float ms = median_ms([&] { CHECK(Large::launch(a, facts)); }, c.flush, c.fb, REPEAT, [&] { CHECK(Large::zero(a)); });
-            row("2x16 s2 b6 direct, kernel alone", c, ms, "");
+            row("auto large n, kernel alone", c, ms, "");
             row("zeroing alone", c, median_ms([&] { CHECK(Large::zero(a)); }, c.flush, c.fb, REPEAT), "");
             CHECK(cudaFree(a.scratch));
         }
-        // LookbackShape<warps, vectors a lane, stages, blocks an SM, bulk copies>
-        runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 1>>("2x16 s2 b6 early take", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 2>>("2x16 s2 b6 pub. after scan", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 3>>("2x16 s2 b6 early, after scan", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 7>>("2x16 s2 b6 early, after scan+issue", c);
-        runs<LookbackShape<2, 16, 3, 4, true, true, false, 0, 3>>("2x16 s3 b4 early, after scan", c);
         runs<LookbackShape<2, 16, 2, 6, true, true, true>>("2x16 s2 b6 NO LOOKBACK", c);
         run_with<Auto>("auto again", c);
         // The library's benchmark measured auto slower than CUB at 2^20,

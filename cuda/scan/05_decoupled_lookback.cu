@@ -126,16 +126,6 @@ struct Slots<Acc, false> {  // flags, then the values after them
     }
 };
 
-// Poll until slot i is published (spin_pause<0>: at once on the GPU -
-// sleeps of 100-400 ns made no difference, bench/results/tune-scan-* - and
-// a switch to the other threads on the emulator).
-template <class S>
-__device__ inline typename S::value_type wait(const S &slots, int64_t i) {
-    typename S::value_type v;
-    while (!slots.try_get(i, v)) spin_pause<0>();
-    return v;
-}
-
 constexpr int LEVELS = 7;  // base-32 digits of a tile index (< 2^32)
 
 __device__ inline int digit(int64_t tile, int j) { return int(tile >> (5 * j)) & 31; }
@@ -174,27 +164,45 @@ __device__ inline void scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, in
     }
 }
 
-// Publish the tile's total, and the totals of the blocks it ends.  Digit j
-// of the tile index in base 32 says how many aligned blocks of 32^j tiles
-// lie between the start of the tile's block of 32^(j+1) and the tile's own
-// block of 32^j.  Where the low digits are 31, those blocks with the
-// tile's own make whole blocks of 32^(j+1) that this tile ends: it
-// publishes their totals too, from the 31 blocks before its own (lane i
-// fetches the i-th, lane 31 holds the tile's own block) reduced in a fixed
-// tree - so what a tile publishes waits only for totals, never for a
-// prefix.  The whole warp calls it.
+// The totals of the blocks a tile ends.  Digit j of the tile index in base
+// 32 says how many aligned blocks of 32^j tiles lie between the start of
+// the tile's block of 32^(j+1) and the tile's own block of 32^j.  Where the
+// low digits are 31, those blocks with the tile's own make whole blocks of
+// 32^(j+1) that this tile ends: it owes their totals, from the 31 blocks
+// before its own (lane i fetches the i-th, lane 31 holds the tile's own
+// block) reduced in a fixed tree - so what a tile publishes waits only for
+// totals, never for a prefix.  Paid when the 31 are out, without waiting
+// for them (WAIT_OWED: waiting, as before): a warp that waits holds back
+// its other landed tiles, and so the warps that wait for those.  A warp
+// owes one tile's totals at a time; it pays the old debt, waiting, before
+// it takes on a new one.  The whole warp calls pay().
 template <class S, class Op>
-__device__ inline void publish(int64_t tile, typename Op::type total, const S &slots, const Levels &lv, Op op,
-                               int lane) {
+struct Owed {
     using Acc = typename Op::type;
-    if (lane == 0) slots.publish(lv.slot(0, tile), total);
-    Acc own = total;  // the block of 32^j this tile ends
-    for (int j = 0; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
-        const int64_t b0 = (tile >> (5 * j)) - 31;
-        own = broadcast0(warp_reduce(lane < 31 ? wait(slots, lv.slot(j, b0 + lane)) : own, op));
-        if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
+    int64_t tile = -1;  // -1: nothing owed
+    int level = 0;      // the next total owed is of the block of 32^(level+1)
+    Acc own{};          // the tile's own block of 32^level
+    __device__ void take_on(int64_t t, Acc total) {  // t ends a block of 32 tiles
+        tile = t;
+        level = 0;
+        own = total;
     }
-}
+    __device__ void pay(const S &slots, const Levels &lv, Op op, int lane, bool wait) {
+        while (tile >= 0) {
+            const int64_t b0 = (tile >> (5 * level)) - 31;
+            Acc v = Op::identity();
+            const bool ok = lane >= 31 || slots.try_get(lv.slot(level, b0 + lane), v);
+            if (!__all_sync(FULL_MASK, ok)) {
+                if (!wait) return;
+                spin_pause<0>();
+                continue;
+            }
+            own = broadcast0(warp_reduce(lane < 31 ? v : own, op));
+            if (lane == 0) slots.publish(lv.slot(level + 1, tile >> (5 * (level + 1))), own);
+            if (++level >= LEVELS || digit(tile, level) != 31) tile = -1;
+        }
+    }
+};
 
 // The prefix of the tile (the identity for tile 0): for each digit, lane i
 // < digit fetches the i-th block of that digit, the warp reduces them in a
@@ -352,11 +360,12 @@ struct Ring {
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
 // its prefix - wrong results, the time of the tile pass alone.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool TIMING_ONLY_ = false, int DIRECT_ = 0, int EXP_ = 0>
+          bool TIMING_ONLY_ = false, int DIRECT_ = 0, int EXP_ = 0, bool WAIT_OWED_ = false>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
     static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
     static constexpr int DIRECT = DIRECT_;
+    static constexpr bool WAIT_OWED = WAIT_OWED_;
     static constexpr bool EARLY_TAKE = EXP_ & 1, PUBLISH_AFTER_SCAN = EXP_ & 2, PUBLISH_AFTER_ISSUE = EXP_ & 4;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
@@ -467,13 +476,21 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     };
     // Publish the landed tiles of the ring, oldest first, up to the first
     // that has not landed (a younger one could need its total).
+    Owed<Slots<Acc>, Op> owed;
     const auto publish_landed = [&]() {
         if (Shape::TIMING_ONLY) return;
+        owed.pay(slots, lv, op, lane, false);
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) {
             if ((published >> q) & 1u) continue;
             if (t[q] >= tiles || !landed(q)) break;
-            publish(t[q], stage_total(t[q], stage_of(q)), slots, lv, op, lane);
+            const Acc total = stage_total(t[q], stage_of(q));
+            if (lane == 0) slots.publish(lv.slot(0, t[q]), total);
+            if (digit(t[q], 0) == 31) {
+                owed.pay(slots, lv, op, lane, true);
+                owed.take_on(t[q], total);
+                owed.pay(slots, lv, op, lane, Shape::WAIT_OWED);
+            }
             published |= 1u << q;
         }
     };
@@ -515,7 +532,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) pending = pending || (t[q] < tiles && !((published >> q) & 1u));
         const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix<Shape::DIRECT>(tile, slots, lv, op, lane, [&]() {
-            if (pending) publish_landed();
+            if (pending || owed.tile >= 0) publish_landed();
         });
         PROF(5);  // 5: issuing the refill and the look-back (publishing meanwhile)
         write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op,
@@ -523,6 +540,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         PROF(6);  // 6: writing
         PROF_COUNT
     }
+    owed.pay(slots, lv, op, lane, true);
     PROF_END
 }
 
