@@ -54,7 +54,8 @@ int main() {
         profile<LookbackWith<LookbackShape<2, 16, 2, 6>, float, Sum<float>>>("2x16 s2 b6", in, out, n, d);
         profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, true>, float, Sum<float>>>("2x16 s2 b6 NO LOOKBACK", in, out, n, d);
         profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 0, 0, true>, float, Sum<float>>>("2x16 s2 b6 wait owed", in, out, n, d);
-        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 1, 2>, float, Sum<float>>>("direct, after scan", in, out, n, d);
+        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 1>, float, Sum<float>>>("direct", in, out, n, d);
+        profile<LookbackWith<LookbackShape<2, 16, 2, 6, true, true, false, 2, 2>, float, Sum<float>>>("direct 2, after scan", in, out, n, d);
     }
     return 0;
 }

@@ -127,15 +127,16 @@ int main(int argc, char **argv) {
         row("cub InclusiveSum", c, c.cub_ms, "");
         run_with<Auto>("auto", c);
         for (auto &f : first_of) f.clear();
-        runs<LookbackShape<2, 16, 2, 6>>("2x16 s2 b6", c);
         runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 0, true>>("2x16 s2 b6 wait owed", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 1, 0, true>>("2x16 s2 b6 wait owed, direct", c);
         runs<LookbackShape<2, 16, 2, 6, true, true, false, 1>>("2x16 s2 b6 direct", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 2>>("2x16 s2 b6 pub. after scan", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 2>>("2x16 s2 b6 direct 2", c);
         runs<LookbackShape<2, 16, 2, 6, true, true, false, 1, 2>>("2x16 s2 b6 direct, after scan", c);
-        runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4", c);
-        runs<LookbackShape<2, 12, 3, 5>>("2x12 s3 b5", c);
-        runs<LookbackShape<2, 12, 2, 5, false>>("2x12 s2 b5 cp.async", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 2, 2>>("2x16 s2 b6 direct 2, after scan", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 2, true>>("2x16 s2 b6 wait owed, after scan", c);
         runs<LookbackShape<2, 12, 2, 5, false, true, false, 0, 0, true>>("2x12 s2 b5 cp.async wait owed", c);
+        runs<LookbackShape<2, 12, 2, 5, false, true, false, 1>>("2x12 s2 b5 cp.async direct", c);
+        runs<LookbackShape<2, 12, 2, 5, false, true, false, 1, 0, true>>("2x12 s2 b5 cp.async wait owed, direct", c);
         {  // the kernel alone: the slots zeroed before the first event
             gp_scan_args a{};
             a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;

@@ -213,8 +213,9 @@ struct Owed {
 // DIRECT levels: the last block of digits 1 ... DIRECT is summed from its
 // 32 parts one level down (lane i the i-th) instead of waited for - the
 // same tree over the same values as the tile that publishes it, so the same
-// bits, one hop (a publication seen by another SM) sooner.  Each costs a
-// register or two while the tile is held.
+// bits, one hop (a publication seen by another SM) sooner; and publishes
+// it (whoever is first: the same value).  Each costs a register or two while
+// the tile is held.
 template <int DIRECT, class S, class Op, class Idle>
 __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const Levels &lv, Op op, int lane, Idle idle) {
     using Acc = typename Op::type;
@@ -248,6 +249,7 @@ __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const L
         Acc mine = lane < d ? got[k] : Op::identity();
         if (k > 0 && k <= DIRECT) {
             const Acc last = broadcast0(warp_reduce(part[k], op));
+            if (lane == 0) slots.publish(lv.slot(k, (tile >> (5 * k)) - 1), last);  // for later readers
             if (lane == d - 1) mine = last;
         }
         const Acc sum = broadcast0(warp_reduce(mine, op));
