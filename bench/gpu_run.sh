@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|tune-transpose|bench|bench-transpose|bench-scan|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|bench|bench-transpose|bench-scan|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...) into /tmp/site for
 # the later steps; tests-FILE runs tests/test_FILE.py (tests-helpers, tests-notebooks ...);
 # SANITIZE_FAMILIES="scan transpose" limits the sanitize step to those families.
@@ -45,6 +45,8 @@ for step in $steps; do
         [ $r -eq 0 ] || rc=1
       done ;;
     tune)  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune_reduce && /tmp/tune_reduce | tee "$OUT/tune-reduce.log" ;;
+    profile-scan)
+           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/profile_scan.cu -o /tmp/profile_scan && /tmp/profile_scan | tee "$OUT/profile-scan.log" ;;
     tune-scan)
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_scan.cu -o /tmp/tune_scan && /tmp/tune_scan | tee "$OUT/tune-scan.log" ;;
     tune-transpose)

@@ -127,23 +127,19 @@ int main(int argc, char **argv) {
         row("cub InclusiveSum", c, c.cub_ms, "");
         run_with<Auto>("auto", c);
         for (auto &f : first_of) f.clear();
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 0, true>>("2x16 s2 b6 wait owed", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 1, 0, true>>("2x16 s2 b6 wait owed, direct", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 1>>("2x16 s2 b6 direct", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 2>>("2x16 s2 b6 direct 2", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 1, 2>>("2x16 s2 b6 direct, after scan", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 2, 2>>("2x16 s2 b6 direct 2, after scan", c);
-        runs<LookbackShape<2, 16, 2, 6, true, true, false, 0, 2, true>>("2x16 s2 b6 wait owed, after scan", c);
-        runs<LookbackShape<2, 12, 2, 5, false, true, false, 0, 0, true>>("2x12 s2 b5 cp.async wait owed", c);
-        runs<LookbackShape<2, 12, 2, 5, false, true, false, 1>>("2x12 s2 b5 cp.async direct", c);
-        runs<LookbackShape<2, 12, 2, 5, false, true, false, 1, 0, true>>("2x12 s2 b5 cp.async wait owed, direct", c);
+        runs<Tuning>("2x16 s2 b6 (auto, large n)", c);
+        runs<LookbackShape<2, 16, 2, 6, true, true, false, false>>("2x16 s2 b6, no mid publish", c);
+        runs<SmallTuning>("2x12 s2 b5 cp.async (auto, small n)", c);
+        runs<LookbackShape<2, 12, 2, 5, false, true, false, false>>("2x12 s2 b5 cp.async, no mid", c);
+        runs<LookbackShape<2, 12, 3, 5>>("2x12 s3 b5 (session 4 small)", c);
+        runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4", c);
         {  // the kernel alone: the slots zeroed before the first event
             gp_scan_args a{};
             a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
             a.scratch_bytes = Large::scratch(c.n);
             CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
             const float ms = median_ms([&] { CHECK(Large::launch(a, facts)); }, c.flush, c.fb, REPEAT, [&] { CHECK(Large::zero(a)); });
-            row("auto large n, kernel alone", c, ms, "");
+            row("2x16 s2 b6, kernel alone", c, ms, "");
             row("zeroing alone", c, median_ms([&] { CHECK(Large::zero(a)); }, c.flush, c.fb, REPEAT), "");
             CHECK(cudaFree(a.scratch));
         }

@@ -164,45 +164,35 @@ __device__ inline void scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, in
     }
 }
 
-// The totals of the blocks a tile ends.  Digit j of the tile index in base
-// 32 says how many aligned blocks of 32^j tiles lie between the start of
-// the tile's block of 32^(j+1) and the tile's own block of 32^j.  Where the
-// low digits are 31, those blocks with the tile's own make whole blocks of
-// 32^(j+1) that this tile ends: it owes their totals, from the 31 blocks
-// before its own (lane i fetches the i-th, lane 31 holds the tile's own
-// block) reduced in a fixed tree - so what a tile publishes waits only for
-// totals, never for a prefix.  Paid when the 31 are out, without waiting
-// for them (WAIT_OWED: waiting, as before): a warp that waits holds back
-// its other landed tiles, and so the warps that wait for those.  A warp
-// owes one tile's totals at a time; it pays the old debt, waiting, before
-// it takes on a new one.  The whole warp calls pay().
+// Publish the tile's total, and the totals of the blocks it ends.  Digit j
+// of the tile index in base 32 says how many aligned blocks of 32^j tiles
+// lie between the start of the tile's block of 32^(j+1) and the tile's own
+// block of 32^j.  Where the low digits are 31, those blocks with the
+// tile's own make whole blocks of 32^(j+1) that this tile ends: it
+// publishes their totals too, from the 31 blocks before its own (lane i
+// fetches the i-th, lane 31 holds the tile's own block) reduced in a fixed
+// tree - so what a tile publishes waits only for totals, never for a
+// prefix.  The warp polls them together (spin_pause<0>: at once on the GPU
+// - sleeps of 100-400 ns made no difference - and a switch to the other
+// threads on the emulator).  Publishing these later, at the warp's next
+// publication point, instead of waiting here, was slower (0.74 of a copy
+// against 0.80 at 2^28 on an H200, bench/results/tune-scan-*): the readers
+// then wait longer for them.  The whole warp calls it.
 template <class S, class Op>
-struct Owed {
+__device__ inline void publish(int64_t tile, typename Op::type total, const S &slots, const Levels &lv, Op op,
+                               int lane) {
     using Acc = typename Op::type;
-    int64_t tile = -1;  // -1: nothing owed
-    int level = 0;      // the next total owed is of the block of 32^(level+1)
-    Acc own{};          // the tile's own block of 32^level
-    __device__ void take_on(int64_t t, Acc total) {  // t ends a block of 32 tiles
-        tile = t;
-        level = 0;
-        own = total;
+    if (lane == 0) slots.publish(lv.slot(0, tile), total);
+    Acc own = total;  // the block of 32^j this tile ends
+    for (int j = 0; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
+        const int64_t b0 = (tile >> (5 * j)) - 31;
+        Acc v = Op::identity();
+        bool ok = lane >= 31;
+        while (!__all_sync(FULL_MASK, ok = ok || slots.try_get(lv.slot(j, b0 + lane), v))) spin_pause<0>();
+        own = broadcast0(warp_reduce(lane < 31 ? v : own, op));
+        if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
     }
-    __device__ void pay(const S &slots, const Levels &lv, Op op, int lane, bool wait) {
-        while (tile >= 0) {
-            const int64_t b0 = (tile >> (5 * level)) - 31;
-            Acc v = Op::identity();
-            const bool ok = lane >= 31 || slots.try_get(lv.slot(level, b0 + lane), v);
-            if (!__all_sync(FULL_MASK, ok)) {
-                if (!wait) return;
-                spin_pause<0>();
-                continue;
-            }
-            own = broadcast0(warp_reduce(lane < 31 ? v : own, op));
-            if (lane == 0) slots.publish(lv.slot(level + 1, tile >> (5 * (level + 1))), own);
-            if (++level >= LEVELS || digit(tile, level) != 31) tile = -1;
-        }
-    }
-};
+}
 
 // The prefix of the tile (the identity for tile 0): for each digit, lane i
 // < digit fetches the i-th block of that digit, the warp reduces them in a
@@ -210,32 +200,24 @@ struct Owed {
 // down - always the same expression of the same totals.  The whole warp
 // polls every block it needs at once, and calls idle() (warp-uniform: the
 // caller publishes what has landed meanwhile) between rounds.
-// DIRECT levels: the last block of digits 1 ... DIRECT is summed from its
-// 32 parts one level down (lane i the i-th) instead of waited for - the
-// same tree over the same values as the tile that publishes it, so the same
-// bits, one hop (a publication seen by another SM) sooner; and publishes
-// it (whoever is first: the same value).  Each costs a register or two while
-// the tile is held.
-template <int DIRECT, class S, class Op, class Idle>
+// Tried and dropped (bench/results/tune-scan-*): summing the last block of
+// a digit from its 32 parts instead of waiting for its total (the same
+// bits, one hop sooner) made no difference; publishing that sum as well,
+// for later readers, made the scan three times slower (many warps writing
+// one slot).
+template <class S, class Op, class Idle>
 __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const Levels &lv, Op op, int lane, Idle idle) {
     using Acc = typename Op::type;
-    Acc got[LEVELS], part[LEVELS];  // part[k]: the lane's part of digit k's last block (DIRECT)
-    bool ok[LEVELS], part_ok[LEVELS];
+    Acc got[LEVELS];
+    bool ok[LEVELS];
 #pragma unroll
-    for (int k = 0; k < LEVELS; ++k) {
-        const bool split = k > 0 && k <= DIRECT && digit(tile, k) > 0;  // uniform over the warp
-        ok[k] = lane >= digit(tile, k) - (split ? 1 : 0);
-        part_ok[k] = !split;
-    }
+    for (int k = 0; k < LEVELS; ++k) ok[k] = lane >= digit(tile, k);
     for (;;) {
         bool all = true;
 #pragma unroll
         for (int k = 0; k < LEVELS; ++k) {
-            const int64_t block = (tile >> (5 * k)) - digit(tile, k);  // the digit's first block
-            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, block + lane), got[k]);
-            if (k > 0 && k <= DIRECT && !part_ok[k])
-                part_ok[k] = slots.try_get(lv.slot(k - 1, ((tile >> (5 * k)) - 1) * WARP + lane), part[k]);
-            all = all && ok[k] && part_ok[k];
+            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+            all = all && ok[k];
         }
         if (__all_sync(FULL_MASK, all)) break;
         idle();
@@ -246,14 +228,8 @@ __device__ inline typename Op::type prefix(int64_t tile, const S &slots, const L
     for (int k = LEVELS - 1; k >= 0; --k) {
         const int d = digit(tile, k);
         if (d == 0) continue;
-        Acc mine = lane < d ? got[k] : Op::identity();
-        if (k > 0 && k <= DIRECT) {
-            const Acc last = broadcast0(warp_reduce(part[k], op));
-            if (lane == 0) slots.publish(lv.slot(k, (tile >> (5 * k)) - 1), last);  // for later readers
-            if (lane == d - 1) mine = last;
-        }
-        const Acc sum = broadcast0(warp_reduce(mine, op));
-        p = seen ? op(p, sum) : sum;
+        const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
+        p = seen ? op(p, part) : part;
         seen = true;
     }
     return p;
@@ -358,25 +334,26 @@ struct Ring {
 // compiler); BULK: a stage is filled by one bulk copy (sm_90+; before, and
 // on the emulator, every lane copies its own vectors); STREAM: evict-first
 // stores.  Evidence: bench/results/tune-scan-*.md (bench/tune_scan.cu).
-// DIRECT: how many digits' last blocks the look-back sums itself, prefix().
+// MID_PUBLISH: the warp also publishes what has landed right after it
+// scans a tile (not only before, and while it waits for a prefix).
 // TIMING_ONLY (bench/tune_scan.cu alone): no look-back, every tile without
 // its prefix - wrong results, the time of the tile pass alone.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool TIMING_ONLY_ = false, int DIRECT_ = 0, int EXP_ = 0, bool WAIT_OWED_ = false>
+          bool TIMING_ONLY_ = false, bool MID_PUBLISH_ = true>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_;
-    static constexpr int DIRECT = DIRECT_;
-    static constexpr bool WAIT_OWED = WAIT_OWED_;
-    static constexpr bool EARLY_TAKE = EXP_ & 1, PUBLISH_AFTER_SCAN = EXP_ & 2, PUBLISH_AFTER_ISSUE = EXP_ & 4;
+    static constexpr bool BULK = BULK_, STREAM = STREAM_, TIMING_ONLY = TIMING_ONLY_, MID_PUBLISH = MID_PUBLISH_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
     static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
     static_assert(STAGES >= 2 && STAGES <= 8, "a ring of 2 to 8 stages");
 };
 
+// bench/profile_scan.cu defines GP_SCAN_PROFILE: clock64() around each
+// part of a warp's loop (PROF(k) ends part k), summed over the warps into
+// gp_prof[0..6], the iterations into gp_prof[7].  Nothing otherwise.
 #ifdef GP_SCAN_PROFILE
-__device__ unsigned long long gp_prof[16];
+__device__ unsigned long long gp_prof[8];
 #define PROF_T0 long long prof_t = clock64(); long long prof_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #define PROF(k) do { const long long now_ = clock64(); prof_acc[k] += now_ - prof_t; prof_t = now_; } while (0)
 #define PROF_COUNT if (lane == 0) prof_acc[7] += 1;
@@ -478,21 +455,13 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     };
     // Publish the landed tiles of the ring, oldest first, up to the first
     // that has not landed (a younger one could need its total).
-    Owed<Slots<Acc>, Op> owed;
     const auto publish_landed = [&]() {
         if (Shape::TIMING_ONLY) return;
-        owed.pay(slots, lv, op, lane, false);
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) {
             if ((published >> q) & 1u) continue;
             if (t[q] >= tiles || !landed(q)) break;
-            const Acc total = stage_total(t[q], stage_of(q));
-            if (lane == 0) slots.publish(lv.slot(0, t[q]), total);
-            if (digit(t[q], 0) == 31) {
-                owed.pay(slots, lv, op, lane, true);
-                owed.take_on(t[q], total);
-                owed.pay(slots, lv, op, lane, Shape::WAIT_OWED);
-            }
+            publish(t[q], stage_total(t[q], stage_of(q)), slots, lv, op, lane);
             published |= 1u << q;
         }
     };
@@ -504,37 +473,29 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         PROF(1);  // 1: waiting for the tile to land
         publish_landed();  // t[0] among them, if it was not out yet
         PROF(2);  // 2: publishing at the top
-        unsigned claim = 0;  // EARLY_TAKE: the counter's answer comes while the warp scans
-        if (Shape::EARLY_TAKE && lane == 0 && t[STAGES - 1] < tiles) claim = atomicAdd(next_tile, 1u);
         Acc x[VPT][VEC], base[VPT];
 #pragma unroll
         for (int v = 0; v < VPT; ++v) R::template read<Op>(ring + s0 * SB, tile, v, n, lane, x[v]);
         scan_tile(x, base, op, lane);
-        if (Shape::PUBLISH_AFTER_SCAN) publish_landed();
-        PROF(3);  // 3: reading and scanning the tile
+        if (Shape::MID_PUBLISH) publish_landed();
+        PROF(3);  // 3: reading and scanning the tile (and publishing after)
         // Stage s0 is in registers now: refill it with the tile STAGES ahead.
         const int s = s0;
 #pragma unroll
         for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
         published >>= 1;
         parity ^= 1u << s;
-        if (Shape::EARLY_TAKE) {
-            claim = __shfl_sync(FULL_MASK, claim, 0);
-            t[STAGES - 1] = t[STAGES - 2] < tiles && claim < tiles ? claim : tiles;
-        } else {
-            t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
-        }
+        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
         PROF(4);  // 4: taking a tile from the counter
         s0 = s + 1 < STAGES ? s + 1 : 0;
         issue(t[STAGES - 1], s);
-        if (Shape::PUBLISH_AFTER_ISSUE) publish_landed();
         // While it waits for the prefix, the warp publishes what lands in
         // its ring; with nothing left to publish it just polls.
         bool pending = false;
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) pending = pending || (t[q] < tiles && !((published >> q) & 1u));
-        const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix<Shape::DIRECT>(tile, slots, lv, op, lane, [&]() {
-            if (pending || owed.tile >= 0) publish_landed();
+        const Acc p = Shape::TIMING_ONLY ? Op::identity() : prefix(tile, slots, lv, op, lane, [&]() {
+            if (pending) publish_landed();
         });
         PROF(5);  // 5: issuing the refill and the look-back (publishing meanwhile)
         write_tile<Shape::STREAM>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op,
@@ -542,7 +503,6 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         PROF(6);  // 6: writing
         PROF_COUNT
     }
-    owed.pay(slots, lv, op, lane, true);
     PROF_END
 }
 
@@ -626,19 +586,19 @@ struct LookbackWith {
 // 1.10x cub::DeviceScan::InclusiveSum; session 3's kernel: 0.78 ms) and
 // 0.790 ms on an H100 (0.90 of a copy, 1.10x).  4 or 6 KiB tiles, 3-4
 // stages, 8, 10 or 20 warps an SM: slower.
-using Tuning = LookbackShape<2, 16, 2, 6, true, true, false, 1>;
+using Tuning = LookbackShape<2, 16, 2, 6>;
 
 // Where the tiles are few enough for a warp each: 2 x 12 vectors (6 KiB
 // tiles), three stages, 5 blocks an SM - 2^20 float32 in 11.1 us on an
 // H200 and 11.7 us on an H100, against CUB's 11.5 / 12.6 us in the same
 // runs, where the large-n shape takes 11.8 / 12.3 us.
-using SmallTuning = LookbackShape<2, 12, 3, 5, true, true, false, 1>;
+using SmallTuning = LookbackShape<2, 12, 2, 5, false>;
 
 // 8-byte accumulators: the shapes above spill registers (up to 716 bytes
 // for int32 -> int64 sums); 2 x 16 vectors, three stages, 4 blocks an SM
 // (255 registers a thread) spills only in the widening sums (152 bytes for
 // float32 -> float64, 284 for int32 -> int64).  Not tuned for speed.
-using WideTuning = LookbackShape<2, 16, 3, 4, true, true, false, 1>;
+using WideTuning = LookbackShape<2, 16, 3, 4>;
 
 template <class In, class Op>
 struct Lookback {
