@@ -129,8 +129,8 @@ int main(int argc, char **argv) {
         for (auto &f : first_of) f.clear();
         runs<Tuning>("2x16 s2 b6 (auto, large n)", c);
         runs<LookbackShape<2, 16, 2, 6, true, true, false, false>>("2x16 s2 b6, no mid publish", c);
+        runs<LookbackShape<2, 12, 2, 5, false>>("2x12 s2 b5 cp.async, mid publish", c);
         runs<SmallTuning>("2x12 s2 b5 cp.async (auto, small n)", c);
-        runs<LookbackShape<2, 12, 2, 5, false, true, false, false>>("2x12 s2 b5 cp.async, no mid", c);
         runs<LookbackShape<2, 12, 3, 5>>("2x12 s3 b5 (session 4 small)", c);
         runs<LookbackShape<2, 16, 3, 4>>("2x16 s3 b4", c);
         {  // the kernel alone: the slots zeroed before the first event

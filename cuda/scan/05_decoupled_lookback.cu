@@ -582,17 +582,21 @@ struct LookbackWith {
 
 // 2 warps x 16 vectors a lane (8 KiB tiles), two stages filled by bulk
 // copies (32 KiB of shared memory a block), 6 blocks an SM (12 warps),
-// evict-first stores: 2^28 float32 in 0.631 ms on an H200 (0.80 of a copy,
-// 1.10x cub::DeviceScan::InclusiveSum; session 3's kernel: 0.78 ms) and
-// 0.790 ms on an H100 (0.90 of a copy, 1.10x).  4 or 6 KiB tiles, 3-4
-// stages, 8, 10 or 20 warps an SM: slower.
+// evict-first stores, a publication point after the scan: 2^28 float32 in
+// 0.610 ms on an H200 (0.83 of a copy, 1.12x cub::DeviceScan::InclusiveSum;
+// 0.627 without the mid publication) and 0.775 ms on an H100 (0.92 of a
+// copy, 1.13x; 0.800 without).  4 or 6 KiB tiles, 3-4 stages, 8, 10 or 20
+// warps an SM: slower.  bench/profile_scan.cu splits a warp's time at 2^28:
+// about a third waiting for prefixes, a quarter publishing, an eighth each
+// scanning, taking a tile and writing.
 using Tuning = LookbackShape<2, 16, 2, 6>;
 
 // Where the tiles are few enough for a warp each: 2 x 12 vectors (6 KiB
-// tiles), three stages, 5 blocks an SM - 2^20 float32 in 11.1 us on an
-// H200 and 11.7 us on an H100, against CUB's 11.5 / 12.6 us in the same
-// runs, where the large-n shape takes 11.8 / 12.3 us.
-using SmallTuning = LookbackShape<2, 12, 2, 5, false>;
+// tiles) copied by cp.async (bulk copies: 5-8% slower here), 5 blocks an SM,
+// no mid publication (the warp has no other tile) - 2^20 float32 in 10.2 us
+// on an H200 and 10.9 us on an H100, against CUB's 11.6 / 12.5 us in the
+// same runs (session 4's 2x12 s3 b5 with bulk copies: 11.6 / 12.3 us).
+using SmallTuning = LookbackShape<2, 12, 2, 5, false, true, false, false>;
 
 // 8-byte accumulators: the shapes above spill registers (up to 716 bytes
 // for int32 -> int64 sums); 2 x 16 vectors, three stages, 4 blocks an SM
