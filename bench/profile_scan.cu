@@ -35,14 +35,8 @@ void profile(const char *name, const float *in, float *out, int64_t n, const Dev
 }
 
 int main() {
-    const int64_t nmax = int64_t(1) << 28;
-    std::vector<float> h(nmax);
-    unsigned s = 777;
-    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = float(int(s >> 8) - (1 << 23)) / float(1 << 23); }
     float *in, *out;
-    CHECK(cudaMalloc(&in, nmax * 4));
-    CHECK(cudaMalloc(&out, nmax * 4));
-    CHECK(cudaMemcpy(in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
+    random_floats(int64_t(1) << 28, &in, &out);
     DeviceFacts d;
     CHECK(DeviceFacts::of_current(d));
     cudaDeviceProp p;

@@ -75,3 +75,15 @@ float median_ms_queued(F launch, void *flush, size_t flush_bytes, int repeat, P 
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
 }
+
+// n random floats in [-1, 1) (never zeros; the same every run) on the host
+// and on the device, and a device output buffer of n floats.
+inline std::vector<float> random_floats(int64_t n, float **in, float **out) {
+    std::vector<float> h(n);
+    unsigned s = 777;
+    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = float(int(s >> 8) - (1 << 23)) / float(1 << 23); }
+    CHECK(cudaMalloc(in, n * 4));
+    CHECK(cudaMalloc(out, n * 4));
+    CHECK(cudaMemcpy(*in, h.data(), n * 4, cudaMemcpyHostToDevice));
+    return h;
+}

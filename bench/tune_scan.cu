@@ -85,14 +85,8 @@ int main(int argc, char **argv) {
     Case c{};
     c.fb = size_t(p.l2CacheSize) * 4;
     CHECK(cudaMalloc(&c.flush, c.fb));
-    const int64_t nmax = int64_t(1) << 28;
-    std::vector<float> h(nmax);
-    unsigned s = 777;
-    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = float(int(s >> 8) - (1 << 23)) / float(1 << 23); }
     float *in, *out;
-    CHECK(cudaMalloc(&in, nmax * 4));
-    CHECK(cudaMalloc(&out, nmax * 4));
-    CHECK(cudaMemcpy(in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
+    const std::vector<float> h = random_floats(int64_t(1) << 28, &in, &out);
     c.in = in; c.out = out;
     std::printf("%s, %d SMs\n\n| config (warps per block x vectors per lane) | n | ms | GB/s | x vs copy | x vs CUB | check |\n|---|---|---:|---:|---:|---:|---|\n",
                 p.name, p.multiProcessorCount);

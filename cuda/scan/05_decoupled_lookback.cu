@@ -21,7 +21,9 @@
 // warp that is running or done.  Each stage has a completion barrier
 // (mbarrier) that says, without waiting, whether its tile has landed: a
 // warp publishes the total of every landed tile of its ring at once, also
-// while it waits for a prefix.  A total published only when its warp got to
+// while it waits for a prefix and right after it scans a tile
+// (MID_PUBLISH: 3% at 2^28; bench/profile_scan.cu shows where a warp's
+// time goes).  A total published only when its warp got to
 // the tile would wait for that warp's previous look-back and chain the warps
 // (tried: 400 times slower); published one tile ahead of the look-back, as
 // in session 3's kernel, every stage past two cost a whole iteration (three
@@ -514,8 +516,8 @@ __global__ void zero_words(unsigned long long *p, int64_t n) {
         p[i] = 0;
 }
 
-// What a launch needs to know of the device, asked once a call (at 2^20
-// elements the host's part is a good share of the time).
+// What a launch needs to know of the device: asked once a call, by
+// Lookback::run, and passed down (they were asked twice).
 struct DeviceFacts {
     int sms, major;
     static cudaError_t of_current(DeviceFacts &d) {
