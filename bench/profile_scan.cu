@@ -38,7 +38,7 @@ int main() {
     float *in, *out;
     random_floats(int64_t(1) << 28, &in, &out);
     DeviceFacts d;
-    CHECK(DeviceFacts::of_current(d));
+    CHECK(device_facts(d));
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     std::printf("%s: share of warp cycles (clock64, summed over warps)\n\n", p.name);

@@ -26,35 +26,11 @@ struct NoPre {
 
 // The median over `repeat` runs of launch(), after 3 warm-up runs; before
 // each, the L2 is overwritten and pre() runs (outside the events); the
-// events and the overwrite go to `stream`.
-template <class F, class P = NoPre>
+// events and the overwrite go to `stream`.  Each run is waited for, or with
+// QUEUED every run is queued at once and synchronized at the end, as the
+// library's timing loop (csrc/timing.c) does: the host may fall behind.
+template <bool QUEUED = false, class F, class P = NoPre>
 float median_ms(F launch, void *flush, size_t flush_bytes, int repeat, P pre = P{}, cudaStream_t stream = 0) {
-    std::vector<float> t;
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < repeat + 3; ++i) {
-        CHECK(cudaMemsetAsync(flush, i, flush_bytes, stream));
-        pre();
-        CHECK(cudaEventRecord(a, stream));
-        launch();
-        CHECK(cudaEventRecord(b, stream));
-        CHECK(cudaEventSynchronize(b));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 3) t.push_back(ms);
-    }
-    CHECK(cudaEventDestroy(a));
-    CHECK(cudaEventDestroy(b));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
-
-// As the library's timing loop (csrc/timing.c) does it: every run queued
-// at once, one synchronization at the end, so the host may fall behind the
-// GPU; the median of the last `repeat` of repeat + 3 runs.
-template <class F, class P = NoPre>
-float median_ms_queued(F launch, void *flush, size_t flush_bytes, int repeat, P pre = P{}, cudaStream_t stream = 0) {
     std::vector<cudaEvent_t> ev(2 * (repeat + 3));
     for (auto &e : ev) CHECK(cudaEventCreate(&e));
     for (int i = 0; i < repeat + 3; ++i) {
@@ -63,6 +39,7 @@ float median_ms_queued(F launch, void *flush, size_t flush_bytes, int repeat, P 
         CHECK(cudaEventRecord(ev[2 * i], stream));
         launch();
         CHECK(cudaEventRecord(ev[2 * i + 1], stream));
+        if (!QUEUED) CHECK(cudaEventSynchronize(ev[2 * i + 1]));
     }
     CHECK(cudaStreamSynchronize(stream));
     std::vector<float> t;

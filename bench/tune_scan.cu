@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
-    CHECK(DeviceFacts::of_current(facts));
+    CHECK(device_facts(facts));
     Case c{};
     c.fb = size_t(p.l2CacheSize) * 4;
     CHECK(cudaMalloc(&c.flush, c.fb));
@@ -155,11 +155,11 @@ int main(int argc, char **argv) {
             void *tmp;
             CHECK(cudaMalloc(&tmp, tb));
             const auto cub = [&] { CHECK(cub::DeviceScan::InclusiveSum(tmp, tb, in, out, c.n, s)); };
-            const auto ours = [&] { CHECK(Auto::run(a)); };  // the device facts asked each call, as the library does
+            const auto ours = [&] { CHECK(Auto::run(a)); };  // the library's entry point
             row("cub, poisoned", c, median_ms(cub, c.flush, c.fb, REPEAT, poison, s), "");
             row("auto, poisoned", c, median_ms(ours, c.flush, c.fb, REPEAT, poison, s), "");
-            row("cub, library's loop", c, median_ms_queued(cub, c.flush, c.fb, REPEAT, poison, s), "");
-            row("auto, library's loop", c, median_ms_queued(ours, c.flush, c.fb, REPEAT, poison, s), "");
+            row("cub, library's loop", c, median_ms<true>(cub, c.flush, c.fb, REPEAT, poison, s), "");
+            row("auto, library's loop", c, median_ms<true>(ours, c.flush, c.fb, REPEAT, poison, s), "");
             CHECK(cudaFree(tmp));
             CHECK(cudaFree(a.scratch));
         }

@@ -3,6 +3,7 @@
 // warp/block helpers and the dtype dispatch.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cfloat>
 #include <climits>
@@ -110,6 +111,34 @@ __host__ __device__ constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
 // Round a byte count up to a multiple of 256 so that scratch slices stay
 // aligned for 16-byte vector loads.
 __host__ __device__ constexpr size_t align_up(size_t bytes) { return (bytes + 255) & ~size_t(255); }
+
+// What a launcher needs to know of the current device: its SM count (to
+// size a persistent grid) and the major number of its compute capability.
+// Read once per device and kept, so a launch costs no attribute queries.
+struct DeviceFacts {
+    int sms, major;
+};
+
+inline cudaError_t device_facts(DeviceFacts &d) {
+    constexpr int DEVICES = 64;
+    static std::atomic<int> sms_of[DEVICES], major_of[DEVICES];  // sms 0: not read yet
+    int dev = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess) return err;
+    const bool kept = dev >= 0 && dev < DEVICES;  // beyond: read every time
+    if (kept && (d.sms = sms_of[dev].load(std::memory_order_acquire)) != 0) {
+        d.major = major_of[dev].load(std::memory_order_relaxed);
+        return cudaSuccess;
+    }
+    if ((err = cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (err = cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess)
+        return err;
+    if (kept) {
+        major_of[dev].store(d.major, std::memory_order_relaxed);
+        sms_of[dev].store(d.sms, std::memory_order_release);  // after major
+    }
+    return cudaSuccess;
+}
 
 // ---------------------------------------------------------------- operators
 // Each operator carries its identity, so padding lanes and empty inputs

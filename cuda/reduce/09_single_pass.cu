@@ -136,17 +136,9 @@ reduce_single_pass(const In *__restrict__ in, int64_t n, int64_t head,
     }
 }
 
-int sm_count() {
-    static int cache[64];  // per device; 0 = not read yet
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 1;
-    if (cache[dev] == 0) {
-        int sms = 0;
-        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
-            return 1;
-        cache[dev] = sms;
-    }
-    return cache[dev];
+int sm_count() {  // 1 where it cannot be read: a small grid, still right
+    DeviceFacts d;
+    return device_facts(d) == cudaSuccess && d.sms >= 1 ? d.sms : 1;
 }
 
 template <class In, class Op, class T = SinglePassTuning>

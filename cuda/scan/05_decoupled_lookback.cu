@@ -516,18 +516,6 @@ __global__ void zero_words(unsigned long long *p, int64_t n) {
         p[i] = 0;
 }
 
-// What a launch needs to know of the device: asked once a call, by
-// Lookback::run, and passed down (they were asked twice).
-struct DeviceFacts {
-    int sms, major;
-    static cudaError_t of_current(DeviceFacts &d) {
-        int device;
-        GP_TRY(cudaGetDevice(&device));
-        GP_TRY(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, device));
-        return cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, device);
-    }
-};
-
 // The host side: zero the counter and the slots, then launch the grid; on
 // sm_90+ (EARLY) the scan starts while the zeroing runs, loads its first
 // tiles and waits for it before it takes a tile from the counter or polls
@@ -618,7 +606,7 @@ struct Lookback {
     }
     static cudaError_t run(const gp_scan_args &a) {
         DeviceFacts d;
-        GP_TRY(DeviceFacts::of_current(d));
+        GP_TRY(device_facts(d));
         return run(a, d);
     }
 };
