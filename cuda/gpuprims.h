@@ -93,7 +93,23 @@ typedef struct gp_variant {
     /* Dynamic shared memory of that kernel for a block of `threads`
      * threads, in bytes; NULL: none. */
     size_t (*dynamic_smem)(int threads);
+    unsigned flags; /* GP_AUTO, GP_BASELINE, GP_LIBRARY (below); 0 for a journey step */
+    /* For a row with max_n: the variant without the limit that the error
+     * names (a single-block step's multi-block form), or NULL: the auto one. */
+    const char *instead;
+    /* Why the last failed call of this variant failed, in the library's own
+     * words (cuBLAS's status), or NULL where the CUDA status says it all. */
+    const char *(*error_detail)(void);
 } gp_variant;
+
+/* gp_variant.flags. */
+enum {
+    GP_AUTO = 1,     /* the fastest general variant: what variant="auto" runs */
+    GP_BASELINE = 2, /* not a journey step: a production library, the copy roof or
+                        the host reference; listed after the journey */
+    GP_LIBRARY = 4   /* the production library the journey is measured against
+                        (its title starts with the library's name: "CUB ...") */
+};
 
 /* Arguments of one out-of-place transpose: `in` is rows x cols, row-major,
  * of elements of elem_size bytes (1, 2, 4 or 8); `out` receives the
