@@ -78,10 +78,11 @@ def _escape(text: str) -> str:
 
 
 def _count(n: int) -> str:
-    """2^16 for a power of two, else the number with thousands separators."""
-    if n > 1 and n & (n - 1) == 0:
+    """2^16 for a large power of two, 1024 for a small one, else the number
+    with thousands separators."""
+    if n >= 2**16 and n & (n - 1) == 0:
         return f"2^{n.bit_length() - 1}"
-    return f"{n:,}"
+    return str(n) if n < 10000 else f"{n:,}"
 
 
 def limits(v) -> str:
