@@ -148,9 +148,6 @@ typedef struct gp_scan_args {
 
 typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);
 
-/* Why the cuBLAS baseline could not run, or NULL (cuda/transpose/07_cublas.cu):
- * the cublas row's error_detail. */
-const char *gp_cublas_error(void);
 
 /* Which (op, in_t, acc_t) combinations the reduction and scan kernels are
  * instantiated for (GP_COMBOS in cuda/common.cuh).  Anything else is

@@ -34,6 +34,7 @@ const void *gp_transpose_tiled_wide_kernel(void);
 #ifdef GP_EMULATOR
 #define GP_CUBLAS_DETAIL NULL
 #else
+extern "C" const char *gp_cublas_error(void); /* why the last call failed, or NULL */
 #define GP_CUBLAS_DETAIL gp_cublas_error
 #endif
 
