@@ -149,12 +149,12 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
         PyErr_SetString(PyExc_ValueError, "negative size");
         return -1;
     }
+    if (check_limits(j) < 0) /* first: the same error on every backend */
+        return -1;
     if (j->v->launch == NULL) {
         gp_raise_not_on_backend(module, family, j->v);
         return -1;
     }
-    if (check_limits(j) < 0)
-        return -1;
     if (timing && j->v->where == GP_ON_HOST) {
         PyErr_Format(PyExc_ValueError, "%s variant '%s' runs on the host: time it by wall clock",
                      family, j->v->name);
