@@ -1,5 +1,5 @@
 /* emulator.c - what only the emulator backend offers Python: explain mode
- * (the trace of a call's block barriers) and the test-only kernels. */
+ * (the trace of a call's block barriers). */
 #include "glue.h"
 
 /* emu_trace(True, max_bytes): start recording the emulated launches;
@@ -50,24 +50,4 @@ PyObject *gp_emu_trace(PyObject *module, PyObject *args)
         return NULL;
     }
     return Py_BuildValue("(NN)", steps, err);
-}
-
-/* emu_selftest(name, ptr, n): a test-only kernel (emu/selftest.cu) on
- * emulator memory at ptr; CudaError as any launch. */
-PyObject *gp_emu_selftest_py(PyObject *module, PyObject *args)
-{
-    const char *name;
-    unsigned long long ptr;
-    long long n;
-    cudaError_t err;
-
-    if (!PyArg_ParseTuple(args, "sKL:emu_selftest", &name, &ptr, &n))
-        return NULL;
-    err = gp_emu_selftest(name, (void *)(uintptr_t)ptr, n);
-    if (err != cudaSuccess) {
-        char where[96];
-        PyOS_snprintf(where, sizeof(where), "emu_selftest[%s]", name);
-        return gp_raise_cuda(module, err, where);
-    }
-    Py_RETURN_NONE;
 }

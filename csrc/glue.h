@@ -23,8 +23,11 @@ static inline gp_state *gp_get_state(PyObject *module)
     return (gp_state *)PyModule_GetState(module);
 }
 
-/* The active backend of the module at hand (every entry point has `module`). */
-#define RT (gp_get_state(module)->rt)
+/* The active backend of the module. */
+static inline const gp_runtime *gp_rt(PyObject *module)
+{
+    return gp_get_state(module)->rt;
+}
 
 /* module.c */
 PyObject *gp_raise_cuda(PyObject *module, cudaError_t err, const char *where);
@@ -56,17 +59,15 @@ static inline size_t gp_align256(size_t bytes) { return (bytes + 255) & ~(size_t
 
 /* emulator.c */
 PyObject *gp_emu_trace(PyObject *module, PyObject *args);
-PyObject *gp_emu_selftest_py(PyObject *module, PyObject *args);
 
-/* registry.c */
-extern const size_t gp_sizes[GP_NDTYPES]; /* bytes of each gp_dtype */
-const gp_variant *gp_family_rows(const gp_runtime *rt, const char *family, int *count);
-int gp_check_variant(PyObject *module, const char *family, int index, long long n, gp_where where);
-int gp_check_codes(int in_t, int out_t, int op, int nops);
-PyObject *gp_scalar_to_python(const void *p, int type);
+/* families.c, call.c: the families and their one call path */
 PyObject *gp_families_py(PyObject *module, PyObject *noargs);
-PyObject *gp_raise_not_on_backend(PyObject *module, const char *family, const gp_variant *v);
+PyObject *gp_dtypes_py(PyObject *module, PyObject *noargs);
+PyObject *gp_ops_py(PyObject *module, PyObject *noargs);
 PyObject *gp_variants(PyObject *module, PyObject *args);
+PyObject *gp_call_py(PyObject *module, PyObject *args);
+PyObject *gp_time_py(PyObject *module, PyObject *args);
+PyObject *gp_raise_not_on_backend(PyObject *module, const char *family, const gp_variant *v);
 
 /* timing.c: a timed operation is fn(ctx, GP_PREPARE), which poisons its
  * output, then fn(ctx, GP_RUN), the work that is timed. */
@@ -78,20 +79,5 @@ PyObject *gp_time_copy(PyObject *module, PyObject *args);
 
 /* occupancy.c */
 PyObject *gp_occupancy(PyObject *module, PyObject *args);
-
-/* reduce.c */
-PyObject *gp_reduce(PyObject *module, PyObject *args);
-PyObject *gp_reduce_host(PyObject *module, PyObject *args);
-PyObject *gp_time_reduce(PyObject *module, PyObject *args);
-
-/* scan.c */
-PyObject *gp_scan(PyObject *module, PyObject *args);
-PyObject *gp_scan_host(PyObject *module, PyObject *args);
-PyObject *gp_time_scan(PyObject *module, PyObject *args);
-
-/* transpose.c */
-PyObject *gp_transpose(PyObject *module, PyObject *args);
-PyObject *gp_transpose_host(PyObject *module, PyObject *args);
-PyObject *gp_time_transpose(PyObject *module, PyObject *args);
 
 #endif

@@ -114,7 +114,7 @@ gp_thread_res *gp_thread_resources(PyObject *module)
     /* one set per backend: [0] the CUDA backend, [1] the emulator */
     static __thread gp_thread_res per_backend[2] = {{NULL, -1, NULL, NULL, NULL},
                                                      {NULL, -1, NULL, NULL, NULL}};
-    const gp_runtime *rt = RT;
+    const gp_runtime *rt = gp_rt(module);
     gp_thread_res *res = &per_backend[rt == &gp_runtime_emu];
     int dev = 0;
     cudaError_t err;
@@ -226,15 +226,15 @@ static PyObject *gp_alloc(PyObject *module, PyObject *args)
         return NULL;
     b->ptr = NULL;
     b->nbytes = (size_t)nbytes;
-    b->rt = RT;
+    b->rt = gp_rt(module);
     /* Always a real allocation, even for 0 bytes, so ptr is never NULL. */
-    err = RT->malloc_async(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
+    err = gp_rt(module)->malloc_async(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
     if (err == cudaSuccess)
-        err = gp_sync(RT, cudaStreamPerThread);
+        err = gp_sync(gp_rt(module), cudaStreamPerThread);
     if (err != cudaSuccess) {
         b->ptr = NULL;
         Py_DECREF(b);
-        (void)RT->get_last_error();
+        (void)gp_rt(module)->get_last_error();
         return gp_raise_cuda(module, err, "alloc");
     }
     return (PyObject *)b;
@@ -255,7 +255,7 @@ static PyObject *gp_htod(PyObject *module, PyObject *args)
     if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
     {
-        const gp_runtime *rt = RT;
+        const gp_runtime *rt = gp_rt(module);
         Py_BEGIN_ALLOW_THREADS
         err = rt->memcpy_async((void *)(uintptr_t)dst, view.buf, (size_t)view.len,
                                cudaMemcpyHostToDevice, cudaStreamPerThread);
@@ -282,7 +282,7 @@ static PyObject *gp_dtoh(PyObject *module, PyObject *args)
     if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
         return NULL;
     {
-        const gp_runtime *rt = RT;
+        const gp_runtime *rt = gp_rt(module);
         Py_BEGIN_ALLOW_THREADS
         err = rt->memcpy_async(view.buf, (const void *)(uintptr_t)src, (size_t)view.len,
                                cudaMemcpyDeviceToHost, cudaStreamPerThread);
@@ -304,10 +304,10 @@ static PyObject *gp_dtod(PyObject *module, PyObject *args)
 
     if (!PyArg_ParseTuple(args, "KKK:dtod", &dst, &src, &nbytes) || gp_ensure_device(module) < 0)
         return NULL;
-    err = RT->memcpy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)nbytes,
+    err = gp_rt(module)->memcpy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)nbytes,
                            cudaMemcpyDeviceToDevice, cudaStreamPerThread);
     if (err == cudaSuccess)
-        err = gp_sync(RT, cudaStreamPerThread);
+        err = gp_sync(gp_rt(module), cudaStreamPerThread);
     if (err != cudaSuccess)
         return gp_raise_cuda(module, err, "copy device to device");
     Py_RETURN_NONE;
@@ -327,7 +327,7 @@ static PyObject *gp_wait_stream(PyObject *module, PyObject *args)
     if (handle == 2)
         Py_RETURN_NONE; /* the same stream: already ordered */
     foreign = handle == 1 ? cudaStreamLegacy : (cudaStream_t)(uintptr_t)handle;
-    err = RT->stream_wait_stream(cudaStreamPerThread, foreign);
+    err = gp_rt(module)->stream_wait_stream(cudaStreamPerThread, foreign);
     if (err != cudaSuccess)
         return gp_raise_cuda(module, err, "waiting on the array's stream");
     Py_RETURN_NONE;
@@ -344,7 +344,7 @@ static PyObject *gp_device_info(PyObject *module, PyObject *noargs)
 
     if (gp_ensure_device(module) < 0)
         return NULL;
-    if ((err = RT->get_device(&dev)) != cudaSuccess || (err = RT->device_props(&p, dev)) != cudaSuccess)
+    if ((err = gp_rt(module)->get_device(&dev)) != cudaSuccess || (err = gp_rt(module)->device_props(&p, dev)) != cudaSuccess)
         return gp_raise_cuda(module, err, "device_info");
     return Py_BuildValue(
         "{s:i,s:s,s:(ii),s:i,s:K,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:i,s:i,s:i,s:s}",
@@ -357,7 +357,7 @@ static PyObject *gp_device_info(PyObject *module, PyObject *noargs)
         "registers_per_multiprocessor", p.registers_per_multiprocessor,
         "shared_memory_per_multiprocessor", p.shared_memory_per_multiprocessor,
         "memory_bus_width_bits", p.memory_bus_width_bits, "driver_version", p.driver_version,
-        "runtime_version", p.runtime_version, "backend", RT->name);
+        "runtime_version", p.runtime_version, "backend", gp_rt(module)->name);
 }
 
 /* Why the CUDA backend cannot run here, or NULL where a GPU is usable;
@@ -399,7 +399,7 @@ int gp_require_gpu(PyObject *module, const char *what)
 {
     int count;
     const char *why;
-    if (RT != &gp_runtime_emu)
+    if (gp_rt(module) != &gp_runtime_emu)
         return gp_ensure_device(module);
     if ((why = gp_cuda_unavailable(&count)) != NULL)
         PyErr_Format(gp_get_state(module)->NoDeviceError,
@@ -482,7 +482,7 @@ static PyObject *gp_set_backend_unchecked(PyObject *module, PyObject *args)
 static PyObject *gp_backend(PyObject *module, PyObject *noargs)
 {
     (void)noargs;
-    return PyUnicode_FromString(RT->name);
+    return PyUnicode_FromString(gp_rt(module)->name);
 }
 
 /* ------------------------------------------------------------- module */
@@ -502,31 +502,16 @@ static PyMethodDef gp_methods[] = {
      "set_backend_unchecked('cuda'): the cuda backend without checking for a GPU"},
     {"emu_trace", gp_emu_trace, METH_VARARGS,
      "emu_trace(start, max_bytes) -> None, or after a traced call: list of steps (emulator)"},
-    {"emu_selftest", gp_emu_selftest_py, METH_VARARGS,
-     "emu_selftest(name, ptr, n): run a test-only kernel on the emulator"},
-    {"families", gp_families_py, METH_NOARGS, "families() -> tuple of family names"},
+    {"families", gp_families_py, METH_NOARGS, "families() -> the family names, in the core's order"},
+    {"dtypes", gp_dtypes_py, METH_NOARGS, "dtypes() -> the numpy names of the dtype codes, in order"},
+    {"ops", gp_ops_py, METH_NOARGS, "ops() -> the names of the op codes, in order"},
     {"variants", gp_variants, METH_VARARGS, "variants(family) -> list of registry rows"},
-    {"reduce", gp_reduce, METH_VARARGS,
-     "reduce(index, in_ptr, n, in_t, acc_t, op) -> bytes of the result (device variants)"},
-    {"reduce_host", gp_reduce_host, METH_VARARGS,
-     "reduce_host(index, buffer, n, in_t, acc_t, op) -> bytes of the result (host variants)"},
-    {"time_reduce", gp_time_reduce, METH_VARARGS,
-     "time_reduce(index, in_ptr, n, in_t, acc_t, op, warmup, repeat, flush_bytes)"
-     " -> (list of kernel ms, bytes of the last result)"},
-    {"scan", gp_scan, METH_VARARGS,
-     "scan(index, in_ptr, out_ptr, n, in_t, acc_t, op, inclusive) (device variants)"},
-    {"scan_host", gp_scan_host, METH_VARARGS,
-     "scan_host(index, in_buffer, out_buffer, n, in_t, acc_t, op, inclusive) (host variants)"},
-    {"time_scan", gp_time_scan, METH_VARARGS,
-     "time_scan(index, in_ptr, out_ptr, n, in_t, acc_t, op, inclusive, warmup, repeat,"
-     " flush_bytes) -> list of kernel ms"},
-    {"transpose", gp_transpose, METH_VARARGS,
-     "transpose(index, in_ptr, out_ptr, rows, cols, elem_size) (device variants)"},
-    {"transpose_host", gp_transpose_host, METH_VARARGS,
-     "transpose_host(index, in_buffer, out_buffer, rows, cols, elem_size) (host variants)"},
-    {"time_transpose", gp_time_transpose, METH_VARARGS,
-     "time_transpose(index, in_ptr, out_ptr, rows, cols, elem_size, warmup, repeat, flush_bytes)"
-     " -> list of kernel ms"},
+    {"call", gp_call_py, METH_VARARGS,
+     "call(family, index, in, out, params) -> the value of a scalar family, else None; in/out: "
+     "device addresses or host buffers (a device variant stages host buffers)"},
+    {"time", gp_time_py, METH_VARARGS,
+     "time(family, index, in_addr, out_addr or None, params, warmup, repeat, flush_bytes)"
+     " -> (list of kernel ms, the value or None)"},
     {"time_copy", gp_time_copy, METH_VARARGS,
      "time_copy(nbytes, warmup, repeat, flush_bytes) -> list of device-to-device copy ms"},
     {"occupancy", gp_occupancy, METH_VARARGS,

@@ -1,7 +1,7 @@
 /* occupancy.c - what the CUDA occupancy API says of a variant's main kernel
  * (gpuprims.occupancy): its registers and shared memory, and how many of its
  * blocks fit on one multiprocessor, with the device limits that decide it. */
-#include "glue.h"
+#include "family.h"
 
 /* occupancy(family, index, block_size) -> dict.  block_size 0: the
  * variant's own (registry) block size. */
@@ -10,15 +10,18 @@ PyObject *gp_occupancy(PyObject *module, PyObject *args)
     const char *family;
     int index, block, count, dev = 0;
     const gp_variant *rows, *v;
+    const gp_family *f;
+    const gp_runtime *rt = gp_rt(module);
     gp_kernel_occupancy k;
     gp_device_props p;
     size_t dynamic = 0;
     cudaError_t err;
 
-    if (!PyArg_ParseTuple(args, "sii:occupancy", &family, &index, &block))
+    if (!PyArg_ParseTuple(args, "sii:occupancy", &family, &index, &block) ||
+        (f = gp_family_named(family)) == NULL)
         return NULL;
-    rows = gp_family_rows(RT, family, &count);
-    if (rows == NULL || index < 0 || index >= count) {
+    rows = gp_family_rows(f, rt, &count);
+    if (index < 0 || index >= count) {
         PyErr_Format(PyExc_ValueError, "%s variant index %d out of range", family, index);
         return NULL;
     }
@@ -40,8 +43,8 @@ PyObject *gp_occupancy(PyObject *module, PyObject *args)
         return NULL;
     if (v->dynamic_smem != NULL)
         dynamic = v->dynamic_smem(block);
-    if ((err = RT->get_device(&dev)) != cudaSuccess || (err = RT->device_props(&p, dev)) != cudaSuccess ||
-        (err = RT->kernel_occupancy(v->kernel(), block, dynamic, &k)) != cudaSuccess)
+    if ((err = rt->get_device(&dev)) != cudaSuccess || (err = rt->device_props(&p, dev)) != cudaSuccess ||
+        (err = rt->kernel_occupancy(v->kernel(), block, dynamic, &k)) != cudaSuccess)
         return gp_raise_cuda(module, err, "occupancy: the kernel's attributes and resident blocks");
     if (block > k.max_threads_per_block) {
         PyErr_Format(PyExc_ValueError,

@@ -4,8 +4,9 @@
  * backend's table.  csrc/runtime_cuda.c implements it with the CUDA runtime
  * (built only where nvcc is), emu/runtime.cpp with the emulator, which runs
  * the same kernels on the CPU.  Both speak cudaError_t with CUDA's numbers.
- * A backend also carries its own registry tables and conversion kernel: the
- * emulated kernels are separate objects (names ending in _emu).
+ * A backend also carries its own conversion kernel: the emulated kernels
+ * are separate objects (names ending in _emu); the registries of both
+ * builds are in the family table (csrc/families.c).
  */
 #ifndef GPUPRIMS_RUNTIME_H
 #define GPUPRIMS_RUNTIME_H
@@ -78,8 +79,6 @@ typedef struct gp_runtime {
     cudaError_t (*cast)(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
                         cudaStream_t stream);
     int (*combo_supported)(gp_op op, gp_dtype in_t, gp_dtype acc_t);
-    const gp_variant *reduce, *scan, *transpose; /* registries; a NULL launch: not on this backend */
-    const int *nreduce, *nscan, *ntranspose;
 } gp_runtime;
 
 /* The emulator is always built; the CUDA backend where nvcc was found. */
@@ -111,10 +110,6 @@ int gp_emu_trace_stop(void); /* stops recording; returns the number of steps kep
 const gp_trace_step *gp_emu_trace_step(int i);
 void gp_emu_trace_clear(void);
 const char *gp_emu_trace_error(void); /* why recording stopped early, or NULL */
-
-/* Test-only kernels (emu/selftest.cu): a planted race, a planted
- * out-of-bounds write, a barrier some threads never reach, bad launches. */
-cudaError_t gp_emu_selftest(const char *name, void *buf, int64_t n);
 
 #ifdef __cplusplus
 }

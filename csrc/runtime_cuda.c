@@ -115,7 +115,7 @@ static cudaError_t cu_event_destroy(cudaEvent_t e) { return cudaEventDestroy(e);
 static cudaError_t cu_get_last_error(void) { return cudaGetLastError(); }
 static const char *cu_error_name(cudaError_t err) { return cudaGetErrorName(err); }
 static const char *cu_error_string(cudaError_t err) { return cudaGetErrorString(err); }
-static const char *cu_detail(void) { return NULL; } /* cuBLAS: transpose.c asks gp_cublas_error */
+static const char *cu_detail(void) { return NULL; } /* a library's own words: gp_variant.error_detail */
 
 const gp_runtime gp_runtime_cuda = {
     "cuda",
@@ -126,8 +126,6 @@ const gp_runtime gp_runtime_cuda = {
     cu_event_create, cu_event_record, cu_event_elapsed_ms, cu_event_destroy,
     cu_get_last_error, cu_error_name, cu_error_string, cu_detail, cu_kernel_occupancy,
     gp_cast, gp_combo_supported,
-    gp_reduce_variants, gp_scan_variants, gp_transpose_variants,
-    &gp_reduce_nvariants, &gp_scan_nvariants, &gp_transpose_nvariants,
 };
 #else
 typedef int gp_no_cuda_backend; /* ISO C wants something in a translation unit */

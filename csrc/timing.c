@@ -27,9 +27,9 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
     if (ev == NULL)
         return PyErr_NoMemory();
     if (flush_bytes)
-        err = RT->malloc_async(&flush, (size_t)flush_bytes, s);
+        err = gp_rt(module)->malloc_async(&flush, (size_t)flush_bytes, s);
     for (; err == cudaSuccess && made < 2 * repeat; made++)
-        err = RT->event_create(&ev[made]);
+        err = gp_rt(module)->event_create(&ev[made]);
     for (i = 0; err == cudaSuccess && i < warmup; i++) {
         err = fn(ctx, GP_PREPARE);
         if (err == cudaSuccess)
@@ -37,33 +37,33 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
     }
     for (i = 0; err == cudaSuccess && i < repeat; i++) {
         if (flush != NULL)
-            err = RT->memset_async(flush, (i * 37 + 1) & 0xff, (size_t)flush_bytes, s);
+            err = gp_rt(module)->memset_async(flush, (i * 37 + 1) & 0xff, (size_t)flush_bytes, s);
         if (err == cudaSuccess)
             err = fn(ctx, GP_PREPARE);
         if (err == cudaSuccess)
-            err = RT->event_record(ev[2 * i], s);
+            err = gp_rt(module)->event_record(ev[2 * i], s);
         if (err == cudaSuccess)
             err = fn(ctx, GP_RUN);
         if (err == cudaSuccess)
-            err = RT->event_record(ev[2 * i + 1], s);
+            err = gp_rt(module)->event_record(ev[2 * i + 1], s);
     }
     if (err == cudaSuccess)
-        err = gp_sync(RT, s);
+        err = gp_sync(gp_rt(module), s);
     if (err == cudaSuccess)
         list = PyList_New(repeat);
     for (i = 0; list != NULL && err == cudaSuccess && i < repeat; i++) {
         float ms = 0.0f;
-        err = RT->event_elapsed_ms(&ms, ev[2 * i], ev[2 * i + 1]);
+        err = gp_rt(module)->event_elapsed_ms(&ms, ev[2 * i], ev[2 * i + 1]);
         PyList_SetItem(list, i, PyFloat_FromDouble((double)ms));
     }
     for (i = 0; i < made; i++)
-        (void)RT->event_destroy(ev[i]);
+        (void)gp_rt(module)->event_destroy(ev[i]);
     free(ev);
     if (flush != NULL)
-        (void)RT->free_async(flush, s);
+        (void)gp_rt(module)->free_async(flush, s);
     if (err != cudaSuccess) {
         Py_XDECREF(list);
-        (void)RT->get_last_error();
+        (void)gp_rt(module)->get_last_error();
         return gp_raise_cuda(module, err, where);
     }
     return list;
@@ -99,20 +99,20 @@ PyObject *gp_time_copy(PyObject *module, PyObject *args)
         gp_require_gpu(module, "copy") < 0)
         return NULL;
     c.nbytes = (size_t)nbytes;
-    c.rt = RT;
-    err = RT->malloc_async(&c.src, c.nbytes + 1, s);
+    c.rt = gp_rt(module);
+    err = gp_rt(module)->malloc_async(&c.src, c.nbytes + 1, s);
     if (err == cudaSuccess)
-        err = RT->malloc_async(&c.dst, c.nbytes + 1, s);
+        err = gp_rt(module)->malloc_async(&c.dst, c.nbytes + 1, s);
     if (err == cudaSuccess)
-        err = RT->memset_async(c.src, 0x5a, c.nbytes, s); /* not zeros */
+        err = gp_rt(module)->memset_async(c.src, 0x5a, c.nbytes, s); /* not zeros */
     if (err != cudaSuccess) {
         if (c.src != NULL)
-            (void)RT->free_async(c.src, s);
-        (void)RT->get_last_error();
+            (void)gp_rt(module)->free_async(c.src, s);
+        (void)gp_rt(module)->get_last_error();
         return gp_raise_cuda(module, err, "time_copy: allocating");
     }
     times = gp_time_runs(module, copy_timed, &c, warmup, repeat, flush_bytes, "copy");
-    (void)RT->free_async(c.src, s);
-    (void)RT->free_async(c.dst, s);
+    (void)gp_rt(module)->free_async(c.src, s);
+    (void)gp_rt(module)->free_async(c.dst, s);
     return times;
 }

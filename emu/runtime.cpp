@@ -642,8 +642,6 @@ const gp_runtime gp_runtime_emu = {
     emu_event_create, emu_event_record, emu_event_elapsed, emu_event_destroy,
     emu_last_error, emu_error_name, emu_error_string, emu_detail, emu_kernel_occupancy,
     gp_cast_emu, gp_combo_supported_emu,
-    gp_reduce_variants_emu, gp_scan_variants_emu, gp_transpose_variants_emu,
-    &gp_reduce_nvariants_emu, &gp_scan_nvariants_emu, &gp_transpose_nvariants_emu,
 };
 
 void gp_emu_trace_start(size_t max_bytes) {

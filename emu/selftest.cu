@@ -1,5 +1,7 @@
-// selftest.cu - test-only kernels, built into the emulator backend only:
-// they show that the emulator catches what it claims to (tests/test_emulator.py).
+// selftest.cu - test-only kernels: they show that the emulator catches what
+// it claims to.  Not part of gpuprims._core: tests/test_emulator.py builds
+// this file with emu/runtime.cpp and cuda/cast.cu into a library of its own
+// and calls gp_emu_selftest_run through ctypes.
 //   race            a barrier left out: thread t reads its neighbour's store
 //                   before the neighbour has made it (planted race)
 //   race_fixed      the same with the barrier
@@ -12,7 +14,10 @@
 //                   AddressSanitizer builds, GPUPRIMS_EMU_ASAN=1)
 //   warp            every warp collective, results into buf
 //   too_many_threads, too_much_shared  launches a GPU refuses
+#include <cstdio>
 #include <cstring>
+
+#include "../csrc/runtime.h"
 
 #include "common.cuh"
 
@@ -82,7 +87,7 @@ __global__ void nothing(long long *) {}
 }  // namespace
 GP_NAMESPACE_END
 
-extern "C" cudaError_t gp_emu_selftest(const char *name, void *buf, int64_t n) {
+static cudaError_t selftest(const char *name, void *buf, int64_t n) {
     using namespace gp;
     long long *out = static_cast<long long *>(buf);
     cudaStream_t s = nullptr;
@@ -100,4 +105,27 @@ extern "C" cudaError_t gp_emu_selftest(const char *name, void *buf, int64_t n) {
         return cudaSuccess;
     };
     return run();
+}
+
+// Run test kernel `name` (n: its size argument) on `elements` int64 words of
+// emulator memory, then copy them to `out`.  Returns the CUDA status; on an
+// error `message` gets "status (text): what went wrong".
+extern "C" int gp_emu_selftest_run(const char *name, long long *out, int64_t elements, int64_t n,
+                                   char *message, size_t size) {
+    const gp_runtime &rt = gp_runtime_emu;
+    void *buf = nullptr;
+    cudaError_t err = rt.malloc_device(&buf, size_t(elements) * sizeof(long long));
+    if (err == cudaSuccess) err = rt.memset_async(buf, 0, size_t(elements) * sizeof(long long), nullptr);
+    if (err == cudaSuccess) err = selftest(name, buf, n);
+    if (err == cudaSuccess) err = rt.stream_sync(nullptr);
+    if (err == cudaSuccess)
+        std::memcpy(out, buf, size_t(elements) * sizeof(long long));
+    else {
+        const char *detail = rt.detail();
+        std::snprintf(message, size, "%s (%s)%s%s", rt.error_name(err), rt.error_string(err),
+                      detail ? ": " : "", detail ? detail : "");
+        (void)rt.get_last_error();
+    }
+    if (buf != nullptr) (void)rt.free_async(buf, nullptr);
+    return int(err);
 }

@@ -15,6 +15,7 @@ import pytest
 import gpuprims
 from gpuprims import _core
 
+import emu_selftest
 from conftest import GPU_OK
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,10 +29,12 @@ def emulator():
     gpuprims.set_backend(before)
 
 
-def selftest(name, n=64, elements=64 * 8):
-    buf = gpuprims.DeviceArray((elements,), np.int64)
-    _core.emu_selftest(name, buf.ptr, n)
-    return buf.get()
+@pytest.fixture(scope="module")
+def selftest(tmp_path_factory):
+    lib = emu_selftest.build(tmp_path_factory.mktemp("selftest"))
+    if lib is None:
+        pytest.skip("no C++ compiler here to build the emulator's self-test kernels")
+    return emu_selftest.runner(lib)
 
 
 # ------------------------------------------------------------ backends
@@ -125,7 +128,7 @@ def test_device_info_says_emulator(emulator):
 
 # ----------------------------------------------- what the emulator catches
 
-def test_planted_race_gives_a_wrong_result(emulator):
+def test_planted_race_gives_a_wrong_result(emulator, selftest):
     # Thread t stores s[t], then - with the barrier left out - reads s[t+1].
     want = np.array([(t + 1) % 64 + 1 for t in range(64)])
     fixed = selftest("race_fixed")[:64]
@@ -136,14 +139,14 @@ def test_planted_race_gives_a_wrong_result(emulator):
     assert (raced != want).sum() == 63, raced
 
 
-def test_seed_lockstep_warp_code_without_syncwarp_gives_a_wrong_sum(emulator):
+def test_seed_lockstep_warp_code_without_syncwarp_gives_a_wrong_sum(emulator, selftest):
     # The seeds' last-warp unrolling relied on lock step; with __syncwarp()
     # between the reads and the writes (reduce.cuh) it is right.
     assert selftest("warp_synced")[0] == sum(range(1, 65))
     assert selftest("warp_lockstep")[0] != sum(range(1, 65))
 
 
-def test_barrier_not_reached_by_every_thread_is_an_error_naming_the_kernel(emulator):
+def test_barrier_not_reached_by_every_thread_is_an_error_naming_the_kernel(emulator, selftest):
     with pytest.raises(gpuprims.CudaError, match=r"exit_before_barrier.*__syncthreads\(\) number 1 is not "
                                                  r"reached by every thread.*threads 10, 11") as info:
         selftest("exit_before_barrier", n=10)
@@ -152,7 +155,7 @@ def test_barrier_not_reached_by_every_thread_is_an_error_naming_the_kernel(emula
     assert gpuprims.sum(np.ones(5, np.float32)) == 5  # and the backend still works
 
 
-def test_launch_configuration_errors_like_a_gpu(emulator):
+def test_launch_configuration_errors_like_a_gpu(emulator, selftest):
     with pytest.raises(gpuprims.CudaError, match="1024 threads per block") as info:
         selftest("too_many_threads")
     assert info.value.status == "cudaErrorInvalidConfiguration"
@@ -161,7 +164,7 @@ def test_launch_configuration_errors_like_a_gpu(emulator):
     assert info.value.status == "cudaErrorInvalidValue"
 
 
-def test_warp_collectives_exchange_the_right_values(emulator):
+def test_warp_collectives_exchange_the_right_values(emulator, selftest):
     out = selftest("warp").reshape(64, 8)
     t = np.arange(64)
     lane, base = t % 32, t - t % 32
@@ -244,8 +247,8 @@ ASAN_CHECK = textwrap.dedent("""
     gpuprims.set_backend("emulator")
     what = sys.argv[1]
     if what == "planted":
-        buf = gpuprims.DeviceArray((64,), np.int64)
-        _core.emu_selftest("out_of_bounds", buf.ptr, 64)  # writes element 64
+        import emu_selftest
+        emu_selftest.runner(sys.argv[2])("out_of_bounds", n=64, elements=64)  # writes element 64
         print("NOT CAUGHT")
         sys.exit(0)
     rng = np.random.default_rng(1)
@@ -295,14 +298,17 @@ def asan_build(tmp_path_factory):
     (out / "lib" / "gpuprims").mkdir(exist_ok=True)
     for f in (ROOT / "python" / "gpuprims").glob("*.py"):
         shutil.copy(f, out / "lib" / "gpuprims" / f.name)
-    run_env = dict(os.environ, LD_PRELOAD=lib, ASAN_OPTIONS="detect_leaks=0", PYTHONPATH=str(out / "lib"),
+    selftest_lib = emu_selftest.build(out, ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"])
+    run_env = dict(os.environ, LD_PRELOAD=lib, ASAN_OPTIONS="detect_leaks=0",
+                   PYTHONPATH=os.pathsep.join([str(out / "lib"), str(ROOT / "tests")]),
                    GPUPRIMS_BACKEND="emulator")
-    return run_env
+    return run_env, str(selftest_lib)
 
 
 @pytest.mark.asan
 def test_asan_reports_a_planted_out_of_bounds_write(asan_build):
-    r = subprocess.run([sys.executable, "-c", ASAN_CHECK, "planted"], env=asan_build,
+    env, selftest_lib = asan_build
+    r = subprocess.run([sys.executable, "-c", ASAN_CHECK, "planted", selftest_lib], env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "NOT CAUGHT" not in r.stdout, r.stdout + r.stderr[-2000:]
     assert "AddressSanitizer: heap-buffer-overflow" in r.stderr and "WRITE of size 8" in r.stderr, r.stderr[-3000:]
@@ -310,6 +316,6 @@ def test_asan_reports_a_planted_out_of_bounds_write(asan_build):
 
 @pytest.mark.asan
 def test_asan_real_kernels_are_clean_at_edge_sizes(asan_build):
-    r = subprocess.run([sys.executable, "-c", ASAN_CHECK, "kernels"], env=asan_build,
+    r = subprocess.run([sys.executable, "-c", ASAN_CHECK, "kernels"], env=asan_build[0],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0 and r.stdout.strip().endswith("CLEAN"), r.stdout[-2000:] + r.stderr[-4000:]

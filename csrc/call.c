@@ -1,0 +1,422 @@
+/* call.c - the one call path of every family: call(...) runs a variant,
+ * time(...) times it.
+ *
+ * A call is validated here and nowhere else (the variant, its limits and
+ * dtypes, the codes, the operands' sizes and alignment), before any GPU
+ * work.  Operands are device addresses (used in place) or host buffers: a
+ * host variant reads and writes them directly; a device variant given host
+ * buffers stages them through one pool allocation, so that
+ * gpuprims.sum(numpy_array) is one call into the core - copy in, convert,
+ * launch, copy out, free, wait - with the GIL released for all of it.
+ */
+#include "family.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* An operand as the caller passed it: a device address or a host buffer. */
+typedef struct {
+    int host;
+    Py_buffer view; /* host == 1 */
+    uintptr_t addr; /* host == 0 */
+} gp_operand;
+
+/* One call being validated, prepared, run. */
+typedef struct {
+    PyObject *module;
+    const gp_runtime *rt;
+    const gp_family *fam;
+    const gp_variant *v;
+    gp_call c;
+    gp_operand in, out;
+    int has_out;    /* out was given (not None) */
+    int cast_from;  /* the input's gp_dtype when it is converted to c.out_t first, else -1 */
+    void *block;    /* the pool allocation, or NULL */
+    gp_thread_res *res;
+    char where[320];
+} gp_job;
+
+static void release(gp_job *j)
+{
+    if (j->in.host)
+        PyBuffer_Release(&j->in.view);
+    if (j->has_out && j->out.host)
+        PyBuffer_Release(&j->out.view);
+    j->in.host = j->out.host = 0;
+}
+
+static int take_operand(PyObject *obj, int writable, gp_operand *o)
+{
+    if (PyLong_Check(obj)) {
+        o->host = 0;
+        o->addr = (uintptr_t)PyLong_AsUnsignedLongLong(obj);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (PyObject_GetBuffer(obj, &o->view, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    o->host = 1;
+    return 0;
+}
+
+/* Is `name` one of the comma-separated `list`? */
+static int in_list(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    const char *p = list;
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+            return 1;
+        p += len;
+    }
+    return 0;
+}
+
+/* The variant's declared limits: max_n (ValueError) and dtypes (TypeError),
+ * each message naming a variant without the limit. */
+static int check_limits(const gp_job *j)
+{
+    const gp_variant *v = j->v, *automatic = gp_auto_row(j->fam, j->rt);
+    const char *auto_name = automatic != NULL ? automatic->name : "?";
+    if (v->max_n >= 0 && j->c.n > v->max_n) {
+        if (v->instead != NULL)
+            PyErr_Format(PyExc_ValueError,
+                         "%s variant '%s' handles at most max_n = %lld elements, got %lld; use "
+                         "variant='%s' or variant='auto' (%s), which has no such limit",
+                         j->fam->name, v->name, (long long)v->max_n, (long long)j->c.n, v->instead,
+                         auto_name);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "%s variant '%s' handles at most max_n = %lld elements, got %lld; use "
+                         "variant='auto' (%s), which has no such limit",
+                         j->fam->name, v->name, (long long)v->max_n, (long long)j->c.n, auto_name);
+        return -1;
+    }
+    if (v->dtypes != NULL && j->c.dtype != NULL && !in_list(v->dtypes, j->c.dtype)) {
+        char names[128];
+        size_t k = 0;
+        const char *p;
+        for (p = v->dtypes; *p && k + 3 < sizeof(names); p++) {
+            names[k++] = *p;
+            if (*p == ',')
+                names[k++] = ' ';
+        }
+        names[k] = '\0';
+        PyErr_Format(PyExc_TypeError,
+                     "%s variant '%s' takes only %s, not %s; use variant='auto' (%s), which takes "
+                     "every supported dtype",
+                     j->fam->name, v->name, names, j->c.dtype, auto_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Everything about a call that can be checked without touching the GPU:
+ * the family, the row, the parameters, the limits, the operands.  On
+ * failure an exception is set, nothing is held, -1 returned. */
+static int validate(gp_job *j, PyObject *module, const char *family, int index, PyObject *in,
+                    PyObject *out, PyObject *params, int timing)
+{
+    int count;
+    const gp_variant *rows;
+    gp_call *c = &j->c;
+
+    memset(j, 0, sizeof(*j));
+    j->module = module;
+    j->rt = gp_rt(module);
+    j->cast_from = -1;
+    if ((j->fam = gp_family_named(family)) == NULL)
+        return -1;
+    rows = gp_family_rows(j->fam, j->rt, &count);
+    if (index < 0 || index >= count) {
+        PyErr_Format(PyExc_ValueError, "%s variant index %d out of range", family, index);
+        return -1;
+    }
+    j->v = &rows[index];
+    if (!PyTuple_Check(params)) {
+        PyErr_SetString(PyExc_TypeError, "params must be a tuple");
+        return -1;
+    }
+    if (j->fam->parse(params, c) < 0)
+        return -1;
+    if (c->in_t >= 0) {
+        c->in_elem = gp_sizes[c->in_t];
+        c->out_elem = gp_sizes[c->out_t];
+        c->dtype = gp_dtype_names[c->in_t];
+    }
+    PyOS_snprintf(j->where, sizeof(j->where), "%s[%s]", family, j->v->name);
+    if (c->n < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative size");
+        return -1;
+    }
+    if (j->v->launch == NULL) {
+        gp_raise_not_on_backend(module, family, j->v);
+        return -1;
+    }
+    if (check_limits(j) < 0)
+        return -1;
+    if (timing && j->v->where == GP_ON_HOST) {
+        PyErr_Format(PyExc_ValueError, "%s variant '%s' runs on the host: time it by wall clock",
+                     family, j->v->name);
+        return -1;
+    }
+    if (c->scalar != (out == Py_None)) {
+        PyErr_Format(PyExc_ValueError, c->scalar ? "%s returns its value: out must be None"
+                                                 : "%s needs an output array", family);
+        return -1;
+    }
+    if (take_operand(in, 0, &j->in) < 0)
+        return -1;
+    j->has_out = out != Py_None;
+    if (j->has_out && take_operand(out, 1, &j->out) < 0) {
+        release(j);
+        return -1;
+    }
+    {
+        int all_host = j->in.host && (!j->has_out || j->out.host);
+        int any_host = j->in.host || (j->has_out && j->out.host);
+        if ((j->v->where == GP_ON_HOST && !all_host) || (timing && any_host)) {
+            PyErr_Format(PyExc_ValueError, "%s variant '%s' %s", family, j->v->name,
+                         j->v->where == GP_ON_HOST ? "runs on the host: pass host buffers"
+                                                   : "is timed on device arrays: pass device addresses");
+            release(j);
+            return -1;
+        }
+    }
+    if ((j->in.host && (size_t)j->in.view.len < (size_t)c->n * c->in_elem) ||
+        (j->has_out && j->out.host && (size_t)j->out.view.len < (size_t)c->out_n * c->out_elem)) {
+        PyErr_SetString(PyExc_ValueError, "a buffer holds fewer elements than the call needs");
+        release(j);
+        return -1;
+    }
+    if ((!j->in.host && j->in.addr % c->in_elem != 0) ||
+        (j->has_out && !j->out.host && j->out.addr % c->out_elem != 0)) {
+        PyErr_SetString(PyExc_ValueError, "device array not aligned to its element size; pass a copy");
+        release(j);
+        return -1;
+    }
+    return 0;
+}
+
+/* Raise the CudaError of a failed step, with the library's own words where
+ * the variant has them. */
+static PyObject *raise_failed(gp_job *j, cudaError_t err, const char *step)
+{
+    char where[400];
+    const char *why = j->v->error_detail != NULL ? j->v->error_detail() : NULL;
+    PyOS_snprintf(where, sizeof(where), "%s%s%s%s%s", j->where, step ? ": " : "", step ? step : "",
+                  why ? ": " : "", why ? why : "");
+    (void)j->rt->get_last_error();
+    return gp_raise_cuda(j->module, err, where);
+}
+
+/* ------------------------------------------------------- host variants */
+
+static PyObject *run_host(gp_job *j)
+{
+    gp_call *c = &j->c;
+    double result[2]; /* a scalar result, aligned for any dtype */
+    cudaError_t err;
+
+    c->in = j->in.view.buf;
+    c->out = c->scalar ? (void *)result : j->out.view.buf;
+    c->scratch = NULL;
+    err = j->fam->launch(j->v, c); /* how much scratch */
+    if (err == cudaSuccess) {
+        c->scratch = malloc(c->scratch_bytes ? c->scratch_bytes : 1);
+        if (c->scratch == NULL) {
+            release(j);
+            return PyErr_NoMemory();
+        }
+        Py_BEGIN_ALLOW_THREADS
+        err = j->fam->launch(j->v, c);
+        Py_END_ALLOW_THREADS
+        free(c->scratch);
+    }
+    release(j);
+    if (err != cudaSuccess) {
+        PyErr_Format(PyExc_ValueError, "%s refused its arguments (%s)", j->where,
+                     j->rt->error_name(err));
+        return NULL;
+    }
+    if (c->scalar)
+        return gp_scalar_to_python(result, c->out_t);
+    Py_RETURN_NONE;
+}
+
+/* ----------------------------------------------------- device variants */
+
+/* The device memory of a device call, in one allocation: the staged input
+ * and output (host operands), the converted input, a device word for a
+ * scalar result (timed calls), the variant's scratch.  Small calls use the
+ * thread's preallocated scratch instead of the pool. */
+typedef struct {
+    char *staged_in, *staged_out, *converted, *result;
+} gp_layout;
+
+static int prepare_device(gp_job *j, int timing, gp_layout *m)
+{
+    const gp_runtime *rt = j->rt;
+    gp_call *c = &j->c;
+    size_t in_bytes = 0, out_bytes = 0, cast_bytes = 0, result_bytes = 0, total;
+    cudaError_t err;
+
+    if ((j->res = gp_thread_resources(j->module)) == NULL)
+        return -1;
+    c->stream = cudaStreamPerThread;
+    c->counter = j->res->counter;
+    if (c->in_t >= 0 && !rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t)) {
+        j->cast_from = c->in_t; /* the kernels run on the accumulator type */
+        c->in_t = c->out_t;
+        cast_bytes = gp_align256((size_t)c->n * gp_sizes[c->out_t]);
+    }
+    if (j->in.host)
+        in_bytes = gp_align256((size_t)c->n * c->in_elem);
+    if (j->has_out && j->out.host)
+        out_bytes = gp_align256((size_t)c->out_n * c->out_elem);
+    if (c->scalar && timing)
+        result_bytes = gp_align256(c->out_elem);
+    c->in = NULL;
+    c->out = NULL;
+    c->scratch = NULL;
+    if ((err = j->fam->launch(j->v, c)) != cudaSuccess) { /* how much scratch */
+        raise_failed(j, err, "sizing scratch");
+        return -1;
+    }
+    total = in_bytes + out_bytes + cast_bytes + result_bytes + c->scratch_bytes + 1;
+    if (total <= GP_SMALL_SCRATCH_BYTES)
+        m->staged_in = j->res->scratch;
+    else if ((err = rt->malloc_async(&j->block, total, c->stream)) == cudaSuccess)
+        m->staged_in = j->block;
+    else {
+        raise_failed(j, err, "allocating");
+        return -1;
+    }
+    m->staged_out = m->staged_in + in_bytes;
+    m->converted = m->staged_out + out_bytes;
+    m->result = m->converted + cast_bytes;
+    c->scratch = m->result + result_bytes;
+    c->in = j->in.host ? m->staged_in : (const void *)j->in.addr;
+    c->out = c->scalar ? (timing ? (void *)m->result : j->res->result)
+                       : (j->out.host ? (void *)m->staged_out : (void *)j->out.addr);
+    return 0;
+}
+
+/* The input copied in (host operand) and converted (dtype pair without
+ * kernels); no Python API: runs without the GIL. */
+static cudaError_t load_input(gp_job *j, gp_layout *m)
+{
+    gp_call *c = &j->c;
+    cudaError_t err = cudaSuccess;
+    if (j->in.host)
+        err = j->rt->memcpy_async(m->staged_in, j->in.view.buf, (size_t)c->n * c->in_elem,
+                                  cudaMemcpyHostToDevice, c->stream);
+    if (err == cudaSuccess && j->cast_from >= 0) {
+        err = j->rt->cast(c->in, (gp_dtype)j->cast_from, m->converted, (gp_dtype)c->out_t, c->n,
+                          c->stream);
+        c->in = m->converted;
+    }
+    return err;
+}
+
+static cudaError_t free_block(gp_job *j)
+{
+    cudaError_t err = j->block != NULL ? j->rt->free_async(j->block, j->c.stream) : cudaSuccess;
+    j->block = NULL;
+    return err;
+}
+
+static PyObject *run_device(gp_job *j)
+{
+    gp_call *c = &j->c;
+    gp_layout m;
+    cudaError_t err, err2;
+
+    if (prepare_device(j, 0, &m) < 0) {
+        release(j);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    err = load_input(j, &m);
+    if (err == cudaSuccess)
+        err = j->fam->launch(j->v, c);
+    if (err == cudaSuccess && j->has_out && j->out.host)
+        err = j->rt->memcpy_async(j->out.view.buf, m.staged_out, (size_t)c->out_n * c->out_elem,
+                                  cudaMemcpyDeviceToHost, c->stream);
+    err2 = free_block(j);
+    if (err == cudaSuccess)
+        err = err2;
+    err2 = j->rt->stream_sync(c->stream);
+    if (err == cudaSuccess)
+        err = err2;
+    Py_END_ALLOW_THREADS
+    release(j);
+    if (err != cudaSuccess)
+        return raise_failed(j, err, NULL);
+    if (c->scalar)
+        return gp_scalar_to_python(j->res->result, c->out_t);
+    Py_RETURN_NONE;
+}
+
+/* call(family, index, in, out, params) -> the value (a scalar family) or None */
+PyObject *gp_call_py(PyObject *module, PyObject *args)
+{
+    const char *family;
+    int index;
+    PyObject *in, *out, *params;
+    gp_job j;
+
+    if (!PyArg_ParseTuple(args, "siOOO:call", &family, &index, &in, &out, &params) ||
+        validate(&j, module, family, index, in, out, params, 0) < 0)
+        return NULL;
+    return j.v->where == GP_ON_HOST ? run_host(&j) : run_device(&j);
+}
+
+/* ------------------------------------------------------------ timing */
+
+static cudaError_t timed(void *ctx, int phase)
+{
+    gp_job *j = (gp_job *)ctx;
+    if (phase == GP_PREPARE) /* poison the output */
+        return j->rt->memset_async(j->c.out, 0xff, (size_t)j->c.out_n * j->c.out_elem, j->c.stream);
+    return j->fam->launch(j->v, &j->c);
+}
+
+/* time(family, index, in_addr, out_addr or None, params, warmup, repeat,
+ *      flush_bytes) -> (list of ms, the value or None): the output holds
+ * the last run's result. */
+PyObject *gp_time_py(PyObject *module, PyObject *args)
+{
+    const char *family;
+    int index, warmup, repeat;
+    unsigned long long flush_bytes;
+    PyObject *in, *out, *params, *times, *value = NULL;
+    gp_job j;
+    gp_layout m;
+    cudaError_t err;
+
+    if (!PyArg_ParseTuple(args, "siOOOiiK:time", &family, &index, &in, &out, &params, &warmup,
+                          &repeat, &flush_bytes) ||
+        validate(&j, module, family, index, in, out, params, 1) < 0)
+        return NULL;
+    if (gp_require_gpu(module, j.where) < 0 || prepare_device(&j, 1, &m) < 0)
+        return NULL;
+    if ((err = load_input(&j, &m)) != cudaSuccess) {
+        (void)free_block(&j);
+        return raise_failed(&j, err, "converting the input");
+    }
+    times = gp_time_runs(module, timed, &j, warmup, repeat, flush_bytes, j.where);
+    if (times != NULL && j.c.scalar) {
+        double result[2];
+        err = j.rt->memcpy_async(result, j.c.out, j.c.out_elem, cudaMemcpyDeviceToHost, j.c.stream);
+        if (err == cudaSuccess)
+            err = gp_sync(j.rt, j.c.stream);
+        value = err == cudaSuccess ? gp_scalar_to_python(result, j.c.out_t)
+                                   : raise_failed(&j, err, "reading the result");
+    }
+    (void)free_block(&j);
+    if (times == NULL || (j.c.scalar && value == NULL)) {
+        Py_XDECREF(times);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", times, value != NULL ? value : Py_NewRef(Py_None));
+}

@@ -1,0 +1,238 @@
+/* families.c - the one table of families: each row is a family's registries
+ * and its argument adapter (how its parameters read, how its launcher's
+ * argument struct is filled).  Everything else - validation, memory,
+ * staging of host buffers, dtype conversion, launch, timing - is call.c's,
+ * the same for every family. */
+#include "family.h"
+
+#include <string.h>
+
+const size_t gp_sizes[GP_NDTYPES] = {4, 8, 4, 8};
+const char *const gp_dtype_names[GP_NDTYPES] = {"int32", "int64", "float32", "float64"};
+static const char *const gp_op_names[GP_NOPS] = {"sum", "min", "max"};
+
+/* Valid dtype and op codes; else ValueError and -1. */
+static int check_codes(int in_t, int out_t, int op)
+{
+    if (in_t < 0 || in_t >= GP_NDTYPES || out_t < 0 || out_t >= GP_NDTYPES || op < 0 || op >= GP_NOPS) {
+        PyErr_SetString(PyExc_ValueError, "bad dtype or op code");
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ reduce */
+
+/* (n, in_t, acc_t, op) */
+static int reduce_parse(PyObject *params, gp_call *c)
+{
+    long long n;
+    if (!PyArg_ParseTuple(params, "Liii:reduce", &n, &c->in_t, &c->out_t, &c->op) ||
+        check_codes(c->in_t, c->out_t, c->op) < 0)
+        return -1;
+    c->n = n;
+    c->out_n = 1;
+    c->scalar = 1;
+    return 0;
+}
+
+static cudaError_t reduce_launch(const gp_variant *v, gp_call *c)
+{
+    gp_reduce_args a = {c->in, c->out, c->n, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
+                        c->scratch, 0, c->stream, c->counter};
+    cudaError_t err = ((gp_reduce_fn)v->launch)(&a);
+    c->scratch_bytes = a.scratch_bytes;
+    return err;
+}
+
+/* -------------------------------------------------------------- scan */
+
+/* (n, in_t, acc_t, op, inclusive) */
+static int scan_parse(PyObject *params, gp_call *c)
+{
+    long long n;
+    if (!PyArg_ParseTuple(params, "Liiip:scan", &n, &c->in_t, &c->out_t, &c->op, &c->inclusive) ||
+        check_codes(c->in_t, c->out_t, c->op) < 0)
+        return -1;
+    c->n = c->out_n = n;
+    return 0;
+}
+
+static cudaError_t scan_launch(const gp_variant *v, gp_call *c)
+{
+    gp_scan_args a = {c->in, c->out, c->n, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
+                      c->inclusive, c->scratch, 0, c->stream};
+    cudaError_t err = ((gp_scan_fn)v->launch)(&a);
+    c->scratch_bytes = a.scratch_bytes;
+    return err;
+}
+
+/* --------------------------------------------------------- transpose */
+
+/* (rows, cols, elem_size, dtype name) */
+static int transpose_parse(PyObject *params, gp_call *c)
+{
+    long long rows, cols;
+    int elem;
+    if (!PyArg_ParseTuple(params, "LLis:transpose", &rows, &cols, &elem, &c->dtype))
+        return -1;
+    if (elem != 1 && elem != 2 && elem != 4 && elem != 8) {
+        PyErr_Format(PyExc_ValueError, "element size %d: 1, 2, 4 or 8 bytes", elem);
+        return -1;
+    }
+    if (rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / cols)) {
+        PyErr_Format(PyExc_ValueError, "bad transpose shape (%lld, %lld)", rows, cols);
+        return -1;
+    }
+    c->rows = rows;
+    c->cols = cols;
+    c->n = c->out_n = rows * cols;
+    c->in_elem = c->out_elem = (size_t)elem;
+    c->in_t = c->out_t = c->op = -1;
+    return 0;
+}
+
+static cudaError_t transpose_launch(const gp_variant *v, gp_call *c)
+{
+    gp_transpose_args a = {c->in, c->out, c->rows, c->cols, (int)c->in_elem, c->stream};
+    if (c->scratch == NULL) { /* a transpose needs no scratch */
+        c->scratch_bytes = 0;
+        return cudaSuccess;
+    }
+    return ((gp_transpose_fn)v->launch)(&a);
+}
+
+/* -------------------------------------------------------------- table */
+
+#ifdef GP_HAVE_CUDA
+#define GP_REGISTRIES(fam) {fam##_variants, fam##_variants_emu}, {&fam##_nvariants, &fam##_nvariants_emu}
+#else
+#define GP_REGISTRIES(fam) {NULL, fam##_variants_emu}, {NULL, &fam##_nvariants_emu}
+#endif
+
+const gp_family gp_families[] = {
+    {"reduce", GP_REGISTRIES(gp_reduce), reduce_parse, reduce_launch},
+    {"scan", GP_REGISTRIES(gp_scan), scan_parse, scan_launch},
+    {"transpose", GP_REGISTRIES(gp_transpose), transpose_parse, transpose_launch},
+};
+const int gp_nfamilies = (int)(sizeof(gp_families) / sizeof(gp_families[0]));
+
+const gp_family *gp_family_named(const char *name)
+{
+    int i;
+    for (i = 0; i < gp_nfamilies; i++)
+        if (strcmp(gp_families[i].name, name) == 0)
+            return &gp_families[i];
+    PyErr_Format(PyExc_ValueError, "unknown family '%s'", name);
+    return NULL;
+}
+
+const gp_variant *gp_family_rows(const gp_family *f, const gp_runtime *rt, int *count)
+{
+    int k = rt == &gp_runtime_emu;
+    *count = *f->count[k];
+    return f->rows[k];
+}
+
+const gp_variant *gp_auto_row(const gp_family *f, const gp_runtime *rt)
+{
+    int i, count;
+    const gp_variant *rows = gp_family_rows(f, rt, &count);
+    for (i = 0; i < count; i++)
+        if (rows[i].flags & GP_AUTO)
+            return &rows[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------- for Python */
+
+static PyObject *names_tuple(const char *const *names, int count, size_t stride)
+{
+    PyObject *t = PyTuple_New(count);
+    int i;
+    for (i = 0; t != NULL && i < count; i++) {
+        const char *name = *(const char *const *)((const char *)names + i * stride);
+        PyObject *s = PyUnicode_FromString(name);
+        if (s == NULL || PyTuple_SetItem(t, i, s) < 0)
+            Py_CLEAR(t);
+    }
+    return t;
+}
+
+/* families() -> the family names, in the table's order */
+PyObject *gp_families_py(PyObject *module, PyObject *noargs)
+{
+    (void)module;
+    (void)noargs;
+    return names_tuple(&gp_families[0].name, gp_nfamilies, sizeof(gp_family));
+}
+
+/* dtypes() -> the numpy names of the gp_dtype codes, in code order */
+PyObject *gp_dtypes_py(PyObject *module, PyObject *noargs)
+{
+    (void)module;
+    (void)noargs;
+    return names_tuple(gp_dtype_names, GP_NDTYPES, sizeof(char *));
+}
+
+/* ops() -> the names of the gp_op codes, in code order */
+PyObject *gp_ops_py(PyObject *module, PyObject *noargs)
+{
+    (void)module;
+    (void)noargs;
+    return names_tuple(gp_op_names, GP_NOPS, sizeof(char *));
+}
+
+/* variants(family) -> [(name, title, source, description, max_n or None,
+ *   dtypes or None, block_size, where, backends, auto, baseline, library,
+ *   instead or None), ...] in journey order, from the emulator's registry
+ * (which every build has): backends is ("cuda",) for the rows the emulator
+ * cannot run (NVIDIA library code). */
+PyObject *gp_variants(PyObject *module, PyObject *args)
+{
+    const char *name;
+    const gp_family *f;
+    const gp_variant *rows;
+    PyObject *list;
+    int i, count;
+    (void)module;
+
+    if (!PyArg_ParseTuple(args, "s:variants", &name) || (f = gp_family_named(name)) == NULL)
+        return NULL;
+    rows = gp_family_rows(f, &gp_runtime_emu, &count);
+    list = PyList_New(0);
+    for (i = 0; list != NULL && i < count; i++) {
+        const gp_variant *v = &rows[i];
+        PyObject *max_n = v->max_n < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(v->max_n);
+        PyObject *row = max_n == NULL ? NULL
+                                      : Py_BuildValue("(ssssNzisNNNNz)", v->name, v->title, v->source,
+                                                      v->description, max_n, v->dtypes,
+                                                      v->block_size,
+                                                      v->where == GP_ON_HOST ? "host" : "device",
+                                                      v->launch != NULL
+                                                          ? Py_BuildValue("(ss)", "cuda", "emulator")
+                                                          : Py_BuildValue("(s)", "cuda"),
+                                                      PyBool_FromLong(v->flags & GP_AUTO),
+                                                      PyBool_FromLong(v->flags & GP_BASELINE),
+                                                      PyBool_FromLong(v->flags & GP_LIBRARY),
+                                                      v->instead);
+        if (row == NULL || PyList_Append(list, row) < 0) {
+            Py_XDECREF(row);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(row);
+    }
+    return list;
+}
+
+/* The scalar at p as a Python int or float. */
+PyObject *gp_scalar_to_python(const void *p, int type)
+{
+    switch (type) {
+    case GP_INT32: return PyLong_FromLong((long)*(const int32_t *)p);
+    case GP_INT64: return PyLong_FromLongLong((long long)*(const int64_t *)p);
+    case GP_FLOAT32: return PyFloat_FromDouble((double)*(const float *)p);
+    default: return PyFloat_FromDouble(*(const double *)p);
+    }
+}
