@@ -29,12 +29,14 @@ def call_overhead(n, calls=2000):
         gpuprims.sum(d)
         wall.append(time.perf_counter() - t0)
     auto = next(v for v in gpuprims.variants("reduce") if v.name == "single_pass")
+    code = _core.dtypes().index("float32")
+    params = (n, code, code, _core.ops().index("sum"))
     core = []
     for _ in range(calls):
         t0 = time.perf_counter()
-        _core.reduce(auto.index, d.ptr, n, 2, 2, 0)
+        _core.call("reduce", auto.index, d.ptr, None, params)
         core.append(time.perf_counter() - t0)
-    ms, _ = _core.time_reduce(auto.index, d.ptr, n, 2, 2, 0, 50, calls // 4, 0)
+    ms, _ = _core.time("reduce", auto.index, d.ptr, None, params, 50, calls // 4, 0)
     w = statistics.median(wall) * 1e6
     c = statistics.median(core) * 1e6
     k = statistics.median(ms) * 1e3
@@ -78,7 +80,7 @@ def main():
     lines = ["\n## Host overhead of gpuprims.sum(DeviceArray) (auto)\n",
              "Medians of 2000 calls: the whole call, the compiled core's call alone (no Python "
              "layer), and the kernel timed with events.\n",
-             "| n | gpuprims.sum (us) | _core.reduce (us) | kernel (us) | overhead (us) |",
+             "| n | gpuprims.sum (us) | _core.call (us) | kernel (us) | overhead (us) |",
              "|---:|---:|---:|---:|---:|"]
     lines += [f"| 2^{o['n'].bit_length() - 1} | {o['wall_us']:.1f} | {o['core_us']:.1f} | "
               f"{o['kernel_us']:.1f} | {o['overhead_us']:.1f} |" for o in ov]

@@ -75,9 +75,16 @@ static int in_list(const char *list, const char *name)
  * each message naming a variant without the limit. */
 static int check_limits(const gp_job *j)
 {
-    const gp_variant *v = j->v, *automatic = gp_auto_row(j->fam, j->rt);
-    const char *auto_name = automatic != NULL ? automatic->name : "?";
-    if (v->max_n >= 0 && j->c.n > v->max_n) {
+    const gp_variant *v = j->v, *automatic;
+    const char *auto_name, *p;
+    char names[128];
+    size_t k = 0;
+    int over = v->max_n >= 0 && j->c.n > v->max_n;
+    if (!over && (v->dtypes == NULL || j->c.dtype == NULL || in_list(v->dtypes, j->c.dtype)))
+        return 0;
+    automatic = gp_auto_row(j->fam, j->rt);
+    auto_name = automatic != NULL ? automatic->name : "?";
+    if (over) {
         if (v->instead != NULL)
             PyErr_Format(PyExc_ValueError,
                          "%s variant '%s' handles at most max_n = %lld elements, got %lld; use "
@@ -91,23 +98,17 @@ static int check_limits(const gp_job *j)
                          j->fam->name, v->name, (long long)v->max_n, (long long)j->c.n, auto_name);
         return -1;
     }
-    if (v->dtypes != NULL && j->c.dtype != NULL && !in_list(v->dtypes, j->c.dtype)) {
-        char names[128];
-        size_t k = 0;
-        const char *p;
-        for (p = v->dtypes; *p && k + 3 < sizeof(names); p++) {
-            names[k++] = *p;
-            if (*p == ',')
-                names[k++] = ' ';
-        }
-        names[k] = '\0';
-        PyErr_Format(PyExc_TypeError,
-                     "%s variant '%s' takes only %s, not %s; use variant='auto' (%s), which takes "
-                     "every supported dtype",
-                     j->fam->name, v->name, names, j->c.dtype, auto_name);
-        return -1;
+    for (p = v->dtypes; *p && k + 3 < sizeof(names); p++) { /* "a,b" -> "a, b" */
+        names[k++] = *p;
+        if (*p == ',')
+            names[k++] = ' ';
     }
-    return 0;
+    names[k] = '\0';
+    PyErr_Format(PyExc_TypeError,
+                 "%s variant '%s' takes only %s, not %s; use variant='auto' (%s), which takes "
+                 "every supported dtype",
+                 j->fam->name, v->name, names, j->c.dtype, auto_name);
+    return -1;
 }
 
 /* Everything about a call that can be checked without touching the GPU:

@@ -104,6 +104,15 @@ static cudaError_t transpose_launch(const gp_variant *v, gp_call *c)
 
 /* -------------------------------------------------------------- table */
 
+/* A family's registries (cuda/<family>/registry.cu): the GPU build's and
+ * the emulator's, and the table's fields that point at them. */
+#define GP_DECLARE_REGISTRIES(fam)                                  \
+    extern const gp_variant fam##_variants[], fam##_variants_emu[]; \
+    extern const int fam##_nvariants, fam##_nvariants_emu
+GP_DECLARE_REGISTRIES(gp_reduce);
+GP_DECLARE_REGISTRIES(gp_scan);
+GP_DECLARE_REGISTRIES(gp_transpose);
+
 #ifdef GP_HAVE_CUDA
 #define GP_REGISTRIES(fam) {fam##_variants, fam##_variants_emu}, {&fam##_nvariants, &fam##_nvariants_emu}
 #else

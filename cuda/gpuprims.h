@@ -1,8 +1,10 @@
 /* gpuprims.h - the C ABI between the CUDA launchers (cuda/) and the
  * CPython glue (csrc/).  Plain C so that csrc/ stays C99.
  *
- * Every family exposes one registry table of gp_variant rows.  Python reads
- * its variant lists from these tables and nowhere else.  The kernels are
+ * Every family exposes one registry table of gp_variant rows
+ * (cuda/<family>/registry.cu: gp_<family>_variants, gp_<family>_nvariants),
+ * which the family table of the glue (csrc/families.c) points at.  Python
+ * reads its variant lists from these tables and nowhere else.  The kernels are
  * built twice (for the GPU, and for the emulator backend on the CPU), so
  * each table and C entry point exists twice: NAME for the GPU build and
  * NAME_emu for the emulator build (GP_SYM names the one of the build).
@@ -144,15 +146,6 @@ typedef struct gp_scan_args {
 } gp_scan_args;
 
 typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);
-
-/* The registries, in journey order (cuda/<family>/registry.cu), of the GPU
- * build and of the emulator build. */
-extern const gp_variant gp_scan_variants[], gp_scan_variants_emu[];
-extern const int gp_scan_nvariants, gp_scan_nvariants_emu;
-extern const gp_variant gp_reduce_variants[], gp_reduce_variants_emu[];
-extern const int gp_reduce_nvariants, gp_reduce_nvariants_emu;
-extern const gp_variant gp_transpose_variants[], gp_transpose_variants_emu[];
-extern const int gp_transpose_nvariants, gp_transpose_nvariants_emu;
 
 /* Why the cuBLAS baseline could not run, or NULL (cuda/transpose/09_cublas.cu). */
 const char *gp_cublas_error(void);

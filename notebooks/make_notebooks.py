@@ -83,21 +83,21 @@ def journey(family, intro, steps, size_code, compare_code, compare_text, metrics
 
 
 REDUCE_STEPS = [
-    ("neighbored", "The seed's first kernel. Only threads whose index is a multiple of 2*stride work, "
+    ("neighbored", "The tutorial's first kernel. Only threads whose index is a multiple of 2*stride work, "
      "so every warp stays diverged to the end and issues instructions for idle lanes: many "
      "instructions per warp, poor load efficiency."),
     ("neighbored_less", "Same pairs, but thread t takes pair t: the working threads are packed into "
      "the first warps, whole warps idle and cost nothing. Fewer instructions per warp; loads still "
      "strided."),
     ("interleaved", "Partners half a block apart: a warp reads 32 consecutive words, so the loads "
-     "are coalesced (load efficiency jumps from ~25% to ~100% in the seed's table)."),
+     "are coalesced (load efficiency jumps from ~25% to ~100% in the tutorial's table)."),
     ("unroll2", "Each thread first adds two blocks' worth of data: half the blocks, each tree step "
      "serves twice the data, two loads in flight per thread."),
     ("unroll4", "Four loads in flight per thread: the memory system stays busier."),
     ("unroll8", "Eight loads in flight: close to the memory bandwidth; the tree is now a small part "
      "of the time."),
     ("unroll_warp8", "The last 6 tree steps run inside one warp without __syncthreads(): six "
-     "block-wide barriers fewer per block (the seed watched stall_sync for the effect, and saw "
+     "block-wide barriers fewer per block (the tutorial watched stall_sync for the effect, and saw "
      "less than the book promised). __syncwarp() keeps it correct since Volta."),
     ("complete_unroll_warp8", "The whole tree written out: no loop counter, no loop branch."),
     ("complete_unroll_template", "The block size as a template parameter: the guards are resolved "
@@ -160,11 +160,13 @@ for name in ("{first}", "{second}"):
 def reduction():
     intro = """# The reduction journey
 
-Seeds 003 and 000 (*Professional CUDA C Programming*, chapter 3): from a kernel where most
-threads of a warp sit idle to one that reads memory as fast as a copy. Each step below prints
+After Tony Tan's "CUDA Freshman" posts 3.4 (avoiding branch divergence) and 3.5 (loop
+unrolling), notes on *Professional CUDA C Programming* (Cheng, Grossman, McKercher, 2014),
+chapter 3, and Harris's "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007): from a kernel
+where most threads of a warp sit idle to one that reads memory as fast as a copy. Each step below prints
 what changed (from the registry, `gpuprims.variants("reduce")`) and its time on this GPU;
 `compare` then times the whole journey against CUB, the copy roof and NumPy in one run, and
-`profile` shows the hardware metrics of the seed's table (load/store efficiency, instructions
+`profile` shows the hardware metrics of the tutorial's table (load/store efficiency, instructions
 per warp, barrier stalls) measured with Nsight Compute."""
     return journey(
         "reduce", intro, REDUCE_STEPS,
@@ -175,7 +177,7 @@ per warp, barrier stalls) measured with Nsight Compute."""
         "`x prev` is the speed-up over the row before, `x first` over the first step, `x CUB` over "
         "CUB; `max err` is the distance to the exactly rounded sum (`math.fsum`) in ULPs; "
         "`distinct` counts different results over repeated runs (1: deterministic).",
-        "## Why: the seed's metric table\n\nThe seed (000) explains the steps with nvprof's "
+        "## Why: the tutorial's metric table\n\nCUDA Freshman 3.5 explains the steps with nvprof's "
         "`gld_efficiency`, `gst_efficiency`, `inst_per_warp`, `dram_read_throughput` and "
         "`stall_sync`; here they are measured with Nsight Compute (`gpuprims.profile`, preset "
         "\"seed\"). A multi-pass variant shows one row per kernel.",
@@ -191,8 +193,10 @@ per warp, barrier stalls) measured with Nsight Compute."""
 def scan():
     intro = """# The scan journey
 
-Seed 004: inclusive and exclusive prefix sums, from the naive O(n^2) kernel through Hillis-Steele
-and Blelloch (single block, then any length by scan-then-fan) to warp shuffles and a one-pass
+After the blog post "CUDA learning (2): parallel scan" (Hillis and Steele, 1986; Blelloch, 1990;
+the padding and scan-then-fan of Harris, Sengupta and Owens, *GPU Gems 3*, chapter 39) and
+Merrill and Garland's decoupled look-back (NVIDIA, 2016): inclusive and exclusive prefix sums,
+from the naive O(n^2) kernel through Hillis-Steele and Blelloch (single block, then any length by scan-then-fan) to warp shuffles and a one-pass
 decoupled look-back. Single-block steps declare their limit (`max_n`), so they are shown on a
 1024-element input; the table then compares everything at 2^24 elements, where those steps say
 that they were skipped."""
@@ -220,8 +224,9 @@ that they were skipped."""
 def transpose():
     intro = """# The transpose journey
 
-Seed 002: a matrix transpose from one GPU thread to a kernel that moves data at the speed of a
-copy. The lesson is memory access: reads and writes of a warp must both be coalesced, and the
+After Orchid's "GPU program optimization (2): matrix transpose" (2016) and Ruetsch and
+Micikevicius, "Optimizing Matrix Transpose in CUDA" (NVIDIA, 2009): a matrix transpose from one
+GPU thread to a kernel that moves data at the speed of a copy. The lesson is memory access: reads and writes of a warp must both be coalesced, and the
 shared-memory tile that makes that possible must avoid bank conflicts. The one-thread and
 per-row steps are limited (`max_n`), so the steps run on 1024 x 1024; the table compares the
 journey on 8192 x 8192 against cuBLAS `geam` and the copy roof."""
@@ -243,8 +248,9 @@ def occupancy():
     cells = [
         md("""# Occupancy: how many threads are resident
 
-Seed 001 (the execution model): an SM keeps a block resident only while it has room for all of
-the block's threads, registers and shared memory, and a limit on blocks. The seed's worked
+After part II of the series "Programming for the GPU" (how to optimize CUDA code from the
+machine's perspective): an SM keeps a block resident only while it has room for all of
+the block's threads, registers and shared memory, and a limit on blocks. Its worked
 example is an RTX A4500 (56 SMs, 2048 threads and 32 blocks per SM, 64K registers per SM) running
 a kernel of 68 registers per thread."""),
         code('''import gpuprims
@@ -263,7 +269,7 @@ registers at the boundary.
 
 `gpuprims.occupancy` asks the CUDA occupancy API about each variant's compiled kernel (float32):
 its registers and shared memory, how many of its blocks fit on an SM, and which limit decides.
-`model = API` checks the seed's calculation (with the hardware's register allocation in units of
+`model = API` checks that calculation (with the hardware's register allocation in units of
 256 per warp) against the API."""),
         code('''info = gpuprims.device_info()
 print(f"{info['name']}: {info['multiprocessors']} SMs, {info['max_threads_per_multiprocessor']} threads "
