@@ -1,10 +1,11 @@
-/* reduce_cpu.c - the `cpu` reduction variant: the seed's recursiveReduce
- * (seed 003) in C, on the host.
+/* reduce_cpu.c - the `cpu` reduction variant: recursiveReduce from Cheng,
+ * Grossman and McKercher, Professional CUDA C Programming, ch. 3, in C, on
+ * the host.
  *
- * The seed reduced its argument in place; here the input is first converted
- * into a scratch copy of the accumulator type, which is then reduced: the
- * caller's array is never written.  Odd sizes fold their last element into
- * element 0, as in the seed.
+ * The book's version reduces its argument in place; here the input is first
+ * converted into a scratch copy of the accumulator type, which is then
+ * reduced: the caller's array is never written.  Odd sizes fold their last
+ * element into element 0, as in the book.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,7 @@
-/* scan_cpu.c - the `cpu` scan variant: the seed's serial inclusive and
- * exclusive scans (seed 004) in C, on the host, for every (op, in, out)
- * pair of dtypes: the input element is converted to the output type first.
+/* scan_cpu.c - the `cpu` scan variant: the serial inclusive and exclusive
+ * scans of the blog post "CUDA learning (2): parallel scan" in C, on the
+ * host, for every (op, in, out) pair of dtypes: the input element is
+ * converted to the output type first.
  */
 #include <stdint.h>
 

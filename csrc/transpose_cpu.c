@@ -1,8 +1,9 @@
-/* transpose_cpu.c - the `cpu` transpose variant: the seed's transpose_CPU
- * (seed 002) in C, on the host, for elements of 1, 2, 4 or 8 bytes.
+/* transpose_cpu.c - the `cpu` transpose variant: transpose_CPU of Orchid's
+ * "GPU program optimization (2): matrix transpose" (2016) in C, on the host,
+ * for elements of 1, 2, 4 or 8 bytes.
  *
- * Fixed from the seed: its loop copied (out[j + i*N] = in[j + i*N]); here
- * out[j + i*rows] = in[i + j*cols], for any rows x cols.
+ * Fixed from the blog's loop, which copied (out[j + i*N] = in[j + i*N]):
+ * here out[j + i*rows] = in[i + j*cols], for any rows x cols.
  */
 #include <stdint.h>
 

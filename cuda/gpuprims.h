@@ -88,7 +88,8 @@ typedef struct gp_variant {
     gp_any_fn launch; /* the family's launcher type; NULL where this build
                          cannot run it (the CUDA libraries on the emulator) */
     /* For gpuprims.occupancy: the variant's main kernel instantiated for
-     * float32 (sum), as the address the CUDA occupancy API takes; NULL where
+     * 4-byte elements (float32 sum; a transpose's uint32_t moves), as the
+     * address the CUDA occupancy API takes; NULL where
      * the work is not a kernel of ours (CUB, cuBLAS, the copy, host code).
      * Rows without a kernel of ours give NULL, NULL. */
     const void *(*kernel)(void);
@@ -147,8 +148,6 @@ typedef struct gp_scan_args {
 
 typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);
 
-/* Why the cuBLAS baseline could not run, or NULL (cuda/transpose/09_cublas.cu). */
-const char *gp_cublas_error(void);
 
 /* Which (op, in_t, acc_t) combinations the reduction and scan kernels are
  * instantiated for (GP_COMBOS in cuda/common.cuh).  Anything else is

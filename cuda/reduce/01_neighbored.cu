@@ -1,16 +1,21 @@
-// Step 1 - reduceNeighbored (seed 003): neighbouring pairs, in place.
+// Step 1 - reduceNeighbored: neighbouring pairs, in place.
+// Source: Cheng, Grossman and McKercher, Professional CUDA C Programming,
+// ch. 3 (as in T. Tan's "CUDA Freshman" 3.4, avoiding branch divergence).
 //
-// Each block owns BLOCK consecutive elements.  At step `stride` the threads
-// whose index is a multiple of 2*stride add the element `stride` away.
+// Each block owns BLOCK consecutive elements (reduce::BLOCK threads).  At
+// step `stride` the threads whose index is a multiple of 2*stride add the
+// element `stride` away.
 // Why it is slow: the condition `tid % (2*stride) == 0` keeps only every
 // other, then every fourth ... thread busy, scattered across all warps, so
 // every warp stays resident and diverged until the last step; the in-place
 // tree also runs in global memory.
+// Assumes: BLOCK a power of two; the grid covers n (tail padded below).
 //
-// Fixed from the seed: it reduced the caller's array in place (here a
-// scratch copy of the block's tile, `work`, is reduced instead); it returned
-// early (`if (tid >= n) return;`) before __syncthreads(), and it read past
-// the end when n is not a multiple of the block (here: identity padding).
+// Fixed from the book's kernel: it reduced the caller's array in place (here
+// a scratch copy of the block's tile, `work`, is reduced instead); it
+// returned early (`if (tid >= n) return;`) before __syncthreads(), and it
+// read past the end when n is not a multiple of the block (here: identity
+// padding).
 #include "reduce.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -36,7 +41,7 @@ __global__ void reduce_neighbored(const In *in, typename Op::type *work,
 }
 
 struct Neighbored {
-    static constexpr int BLOCK = 512, ITEMS = BLOCK;
+    static constexpr int BLOCK = reduce::BLOCK, ITEMS = BLOCK;
     static constexpr bool WORK = true;
     template <class In, class Op>
     static cudaError_t launch(int64_t grid, const In *in, typename Op::type *work,
@@ -51,6 +56,6 @@ cudaError_t gp_reduce_neighbored(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Neighbored>::type>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
+// The main kernel, float32 sum, for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_neighbored_kernel, reduce_neighbored<float, Sum<float>>)
 GP_NAMESPACE_END

@@ -1,11 +1,16 @@
-// Step 3 - reduceInterleaved (seed 003): interleaved pairs.
+// Step 3 - reduceInterleaved: interleaved pairs.
+// Source: Cheng, Grossman and McKercher, Professional CUDA C Programming,
+// ch. 3 (T. Tan's "CUDA Freshman" 3.4); Harris, "Optimizing Parallel
+// Reduction in CUDA" (NVIDIA, 2007), sequential addressing.
 //
 // What changed from step 2: the partner of thread tid is tid + stride with
 // the stride halving from BLOCK/2 to 1.  The busy threads are still the
 // first ones (no divergence inside working warps), and now a warp's 32
 // accesses are 32 consecutive elements: coalesced.
+// Why step 2 was slow: a warp's accesses were 2*stride elements apart.
+// Assumes: as step 1.
 //
-// Fixed from the seed: as in step 1.
+// Fixed from the book's kernel: as in step 1.
 #include "reduce.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -31,7 +36,7 @@ __global__ void reduce_interleaved(const In *in, typename Op::type *work,
 }
 
 struct Interleaved {
-    static constexpr int BLOCK = 512, ITEMS = BLOCK;
+    static constexpr int BLOCK = reduce::BLOCK, ITEMS = BLOCK;
     static constexpr bool WORK = true;
     template <class In, class Op>
     static cudaError_t launch(int64_t grid, const In *in, typename Op::type *work,
@@ -46,6 +51,6 @@ cudaError_t gp_reduce_interleaved(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<Interleaved>::type>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
+// The main kernel, float32 sum, for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_interleaved_kernel, reduce_interleaved<float, Sum<float>>)
 GP_NAMESPACE_END

@@ -1,12 +1,17 @@
-// Step 7 - reduceCompleteUnroll<blockSize> (seed 000): the block size as a
-// template parameter.
+// Step 7 - reduceCompleteUnroll<blockSize>: the block size as a template
+// parameter.
+// Source: Cheng, Grossman and McKercher, Professional CUDA C Programming,
+// ch. 3 (T. Tan's "CUDA Freshman" 3.5); Harris 2007, templated block size.
 //
 // What changed from step 6: `blockDim.x >= 512` becomes `BLOCK >= 512`, a
 // compile-time constant, so the compiler deletes the steps that cannot run
 // and the guards cost nothing.  The launcher picks the instance for the
-// block size in use (here one, BLOCK = 512; the seed switched over 64..1024).
+// block size in use (here one, reduce::BLOCK; the book switches over
+// 64..1024).
+// Why step 6 was slow: its guards were tested at run time, in every block.
+// Assumes: BLOCK a power of two, 64..1024, equal to blockDim.x.
 //
-// Fixed from the seed: as in step 5.
+// Fixed from the book's kernel: as in step 5.
 #include "reduce.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -36,7 +41,7 @@ __global__ void reduce_complete_unroll(const In *in, typename Op::type *work,
 }
 
 struct CompleteUnrollTemplate {
-    static constexpr int BLOCK = 512, ITEMS = BLOCK * 8;
+    static constexpr int BLOCK = reduce::BLOCK, ITEMS = BLOCK * 8;
     static constexpr bool WORK = true;
     template <class In, class Op>
     static cudaError_t launch(int64_t grid, const In *in, typename Op::type *work,
@@ -52,7 +57,7 @@ cudaError_t gp_reduce_complete_unroll_template(gp_reduce_args *a) {
     return reduce::dispatch<reduce::MultipassOf<CompleteUnrollTemplate>::type>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
+// The main kernel, float32 sum, for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_complete_unroll_template_kernel,
-             reduce_complete_unroll<512, float, Sum<float>>)
+             reduce_complete_unroll<reduce::BLOCK, float, Sum<float>>)
 GP_NAMESPACE_END

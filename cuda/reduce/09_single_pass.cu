@@ -1,4 +1,6 @@
-// Step 9 - single pass: what `variant="auto"` runs.
+// Step 9 - single pass: what `variant="auto"` runs (GP_AUTO in the registry).
+// Sources: grid-stride loops with 16-byte vector loads; the last block
+// finishes, as threadFenceReduction in the CUDA samples.
 //
 // What changed from step 8:
 //  * 16-byte vector loads (float4, int4, double2, longlong2): a quarter (or
@@ -11,8 +13,13 @@
 //    order and writes the result.  The order of every operation depends only
 //    on n, the pointer's alignment and the SM count, so results are bitwise
 //    reproducible run to run on the same GPU; no floating-point atomics.
-// A head of up to 3 elements before the first 16-byte boundary and the tail
-// after the last whole vector are read one element at a time.
+// Why step 8 was slow: scalar loads, one grid block per 4096 elements (block
+// launch and tree costs per few KiB of data), and a second launch for the
+// partials.
+// Assumes: the input aligned to its element size; a head of up to 3
+// elements before the first 16-byte boundary and the tail after the last
+// whole vector are read one element at a time.  The tunings are
+// reduce::SinglePassTuning (reduce.cuh).
 #include <cstring>
 
 #include "reduce.cuh"
@@ -22,17 +29,11 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
-// Tunables, in one place.  Evidence: bench/tune_reduce.cu, whose table for
-// each GPU measured is kept in bench/results/.
-enum LoadKind { LOAD_LDG = 0, LOAD_STREAMING = 1, LOAD_PREFETCH_256B = 2 };
-template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_, int LOAD_ = LOAD_LDG>
-struct Tuning {
-    static constexpr int BLOCK = BLOCK_;                  // threads per block
-    static constexpr int UNROLL = UNROLL_;                // 16-byte loads in flight per thread
-    static constexpr int BLOCKS_PER_SM = BLOCKS_PER_SM_;  // resident blocks per SM
-    static constexpr int LOAD = LOAD_;                    // how the 16-byte loads are issued
-};
-using SinglePassTuning = Tuning<256, 4, 8>;
+using reduce::LOAD_LDG;
+using reduce::LOAD_PREFETCH_256B;
+using reduce::LOAD_STREAMING;
+using reduce::SinglePassTuning;
+using reduce::Tuning;
 
 // A 16-byte load: read-only path (__ldg), evict-first (__ldcs), or the
 // non-coherent path without L1 allocation and with a 256-byte L2 prefetch.
@@ -181,6 +182,6 @@ cudaError_t gp_reduce_single_pass(gp_reduce_args *a) {
     return reduce::dispatch<SinglePassTuned>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
+// The main kernel, float32 sum, for gpuprims.occupancy.
 GP_KERNEL_OF(gp_reduce_single_pass_kernel, reduce_single_pass<float, Sum<float>, SinglePassTuning>)
 GP_NAMESPACE_END

@@ -8,6 +8,27 @@
 GP_NAMESPACE_BEGIN
 namespace reduce {
 
+// Launch shapes, one home for the kernels and the registry (registry.cu).
+//
+// Steps 1-8 (the book's kernels) run blocks of BLOCK threads, the book's
+// choice; step 7 instantiates its template for it.
+constexpr int BLOCK = 512;
+
+// Step 9, single_pass (09_single_pass.cu).  Evidence: bench/tune_reduce.cu,
+// its tables in bench/results/ (tune-reduce-*.md): on an H200, float32 sum,
+// n = 2^28: 256 threads, 4 loads, 8 blocks per SM, __ldg: 0.2507 ms,
+// 4283 GB/s, equal to cub::DeviceReduce (0.2506 ms); no other configuration
+// there is faster by more than 0.3% at that size.
+enum LoadKind { LOAD_LDG = 0, LOAD_STREAMING = 1, LOAD_PREFETCH_256B = 2 };
+template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_, int LOAD_ = LOAD_LDG>
+struct Tuning {
+    static constexpr int BLOCK = BLOCK_;                  // threads per block
+    static constexpr int UNROLL = UNROLL_;                // 16-byte loads in flight per thread
+    static constexpr int BLOCKS_PER_SM = BLOCKS_PER_SM_;  // resident blocks per SM
+    static constexpr int LOAD = LOAD_;                    // how the 16-byte loads are issued
+};
+using SinglePassTuning = Tuning<256, 4, 8>;
+
 template <class Op>
 __global__ void write_identity(typename Op::type *out) { *out = Op::identity(); }
 
@@ -47,12 +68,12 @@ __device__ inline typename Op::type load_or_identity(const In *in, int64_t i, in
     return i < n ? typename Op::type(in[i]) : Op::identity();
 }
 
-// The seeds' unrolling (seed 000): thread tid of block b combines the
-// UNROLL elements idx, idx + blockDim, ..., idx + (UNROLL-1)*blockDim, where
-// idx = b * blockDim * UNROLL + tid.  When all are in range, the UNROLL loads
-// are issued before the first add (independent loads in flight, as the
-// seed's a1..a8); in the last block each is checked, where the seed instead
-// dropped the whole group and lost up to UNROLL-1 elements per thread.
+// The book's unrolling (reduceUnroll2/4/8): thread tid of block b combines
+// the UNROLL elements idx, idx + blockDim, ..., idx + (UNROLL-1)*blockDim,
+// where idx = b * blockDim * UNROLL + tid.  When all are in range, the
+// UNROLL loads are issued before the first add (independent loads in
+// flight, the book's a1..a8); in the last block each is checked, so a group
+// that runs past n still adds its elements in range.
 template <int UNROLL, class Op, class In>
 __device__ inline typename Op::type unrolled_load(const In *in, int64_t n) {
     using Acc = typename Op::type;
@@ -74,9 +95,9 @@ __device__ inline typename Op::type unrolled_load(const In *in, int64_t n) {
     return v;
 }
 
-// The seeds' last-warp unrolling: the final 64 -> 1 steps without
+// The book's last-warp unrolling: the final 64 -> 1 steps without
 // __syncthreads(), by the 32 threads of warp 0 through a volatile pointer.
-// The seed relied on the warp running in lock step.  Since Volta, threads
+// The book's kernel relies on the warp running in lock step.  Since Volta, threads
 // of a warp are scheduled independently, so lane 1 may read vmem[17] before
 // lane 17 has written it: a race.  Each step therefore reads both operands,
 // waits for the whole warp (__syncwarp), writes, and waits again before the
@@ -96,12 +117,12 @@ __device__ inline void last_warp_volatile(typename Op::type *idata, unsigned tid
     }
 }
 
-// The seed kernels produce one partial result per block.  Multipass runs a
+// The book's kernels produce one partial result per block.  Multipass runs a
 // variant V over the input, then over its own partials, until one value is
 // left, which the last pass writes straight into the output.  V provides:
 //   BLOCK     threads per block;  ITEMS  input elements per block
 //   WORK      true if the kernel reduces in place in a global tile (the
-//             seeds' "in-place reduction in global memory"): a scratch copy,
+//             book's "in-place reduction in global memory"): a scratch copy,
 //             so that the caller's array is never written
 //   launch<In, Op>(grid, in, work, partial, n, stream)
 template <class V, class In, class Op>

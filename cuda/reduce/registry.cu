@@ -1,6 +1,8 @@
 // registry.cu - the one table of reduction variants, in journey order.
 // Python (gpuprims.variants("reduce")), the CLI, the benchmark and the tests
-// all read their lists from here.
+// all read their lists from here.  A row is a gp_variant (gpuprims.h), in
+// field order: name, title, source, description; max_n, dtypes, block_size,
+// where, launch; kernel, dynamic_smem; flags, instead, error_detail.
 #include "reduce.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -35,80 +37,93 @@ const void *gp_reduce_single_pass_kernel(void);
 
 extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
     {"neighbored", "Neighbored pairs, in place",
-     "seed 003: reduceNeighbored",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceNeighbored)",
      "Each block copies its tile to a global scratch tile and reduces it in place: at stride s the "
      "threads whose index is a multiple of 2s add the element s away. Scattered active threads keep "
      "every warp diverged until the end.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_neighbored,
-     gp_reduce_neighbored_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_neighbored,
+     gp_reduce_neighbored_kernel, NULL,
+     0, NULL, NULL},
     {"neighbored_less", "Neighbored pairs, fewer divergent warps",
-     "seed 003: reduceNeighboredLess",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceNeighboredLess)",
      "Thread t works on element 2*s*t, so the active threads are the first ones of the block: whole "
      "warps work or idle. Accesses within a warp are still strided.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_neighbored_less,
-     gp_reduce_neighbored_less_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_neighbored_less,
+     gp_reduce_neighbored_less_kernel, NULL,
+     0, NULL, NULL},
     {"interleaved", "Interleaved pairs",
-     "seed 003: reduceInterleaved",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceInterleaved)",
      "The partner of thread t is t + s with s halving from blockDim/2 to 1: the first threads stay "
      "active and a warp reads 32 consecutive elements.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_interleaved,
-     gp_reduce_interleaved_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_interleaved,
+     gp_reduce_interleaved_kernel, NULL,
+     0, NULL, NULL},
     {"unroll2", "Unrolled by 2",
-     "seed 000: reduceUnroll2",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceUnroll2)",
      "Each thread first adds 2 elements a block apart, so half as many blocks run the interleaved "
      "tree.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_unroll2, gp_reduce_unroll2_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_unroll2, gp_reduce_unroll2_kernel, NULL,
+     0, NULL, NULL},
     {"unroll4", "Unrolled by 4",
-     "seed 000: reduceUnroll4",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceUnroll4)",
      "Each thread first combines 4 elements a block apart: 4 independent loads in flight and a "
      "quarter of the blocks.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_unroll4, gp_reduce_unroll4_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_unroll4, gp_reduce_unroll4_kernel, NULL,
+     0, NULL, NULL},
     {"unroll8", "Unrolled by 8",
-     "seed 000: reduceUnroll8",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceUnroll8)",
      "Each thread first combines 8 elements a block apart: 8 independent loads in flight and an "
      "eighth of the blocks.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_unroll8, gp_reduce_unroll8_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_unroll8, gp_reduce_unroll8_kernel, NULL,
+     0, NULL, NULL},
     {"unroll_warp8", "Unrolled by 8, last warp unrolled",
-     "seed 000: reduceUnrollWarp8",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceUnrollWarp8)",
      "As unroll8, but the tree stops at 64 values and warp 0 finishes with six volatile steps "
-     "separated by __syncwarp() (the seed's lock-step assumption races since Volta).",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_unroll_warp8,
-     gp_reduce_unroll_warp8_kernel, NULL},
+     "separated by __syncwarp() (the book's lock-step assumption races since Volta).",
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_unroll_warp8,
+     gp_reduce_unroll_warp8_kernel, NULL,
+     0, NULL, NULL},
     {"complete_unroll_warp8", "Completely unrolled tree",
-     "seed 000: reduceCompleteUnrollWarp8",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceCompleteUnrollWarp8)",
      "The tree loop written out as guarded steps for blocks of up to 1024 threads, then the "
      "unrolled last warp.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_complete_unroll_warp8,
-     gp_reduce_complete_unroll_warp8_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_complete_unroll_warp8,
+     gp_reduce_complete_unroll_warp8_kernel, NULL,
+     0, NULL, NULL},
     {"complete_unroll_template", "Completely unrolled, block size as template",
-     "seed 000: reduceCompleteUnroll<blockSize>",
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (reduceCompleteUnroll<blockSize>)",
      "The block size becomes a template parameter, so the guards are compile-time constants and "
      "the dead steps vanish.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_complete_unroll_template,
-     gp_reduce_complete_unroll_template_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_complete_unroll_template,
+     gp_reduce_complete_unroll_template_kernel, NULL,
+     0, NULL, NULL},
     {"warp_shuffle", "Warp shuffles",
      "__shfl_down_sync (CUDA Programming Guide, warp shuffle functions)",
      "Unroll by 8 into a register, reduce each warp with five __shfl_down_sync steps, meet the "
      "warp results in shared memory: no global scratch and one barrier per block.",
-     -1, NULL, 512, GP_ON_DEVICE, (gp_any_fn)gp_reduce_warp_shuffle,
-     gp_reduce_warp_shuffle_kernel, NULL},
+     -1, NULL, reduce::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_warp_shuffle,
+     gp_reduce_warp_shuffle_kernel, NULL,
+     0, NULL, NULL},
     {"single_pass", "Single pass: vector loads, last block finishes",
      "grid-stride loops with 16-byte loads; threadFenceReduction (CUDA samples) for the last block",
      "A grid that fills the GPU once strides over the array with 16-byte loads, several in flight "
      "per thread; warp shuffles reduce each block; the last block to finish reduces the partials "
      "in a fixed order. One launch, deterministic.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_reduce_single_pass,
-     gp_reduce_single_pass_kernel, NULL},
+     -1, NULL, reduce::SinglePassTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_single_pass,
+     gp_reduce_single_pass_kernel, NULL,
+     GP_AUTO, NULL, NULL},
     {"cub", "CUB DeviceReduce (baseline)",
      "cub::DeviceReduce::Reduce, CUDA toolkit (CCCL)",
      "NVIDIA's production reduction, with the same operator and accumulator type: the baseline "
      "every other variant is measured against.",
-     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_reduce_cub), NULL, NULL},
+     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_reduce_cub), NULL, NULL,
+     GP_BASELINE | GP_LIBRARY, NULL, NULL},
     {"cpu", "CPU recursiveReduce (host reference)",
-     "seed 003: recursiveReduce",
-     "The seed's recursive pairwise reduction in C, on the host, over a copy of the input (the seed "
-     "reduced its argument in place).",
-     -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_reduce_cpu, NULL, NULL},
+     "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (recursiveReduce)",
+     "The book's recursive pairwise reduction in C, on the host, over a copy of the input (the "
+     "book's version reduces its argument in place).",
+     -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_reduce_cpu, NULL, NULL,
+     GP_BASELINE, NULL, NULL},
 };
 extern "C" const int GP_SYM(gp_reduce_nvariants) =
     sizeof(GP_SYM(gp_reduce_variants)) / sizeof(GP_SYM(gp_reduce_variants)[0]);

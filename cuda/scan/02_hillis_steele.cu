@@ -1,19 +1,27 @@
-// Steps 2, 3 and 5 - Hillis-Steele (seed 004: scan1, scan2, scan5).
+// Steps 2, 3 and 6 - Hillis-Steele.
+// Sources: Hillis and Steele, "Data parallel algorithms", CACM 1986; the
+// blog post "CUDA learning (2): parallel scan" (scan1, scan2, scan5); the
+// double buffer and scan-then-fan as in Harris, Sengupta and Owens,
+// "Parallel Prefix Sum (Scan) with CUDA", GPU Gems 3, ch. 39.
 //
-// hillis_steele (scan1): one block, one element per thread in shared
-//   memory; at step `offset` (1, 2, 4, ...) every thread i >= offset adds
-//   the element `offset` to its left.  log2(n) steps, n log n work.  Each
-//   step needs two barriers: all reads of the step before any write.
-// hillis_steele_double_buffer (scan2): two shared buffers, read one, write
-//   the other, swap: one barrier per step.
-// hillis_steele_multiblock (scan5): the double-buffered block scans tiles
-//   of 1024 elements; the tile totals are scanned the same way; a last
-//   kernel adds each tile's prefix ("scan-then-fan", ScanThenFan in
-//   scan.cuh).  Any n.
+// hillis_steele (step 2, scan1): one block, one element per thread in
+//   shared memory; at step `offset` (1, 2, 4, ...) every thread i >= offset
+//   adds the element `offset` to its left.  log2(n) steps, n log n work.
+//   What changed from step 1: n log n operations instead of n^2/2, each
+//   element read once from global memory.  Each step needs two barriers:
+//   all reads of the step before any write.
+// hillis_steele_double_buffer (step 3, scan2): two shared buffers, read one,
+//   write the other, swap: one barrier per step instead of two.
+// hillis_steele_multiblock (step 6, scan5): the double-buffered block scans
+//   tiles of HS_TILE elements; the tile totals are scanned the same way; a
+//   last kernel adds each tile's prefix ("scan-then-fan", ScanThenFan in
+//   scan.cuh).  Any n, where steps 2-5 stop at one block.
 // Exclusive scans shift by one inside the block: out[i] = temp[i-1].
-// Fixed from the seed: float accumulators (the seed used `int tmp` in a
-// float scan), bounds for n not a multiple of the block, and no single-
-// block kernel is used past one block (max_n).
+// Assumes: steps 2 and 3 n <= HS_TILE (the registry's max_n).
+//
+// Fixed from the blog's kernels: accumulators of the output type (scan1
+// used `int tmp` in a float scan), bounds for n not a multiple of the
+// block, and no single-block kernel is used past one block (max_n).
 #include "scan.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -21,7 +29,7 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
-constexpr int HS_TILE = 1024;  // one element per thread, one block
+using scan::HS_TILE;  // one element per thread, one block (scan.cuh)
 
 inline unsigned block_for(int64_t grid, int64_t n) {
     // one full tile per block; a single block needs only n threads (whole warps)
@@ -100,7 +108,8 @@ cudaError_t gp_scan_hillis_steele_multiblock(gp_scan_args *a) {
     return scan::dispatch<scan::ScanThenFanOf<HillisSteele<true>>::type>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
+// The main kernels, float32 sum, and their dynamic shared memory, for
+// gpuprims.occupancy.
 GP_KERNEL_OF(gp_scan_hillis_steele_kernel, hillis_steele<float, Sum<float>>)
 GP_KERNEL_OF(gp_scan_hillis_steele_double_buffer_kernel,
              hillis_steele_double_buffer<float, Sum<float>>)

@@ -1,18 +1,25 @@
-// Steps 4, 5 and 7 - Blelloch (seed 004: scan3, scan4, scan6).
+// Steps 4, 5 and 7 - Blelloch.
+// Sources: Blelloch, "Prefix sums and their applications", 1990; the blog
+// post "CUDA learning (2): parallel scan" (scan3, scan4, scan6); the padding
+// and scan-then-fan as in Harris, Sengupta and Owens, "Parallel Prefix Sum
+// (Scan) with CUDA", GPU Gems 3, ch. 39.
 //
-// blelloch (scan3): one block, two elements per thread.  Up-sweep: a
+// blelloch (step 4, scan3): one block, two elements per thread.  Up-sweep: a
 //   reduction tree builds partial sums in place; the root is replaced by the
 //   identity; down-sweep: each node passes its value to its left child and
 //   (value op left sum) to its right child.  2(n-1) operations instead of
-//   n log n, an exclusive scan by construction (inclusive adds the input).
-// blelloch_padded (scan4): the tree's strides (2, 4, ... 32 elements) make
-//   the threads of a warp hit the same shared-memory bank; one pad word per
-//   32 elements (index i -> i + i/32) spreads them out.
-// blelloch_multiblock (scan6): tiles of 2048 elements scanned so, then
-//   scan-then-fan (ScanThenFan in scan.cuh).  Any n.
-// The tile is padded to a power of two with the identity.
-// Fixed from the seed: the bounds use the tile's length, not a global N;
-// accumulators of the output type; no single block past max_n.
+//   Hillis-Steele's n log n (steps 2-3), an exclusive scan by construction
+//   (inclusive adds the input).
+// blelloch_padded (step 5, scan4): the tree's strides (2, 4, ... 32
+//   elements) make the threads of a warp hit the same shared-memory bank;
+//   one pad word per 32 elements (index i -> i + i/32) spreads them out.
+// blelloch_multiblock (step 7, scan6): tiles of BL_TILE elements scanned so,
+//   then scan-then-fan (ScanThenFan in scan.cuh).  Any n.
+// Assumes: the tile is padded to a power of two with the identity; steps 4
+// and 5 n <= BL_TILE (the registry's max_n).
+//
+// Fixed from the blog's kernels: the bounds use the tile's length, not a
+// global N; accumulators of the output type; no single block past max_n.
 #include "scan.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -20,7 +27,7 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
-constexpr int BL_TILE = 2048;  // two elements per thread, 1024 threads
+using scan::BL_TILE;  // two elements per thread, BL_TILE / 2 threads (scan.cuh)
 
 __host__ __device__ constexpr int padded(int i, bool pad) { return pad ? i + (i >> 5) : i; }
 
@@ -94,7 +101,8 @@ cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *a) {
     return scan::dispatch<scan::ScanThenFanOf<Blelloch<true>>::type>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
+// The main kernels, float32 sum, and their dynamic shared memory, for
+// gpuprims.occupancy.
 GP_KERNEL_OF(gp_scan_blelloch_kernel, blelloch<false, float, Sum<float>>)
 GP_KERNEL_OF(gp_scan_blelloch_padded_kernel, blelloch<true, float, Sum<float>>)
 size_t gp_scan_blelloch_smem(int threads) {

@@ -1,14 +1,23 @@
 // Step 8 - warp_shuffle: block scans from __shfl_up_sync, reduce-then-scan.
+// Sources: __shfl_up_sync (CUDA C++ Programming Guide, warp shuffle
+// functions); reduce-then-scan as in Merrill and Grimshaw, "Parallel scan
+// for stream architectures" (2009).
 //
 // What changed from step 7: the block scan lives in registers.  Each
-// thread holds 16 consecutive elements (read with 16-byte loads) and scans
-// them in order; the thread totals are scanned across each warp with five
-// __shfl_up_sync steps, the warp totals once more by warp 0 (block_scan in
-// scan.cuh): two barriers per tile instead of two per step.  Across blocks,
-// reduce-then-scan: pass 1 reduces every tile to its total, pass 2 scans
-// the totals (the same method, recursively), pass 3 scans every tile again
-// starting from its prefix.  The input is read twice: 3n memory traffic
-// where a copy moves 2n.
+// thread holds ITEMS consecutive elements (read with 16-byte loads) and
+// scans them in order; the thread totals are scanned across each warp with
+// five __shfl_up_sync steps, the warp totals once more by warp 0 (block_scan
+// in scan.cuh): two barriers per tile instead of two per tree level.  Across
+// blocks, reduce-then-scan: pass 1 reduces every tile to its total, pass 2
+// scans the totals (the same method, recursively), pass 3 scans every tile
+// again starting from its prefix.
+// Why step 7 was slow: one element per thread at a time through shared
+// memory, a barrier per tree level, scalar loads, and scan-then-fan writes
+// the output twice (scan, then fan): 4n memory traffic.
+// Still slow here: the input is read twice, 3n memory traffic where a copy
+// moves 2n (step 9 reads it once).
+// Assumes: 16-byte loads where the pointers are aligned and the tile whole,
+// element by element otherwise; any n.
 #include "scan.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -16,7 +25,7 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
-constexpr int BLOCK = 256, ITEMS = 16, TILE = BLOCK * ITEMS;
+constexpr int BLOCK = scan::SHUFFLE_BLOCK, ITEMS = scan::SHUFFLE_ITEMS, TILE = BLOCK * ITEMS;
 
 template <class In, class Op>
 __global__ void __launch_bounds__(BLOCK)
@@ -88,6 +97,6 @@ cudaError_t gp_scan_warp_shuffle(gp_scan_args *a) {
     return scan::dispatch<ReduceThenScan>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
+// The main kernel, float32 sum, for gpuprims.occupancy.
 GP_KERNEL_OF(gp_scan_warp_shuffle_kernel, tile_scan<float, Sum<float>>)
 GP_NAMESPACE_END

@@ -1,4 +1,8 @@
 // registry.cu - the one table of scan variants, in journey order.
+// Python (gpuprims.variants("scan")), the CLI, the benchmark and the tests
+// all read their lists from here.  A row is a gp_variant (gpuprims.h), in
+// field order: name, title, source, description; max_n, dtypes, block_size,
+// where, launch; kernel, dynamic_smem; flags, instead, error_detail.
 #include "scan.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -32,55 +36,63 @@ size_t gp_scan_decoupled_lookback_smem(int threads);
 
 extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"naive", "Each thread sums its own prefix",
-     "seed 004: scan0",
+     "blog post \"CUDA learning (2): parallel scan\" (scan0)",
      "Thread i combines in[0..i] by itself: n(n+1)/2 operations and every element read by up to n "
      "threads. max_n keeps a call under a second.",
-     int64_t(1) << 16, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_naive,
-     gp_scan_naive_kernel, NULL},
+     int64_t(1) << 16, NULL, scan::NAIVE_BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_scan_naive,
+     gp_scan_naive_kernel, NULL,
+     0, NULL, NULL},
     {"hillis_steele", "Hillis-Steele, one block, two barriers per step",
-     "seed 004: scan1",
+     "Hillis & Steele, CACM 1986; scan1 of \"CUDA learning (2): parallel scan\"",
      "One element per thread in shared memory; at step d every thread adds the element 2^d to its "
      "left: log2 n steps, n log n work, a barrier between the reads and the writes of each step. "
      "One block: max_n elements.",
-     1024, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele,
-     gp_scan_hillis_steele_kernel, gp_scan_hillis_steele_smem},
+     scan::HS_TILE, NULL, scan::HS_TILE, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele,
+     gp_scan_hillis_steele_kernel, gp_scan_hillis_steele_smem,
+     0, "hillis_steele_multiblock", NULL},
     {"hillis_steele_double_buffer", "Hillis-Steele, double-buffered",
-     "seed 004: scan2",
+     "Harris et al., GPU Gems 3, ch. 39 (double buffer); scan2 of \"CUDA learning (2): parallel scan\"",
      "Two shared buffers, read one and write the other, swapped every step: one barrier per step. "
      "One block: max_n elements.",
-     1024, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele_double_buffer,
-     gp_scan_hillis_steele_double_buffer_kernel, gp_scan_hillis_steele_double_buffer_smem},
+     scan::HS_TILE, NULL, scan::HS_TILE, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele_double_buffer,
+     gp_scan_hillis_steele_double_buffer_kernel, gp_scan_hillis_steele_double_buffer_smem,
+     0, "hillis_steele_multiblock", NULL},
     {"blelloch", "Blelloch up-sweep / down-sweep, one block",
-     "seed 004: scan3 (Blelloch 1990)",
+     "Blelloch, Prefix sums and their applications, 1990; scan3 of \"CUDA learning (2): parallel scan\"",
      "A reduction tree up, the identity at the root, partial sums passed down: 2(n-1) operations, "
      "two elements per thread. Its strides pile the accesses of a warp onto few shared-memory "
      "banks. One block: max_n elements.",
-     2048, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch,
-     gp_scan_blelloch_kernel, gp_scan_blelloch_smem},
+     scan::BL_TILE, NULL, scan::BL_TILE / 2, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch,
+     gp_scan_blelloch_kernel, gp_scan_blelloch_smem,
+     0, "blelloch_multiblock", NULL},
     {"blelloch_padded", "Blelloch with one pad word per 32 elements",
-     "seed 004: scan4 (GPU Gems 3, ch. 39)",
+     "Harris et al., GPU Gems 3, ch. 39 (bank-conflict padding); scan4 of \"CUDA learning (2): parallel scan\"",
      "Index i is stored at i + i/32, so the tree's power-of-two strides spread over the banks: no "
      "bank conflicts. One block: max_n elements.",
-     2048, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch_padded,
-     gp_scan_blelloch_padded_kernel, gp_scan_blelloch_padded_smem},
+     scan::BL_TILE, NULL, scan::BL_TILE / 2, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch_padded,
+     gp_scan_blelloch_padded_kernel, gp_scan_blelloch_padded_smem,
+     0, "blelloch_multiblock", NULL},
     {"hillis_steele_multiblock", "Scan-then-fan over double-buffered Hillis-Steele tiles",
-     "seed 004: scan5",
+     "Harris et al., GPU Gems 3, ch. 39 (scan-then-fan); scan5 of \"CUDA learning (2): parallel scan\"",
      "Each block scans a tile of 1024 elements and writes its total; the totals are scanned the "
      "same way, recursively; a last kernel adds each tile's prefix. Any n.",
-     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele_multiblock,
-     gp_scan_hillis_steele_double_buffer_kernel, gp_scan_hillis_steele_double_buffer_smem},
+     -1, NULL, scan::HS_TILE, GP_ON_DEVICE, (gp_any_fn)gp_scan_hillis_steele_multiblock,
+     gp_scan_hillis_steele_double_buffer_kernel, gp_scan_hillis_steele_double_buffer_smem,
+     0, NULL, NULL},
     {"blelloch_multiblock", "Scan-then-fan over padded Blelloch tiles",
-     "seed 004: scan6",
+     "Harris et al., GPU Gems 3, ch. 39 (scan-then-fan); scan6 of \"CUDA learning (2): parallel scan\"",
      "Tiles of 2048 elements scanned by the padded Blelloch tree, then scan-then-fan. Any n.",
-     -1, NULL, 1024, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch_multiblock,
-     gp_scan_blelloch_padded_kernel, gp_scan_blelloch_padded_smem},
+     -1, NULL, scan::BL_TILE / 2, GP_ON_DEVICE, (gp_any_fn)gp_scan_blelloch_multiblock,
+     gp_scan_blelloch_padded_kernel, gp_scan_blelloch_padded_smem,
+     0, NULL, NULL},
     {"warp_shuffle", "Warp-shuffle block scan, reduce-then-scan",
-     "__shfl_up_sync; reduce-then-scan (Merrill & Grimshaw 2009)",
+     "__shfl_up_sync; reduce-then-scan (Merrill & Grimshaw, Parallel scan for stream architectures, 2009)",
      "16 elements per thread scanned in registers, thread totals across a warp with __shfl_up_sync, "
      "two barriers per tile. Reduce every tile, scan the totals, scan every tile from its prefix: "
      "the input is read twice.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_warp_shuffle,
-     gp_scan_warp_shuffle_kernel, NULL},
+     -1, NULL, scan::SHUFFLE_BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_scan_warp_shuffle,
+     gp_scan_warp_shuffle_kernel, NULL,
+     0, NULL, NULL},
     {"decoupled_lookback", "Single pass with decoupled look-back",
      "Merrill & Garland, Single-pass Parallel Prefix Scan with Decoupled Look-back (2016)",
      "One pass over warp tiles: persistent warps take tiles in order and keep their next tiles "
@@ -91,18 +103,21 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "the blocks of the base-32 digits of its index, each digit's blocks reduced in a fixed tree. "
      "The traffic of a copy; deterministic (the prefix is always the same tree of tile totals).",
      -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
-     gp_scan_decoupled_lookback_kernel, gp_scan_decoupled_lookback_smem},
+     gp_scan_decoupled_lookback_kernel, gp_scan_decoupled_lookback_smem,
+     GP_AUTO, NULL, NULL},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveSum / ExclusiveSum (sums in the input's type), InclusiveScan / "
      "ExclusiveScan otherwise; CUDA toolkit (CCCL)",
      "NVIDIA's production scan (decoupled look-back), same operator and accumulator type: the "
      "baseline. Not bitwise reproducible for float sums: its look-back adds whatever prefixes "
      "have been published (measured: 10 different results in 10 runs on an H200).",
-     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_scan_cub), NULL, NULL},
+     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_scan_cub), NULL, NULL,
+     GP_BASELINE | GP_LIBRARY, NULL, NULL},
     {"cpu", "CPU serial scan (host reference)",
-     "seed 004: the CPU inclusive and exclusive scans",
-     "The seed's serial loops in C on the host.",
-     -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_scan_cpu, NULL, NULL},
+     "blog post \"CUDA learning (2): parallel scan\" (CPU inclusive and exclusive scans)",
+     "The blog's serial loops in C, on the host.",
+     -1, NULL, 0, GP_ON_HOST, (gp_any_fn)gp_scan_cpu, NULL, NULL,
+     GP_BASELINE, NULL, NULL},
 };
 extern "C" const int GP_SYM(gp_scan_nvariants) =
     sizeof(GP_SYM(gp_scan_variants)) / sizeof(GP_SYM(gp_scan_variants)[0]);

@@ -10,6 +10,14 @@
 GP_NAMESPACE_BEGIN
 namespace scan {
 
+// Launch shapes of the journey's kernels, one home for the kernels and the
+// registry (registry.cu).
+constexpr int NAIVE_BLOCK = 256;   // 01_naive.cu: threads per block, one output each
+constexpr int HS_TILE = 1024;      // 02_hillis_steele.cu: one element per thread, 1024 threads
+constexpr int BL_TILE = 2048;      // 03_blelloch.cu: two elements per thread, BL_TILE / 2 threads
+constexpr int SHUFFLE_BLOCK = 256; // 04_warp_shuffle.cu: threads per block ...
+constexpr int SHUFFLE_ITEMS = 16;  // ... and consecutive elements per thread
+
 // Impl<In, Op> provides
 //   static size_t scratch(int64_t n);            bytes of device scratch
 //   static cudaError_t run(const gp_scan_args&); enqueue the work (n >= 1)
@@ -147,8 +155,10 @@ __global__ void add_tile_prefix(Acc *out, const Acc *prefix, int64_t n, int64_t 
 // scans each tile (inclusive or exclusive, as asked) and writes the tile's
 // total; the totals are scanned exclusively by the same method, recursively;
 // the fan adds each tile's prefix to its elements.  V provides:
-//   TILE, BLOCK, SMEM_BYTES(tile elements), and
+//   TILE  elements per tile (one block each), and
 //   launch<In, Op>(grid, in, out, n, inclusive, totals, stream)
+// (Harris, Sengupta and Owens, GPU Gems 3, ch. 39.3, scans of arbitrary
+// length.)
 template <class V, class In, class Op>
 struct ScanThenFan {
     using Acc = typename Op::type;

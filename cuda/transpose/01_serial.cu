@@ -1,11 +1,13 @@
-// Step 1 - transpose_serial (seed 002): one thread, <<<1, 1>>>.
+// Step 1 - transpose_serial: one thread, <<<1, 1>>>.
+// Source: Orchid, "GPU program optimization (2): matrix transpose" (2016).
 //
 // The CPU loop moved to the GPU as it is: a single thread walks every
 // element.  It shows the GPU doing nothing in parallel - one thread of one
 // SM, each load waiting on memory - and is orders of magnitude slower than
 // the CPU.  Its max_n keeps a call under a second.
+// Assumes: nothing (any rows x cols up to max_n elements).
 //
-// Fixed from the seed: the seed's loop copied (out[j + i*N] = in[j + i*N])
+// Fixed from the blog's kernel: its loop copied (out[j + i*N] = in[j + i*N])
 // instead of transposing, and assumed a square N x N matrix.
 #include "transpose.cuh"
 
@@ -35,6 +37,6 @@ cudaError_t gp_transpose_serial(const gp_transpose_args *a) {
     return transpose::dispatch<Serial>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
-GP_KERNEL_OF(gp_transpose_serial_kernel, transpose_serial<float>)
+// The kernel as it runs for 4-byte elements (float32), for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_serial_kernel, transpose_serial<uint32_t>)
 GP_NAMESPACE_END

@@ -1,13 +1,18 @@
-// Step 3 - transpose_parallel_per_element (seed 002): one thread per element.
+// Step 3 - transpose_parallel_per_element: one thread per element.
+// Source: Orchid, "GPU program optimization (2): matrix transpose" (2016).
 //
 // What changed from step 2: K x K blocks of threads, one element each, so
-// the whole GPU works.  threadIdx.x runs along the input row: reads are
+// the whole GPU works whatever the shape.
+// Why step 2 was slow: one thread per output row, each looping over a whole
+// row: few threads, long serial loops.
+// Still slow here: threadIdx.x runs along the input row, so reads are
 // coalesced, but the writes of a warp land `rows` elements apart - every
 // element written costs its own memory transaction.  That is what the
 // shared-memory tile of the next step fixes.
+// Assumes: K x K = transpose::PER_ELEMENT_K^2 threads per block; any shape.
 //
-// Fixed from the seed: any shape (the seed assumed N a multiple of K and a
-// square matrix), and rows beyond 65535 tiles through a loop.
+// Fixed from the blog's kernel: any shape (it assumed N a multiple of K and
+// a square matrix), and rows beyond 65535 tiles through a loop.
 #include "transpose.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -15,7 +20,7 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
-constexpr int K = 16;  // the seed's tile: K x K threads
+constexpr int K = transpose::PER_ELEMENT_K;  // K x K threads, one element each
 
 template <class T>
 __global__ void transpose_per_element(const T *in, T *out, int64_t rows, int64_t cols) {
@@ -40,6 +45,6 @@ cudaError_t gp_transpose_per_element(const gp_transpose_args *a) {
     return transpose::dispatch<PerElement>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
-GP_KERNEL_OF(gp_transpose_per_element_kernel, transpose_per_element<float>)
+// The kernel as it runs for 4-byte elements (float32), for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_per_element_kernel, transpose_per_element<uint32_t>)
 GP_NAMESPACE_END

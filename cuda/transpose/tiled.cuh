@@ -1,5 +1,5 @@
 // tiled.cuh - the shared-memory tile transpose, with the three knobs the
-// journey turns one at a time (04_tiled.cu ... 07_tiled_wide.cu):
+// journey turns one at a time (04_tiled.cu, then 05_tiled_wide.cu):
 //   TILE        the tile is TILE x TILE elements, staged in shared memory
 //   BLOCK_ROWS  the block is TILE x BLOCK_ROWS threads; each thread moves
 //               TILE / BLOCK_ROWS elements (granularity coarsening)
@@ -13,6 +13,8 @@
 // (TILE words apart) and are served one after another; one padding column
 // makes the stride TILE + 1 words and spreads them over all 32 banks.
 #pragma once
+
+#include <type_traits>
 
 #include "transpose.cuh"
 
@@ -44,6 +46,12 @@ tiled(const T *__restrict__ in, T *__restrict__ out, int64_t rows, int64_t cols)
 
 template <int TILE, int BLOCK_ROWS, int PAD>
 struct Tiled {
+    static constexpr int THREADS = TILE * BLOCK_ROWS;
+    // The kernel for elements of type T, as the address the occupancy API takes.
+    template <class T>
+    static const void *kernel() {
+        return reinterpret_cast<const void *>(&tiled<TILE, BLOCK_ROWS, PAD, T>);
+    }
     template <class T>
     struct Impl {
         static cudaError_t run(const gp_transpose_args &a) {
@@ -54,6 +62,28 @@ struct Tiled {
         }
     };
 };
+
+// The journey's shapes (04_tiled.cu), read by the registry too.
+using TiledPlain = Tiled<32, 32, 0>;      // step 4: 32 x 32 threads, one element each
+using TiledPadded = Tiled<32, 32, 1>;     // step 5: the same, tile padded by one column
+using TiledCoarsened = Tiled<32, 8, 1>;   // step 6: 32 x 8 threads, 4 elements each
+
+// Step 7, tiled_wide (05_tiled_wide.cu).  Evidence: bench/tune_transpose.cu,
+// its tables in bench/results/ (tune-transpose-*.md): float32 on an H200 at
+// 16384 x 16384, 64 x 64 tiles (16 vectors a side) of 256 threads in groups
+// of 2 tile columns: 4108 GB/s, 1.03x cublasSgeam, 5% over 32 x 32 tiles of
+// 64 threads (3912 GB/s); 128 threads need 107 registers and lose (3972
+// GB/s).  Other element sizes keep 8 vectors a side (for 1 and 2 bytes 16
+// would not fit the 48 KiB of static shared memory): measured only for
+// float32.
+template <int VECS_, int BLOCK_, int GROUP_>
+struct WideTuning {
+    static constexpr int VECS = VECS_;    // 16-byte vectors per tile side
+    static constexpr int BLOCK = BLOCK_;  // threads
+    static constexpr int GROUP = GROUP_;  // tile columns per group of the block order (0: none)
+};
+template <class T>
+using TransposeTuning = std::conditional_t<sizeof(T) == 4, WideTuning<16, 256, 2>, WideTuning<8, 64, 2>>;
 
 }  // namespace transpose
 GP_NAMESPACE_END

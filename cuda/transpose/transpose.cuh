@@ -1,6 +1,7 @@
-// transpose.cuh - what the transpose variants share: the dispatch from the
-// element size to an unsigned integer type of that size (a transpose only
-// moves bits), and the 2-D grid of tiles.
+// transpose.cuh - what the transpose variants share: the launch shapes of
+// the first steps, the dispatch from the element size to an unsigned integer
+// type of that size (a transpose only moves bits), and the 2-D grid of
+// tiles.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +11,10 @@
 GP_NAMESPACE_BEGIN
 namespace transpose {
 
-template <int BYTES> struct Bits;
-template <> struct Bits<1> { using type = uint8_t; };
-template <> struct Bits<2> { using type = uint16_t; };
-template <> struct Bits<4> { using type = uint32_t; };
-template <> struct Bits<8> { using type = uint64_t; };
+// Launch shapes, one home for the kernels and the registry (registry.cu);
+// the tiled steps' shapes are in tiled.cuh.
+constexpr int PER_ROW_BLOCK = 256;  // 02_per_row.cu: threads per block, one output row each
+constexpr int PER_ELEMENT_K = 16;   // 03_per_element.cu: K x K threads, one element each
 
 // Impl<T>::run(args) for T of the element's size.
 template <template <class> class Impl>

@@ -1,4 +1,7 @@
-// Step 7 - tiled_wide: what `variant="auto"` runs.
+// Step 7 - tiled_wide: what `variant="auto"` runs (GP_AUTO in the registry).
+// Source: the tile of Ruetsch and Micikevicius, "Optimizing Matrix Transpose
+// in CUDA" (NVIDIA, 2009), with 16-byte accesses and a larger tile, tuned
+// by bench/tune_transpose.cu (transpose::TransposeTuning in tiled.cuh).
 //
 // What changed from step 6: every global access is 16 bytes wide and the
 // tile is larger.  A thread loads a 16-byte vector (VEC = 16 / sizeof(T)
@@ -16,10 +19,12 @@
 //    tiles in groups of tile columns (block_tile below), so
 //    the tiles in flight at once form a squarish region and both reads and
 //    writes hit long runs of the same DRAM rows.
-// Vectors need 16-byte aligned rows: the base pointers aligned and both
-// dimensions multiples of VEC.  Other shapes run step 6's kernel.
+// Why step 6 was slow: 4-byte accesses (a warp moves 128 bytes of a row per
+// instruction) and 32-element row segments, so the tiles in flight touch
+// many DRAM rows for few bytes each.
+// Assumes: vectors need 16-byte aligned rows: the base pointers aligned and
+// both dimensions multiples of VEC.  Other shapes run step 6's kernel.
 #include <cstring>
-#include <type_traits>
 
 #include "tiled.cuh"
 
@@ -28,22 +33,8 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
-// Tunables, in one place.  Evidence: bench/tune_transpose.cu; its table for
-// each GPU measured is kept in bench/results/ (float32 on an H200: 64 x 64
-// tiles and 256 threads beat the 32 x 32 tiles of 64 threads by 5% at
-// 16384^2 and cuBLAS by 3%; 128 threads need 107 registers and lose; the
-// sweeps there also hold what lost before: several tiles per block, L2
-// prefetch and evict-first load hints).  Other element
-// sizes keep 8 vectors a side (for 1 and 2 bytes 16 would not fit the
-// 48 KiB of static shared memory): measured only for float32.
-template <int VECS_, int BLOCK_, int GROUP_>
-struct WideTuning {
-    static constexpr int VECS = VECS_;    // 16-byte vectors per tile side
-    static constexpr int BLOCK = BLOCK_;  // threads
-    static constexpr int GROUP = GROUP_;  // tile columns per group of the block order (0: none)
-};
-template <class T>
-using TransposeTuning = std::conditional_t<sizeof(T) == 4, WideTuning<16, 256, 2>, WideTuning<8, 64, 2>>;
+using transpose::TransposeTuning;  // the tunables and their evidence: tiled.cuh
+using transpose::WideTuning;
 
 // Which tile a block moves.  Blocks start roughly in index order, so the
 // order decides which part of the matrix is in flight at once.  Row-major
@@ -120,7 +111,7 @@ struct Wide {
         const bool aligned = reinterpret_cast<uintptr_t>(a.in) % 16 == 0 &&
                              reinterpret_cast<uintptr_t>(a.out) % 16 == 0 && a.cols % VEC == 0 &&
                              a.rows % VEC == 0;
-        if (!aligned) return transpose::Tiled<32, 8, 1>::Impl<T>::run(a);  // step 6
+        if (!aligned) return transpose::TiledCoarsened::Impl<T>::run(a);  // step 6
         const int64_t blocks = ceil_div<int64_t>(a.cols, TILE) * ceil_div<int64_t>(a.rows, TILE);
         if (blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
         GP_LAUNCH((transpose_wide<T, Tn>), unsigned(blocks), Tn::BLOCK, 0, a.stream,
@@ -134,7 +125,7 @@ cudaError_t gp_transpose_tiled_wide(const gp_transpose_args *a) {
     return transpose::dispatch<Wide>(a);
 }
 
-// The main kernel (float32 sum) for gpuprims.occupancy.
-GP_KERNEL_OF(gp_transpose_tiled_wide_kernel, transpose_wide<float, TransposeTuning<float>>)
+// The kernel as it runs for 4-byte elements (float32), for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_tiled_wide_kernel, transpose_wide<uint32_t, TransposeTuning<uint32_t>>)
 
 GP_NAMESPACE_END
