@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _backend, _core
 from ._arrays import DeviceArray, take
-from ._family import DTYPE_CODES, OP_CODES, Case, Family, invoke, op_code, register
+from ._family import DTYPE_CODES, OP_CODES, Family, invoke, op_code, register
 from ._numerics import exact_sum, sum_tolerance, ulps
 from ._registry import lookup
 
