@@ -116,7 +116,7 @@ def test_no_gpu_timings_from_the_emulator(emulator):
     error, says = (ValueError, "needs the cuda backend") if GPU_OK else (gpuprims.NoDeviceError,
                                                                         "needs a CUDA GPU")
     with pytest.raises(error, match=says):
-        _core.time_reduce(v.index, d.ptr, 1000, 2, 2, 0, 1, 3, 0)
+        _core.time("reduce", v.index, d.ptr, None, (1000, 2, 2, 0), 1, 3, 0)
     with pytest.raises(error, match=says):
         _core.time_copy(1000, 1, 3, 0)
 

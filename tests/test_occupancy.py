@@ -1,5 +1,5 @@
-"""The occupancy model against the seed's worked example (seed 001,
-RTX A4500: 56 SMs, 2048 threads and 32 blocks per SM, 64K registers per SM,
+"""The occupancy model against the worked example of "Programming for the
+GPU", part II (RTX A4500: 56 SMs, 2048 threads and 32 blocks per SM, 64K registers per SM,
 a kernel of 68 registers per thread).  Runs anywhere."""
 import pytest
 
@@ -9,16 +9,16 @@ A4500 = dict(sm_count=56, threads_per_sm=2048, blocks_per_sm=32, registers_per_s
              shared_memory_per_sm=164 * 1024, registers_per_thread=68)
 
 
-def test_seed_first_scenario_32x16_blocks():
+def test_article_first_scenario_32x16_blocks():
     r = gpuprims.occupancy_model(**A4500, block=(32, 16))
-    assert r["resident_threads"] == 28_672  # the seed: 56 SMs x 512 threads
+    assert r["resident_threads"] == 28_672  # the article: 56 SMs x 512 threads
     assert r["blocks_per_sm"] == 1 and r["limited_by"] == "registers"
     assert r["blocks_by"]["threads"] == 4
 
 
-def test_seed_second_scenario_16x8_blocks():
+def test_article_second_scenario_16x8_blocks():
     r = gpuprims.occupancy_model(**A4500, block=(16, 8))
-    assert r["resident_threads"] == 50_176  # the seed: 56 x 128 x 7
+    assert r["resident_threads"] == 50_176  # the article: 56 x 128 x 7
     assert r["blocks_per_sm"] == 7 and r["limited_by"] == "registers"
     assert r["blocks_by"]["threads"] == 16 and r["warps_per_sm"] == 28
 
@@ -33,13 +33,13 @@ def test_other_limits_decide_when_they_are_smaller():
 
 def test_register_granularity_rounds_each_warp_up():
     # 36 registers x 32 lanes = 1152 per warp, allocated as 1280 in units of
-    # 256: 51 warps fit in 64K, so 12 blocks of 4 warps, where the seed's
+    # 256: 51 warps fit in 64K, so 12 blocks of 4 warps, where the article's
     # model (65536 // 36 = 1820 threads) allows 14.
     kernel = dict(A4500, registers_per_thread=36)
     assert gpuprims.occupancy_model(**kernel, block=128)["blocks_by"]["registers"] == 14
     r = gpuprims.occupancy_model(**kernel, block=128, register_granularity=256)
     assert r["blocks_by"]["registers"] == 12 and r["blocks_per_sm"] == 12
-    # The seed's 16 x 8 example is the same either way: 2304 per warp, 28 warps, 7 blocks.
+    # The article's 16 x 8 example is the same either way: 2304 per warp, 28 warps, 7 blocks.
     assert gpuprims.occupancy_model(**A4500, block=(16, 8), register_granularity=256)["blocks_per_sm"] == 7
 
 

@@ -11,7 +11,6 @@ import pytest
 
 import gpuprims
 from gpuprims._numerics import exact_sum, sum_tolerance
-from gpuprims._registry import Variant, check_limit
 
 from conftest import GPU_OK, device_cases, gpuless_cuda_backend, need, random_array, read_only_cases
 
@@ -82,9 +81,9 @@ def test_registry_rows_are_complete(v):
 
 
 def test_auto_is_a_registered_general_variant():
-    from gpuprims._registry import AUTO, lookup
+    from gpuprims._registry import lookup
     v = lookup("reduce", "auto")
-    assert v.name == AUTO["reduce"] and v.max_n is None and v.where == "device"
+    assert v.auto and v.name == "single_pass" and v.max_n is None and v.where == "device"
 
 
 def test_unknown_family():
@@ -197,12 +196,16 @@ def test_min_max_of_empty_raise_like_numpy(op, variant):
 
 
 def test_limit_check_names_the_limit_and_a_variant_without_it():
-    # No reduction variant declares a limit; the check every family shares
-    # is exercised on a described one.
-    limited = Variant("reduce", 0, "tiny", "t", "s", "d", {"max_n": 10})
-    check_limit(limited, 10)
-    with pytest.raises(ValueError, match=r"at most max_n = 10 elements, got 11.*variant='auto'"):
-        check_limit(limited, 11)
+    # No reduction variant declares a limit; the core's one check, which
+    # every family shares, is exercised on a limited scan step without a
+    # multi-block form (so the error names the auto variant).
+    naive = next(v for v in gpuprims.variants("scan") if v.name == "naive")
+    assert naive.max_n is not None and naive.instead is None
+    gpuprims.cumsum(np.ones(naive.max_n, np.float32), variant="naive")
+    with pytest.raises(ValueError, match=rf"scan variant 'naive' handles at most max_n = {naive.max_n} "
+                                         rf"elements, got {naive.max_n + 1}; use variant='auto' "
+                                         rf"\(decoupled_lookback\), which has no such limit"):
+        gpuprims.cumsum(np.ones(naive.max_n + 1, np.float32), variant="naive")
 
 
 @pytest.mark.skipif(GPU_OK, reason="checks the no-GPU error; a GPU is visible here")

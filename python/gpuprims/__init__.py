@@ -22,15 +22,16 @@ except ImportError as e:  # pragma: no cover - a broken install
 
 from ._backend import EmulatorWarning, backend, backends, set_backend
 from ._arrays import DeviceArray, to_device
+# the family modules register their Family first: everything below iterates over them
+from ._reduce import max, min, reduce, sum
+from ._scan import cumsum, scan
+from ._transpose import transpose
 from ._bench import Result, benchmark, compare
 from ._table import Table
 from ._occupancy import occupancy, occupancy_model
 from ._profile import ProfilerError, profile
 from ._errors import CudaError, NoDeviceError
-from ._reduce import max, min, reduce, sum
 from ._registry import Variant, variants
-from ._scan import cumsum, scan
-from ._transpose import transpose
 from ._trace import trace
 
 __version__ = "0.1.0"

@@ -23,17 +23,11 @@ import numpy as np
 
 from . import _core
 from . import _backend
-from ._bench import DEFAULT_N, DEFAULT_SHAPE, Progress, compare, copy_roof
+from ._bench import Progress, compare, copy_roof
 from ._emulated import emulated_journey, format_emulated_table
-from ._reduce import DTYPES as REDUCE_DTYPES
-from ._registry import FAMILIES
-from ._transpose import DTYPES as TRANSPOSE_DTYPES
+from ._family import FAMILIES, OP_CODES, size_text
 
 ROOF_BYTES = 1 << 28  # the GPU line's copy: 256 MiB, far past any L2
-# The emulator's default sizes: a few seconds on one core (scan's naive step
-# is O(n^2)).
-EMULATED_N = {"reduce": 1 << 16, "scan": 1 << 12}
-EMULATED_SHAPE = (256, 384)
 
 
 def size(text: str) -> int:
@@ -57,20 +51,38 @@ def shape(text: str) -> tuple:
     return (size(parts[0]), size(parts[1]))
 
 
+def _or(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _size_help(sized_by) -> str:
+    """Which families take this size, their defaults and their emulated ones."""
+    fams = [f for f in FAMILIES.values() if f.sized_by == sized_by]
+    def text(size):
+        return "x".join(map(str, size)) if isinstance(size, tuple) else f"2**{size.bit_length() - 1}"
+    return (f"for {_or(f.name for f in fams)} (default "
+            + ", ".join(f"{text(f.default_size)}" + (f" for {f.name}" if len(fams) > 1 else "") for f in fams)
+            + "; on the emulator "
+            + ", ".join(f"{text(f.emulated_size)}" + (f" for {f.name}" if len(fams) > 1 else "") for f in fams)
+            + ")")
+
+
 def parser() -> argparse.ArgumentParser:
-    dtypes = sorted({d.name for d in REDUCE_DTYPES} | {d.name for d in TRANSPOSE_DTYPES})
+    dtypes = sorted({d.name for f in FAMILIES.values() for d in f.dtypes})
+    with_op = [f.name for f in FAMILIES.values() if "op" in f.options]
+    narrow = min(FAMILIES.values(), key=lambda f: len(f.dtypes))
     p = argparse.ArgumentParser(prog="python -m gpuprims", description=__doc__.splitlines()[0])
     p.add_argument("--family", action="append", choices=list(FAMILIES),
-                   help="a family to time (repeatable; default: all three)")
+                   help=f"a family to time (repeatable; default: all {len(FAMILIES)})")
     p.add_argument("--n", type=size, default=None,
-                   help=f"elements for reduce and scan: 1000000, 2**24 or 2^24 (default 2**{DEFAULT_N.bit_length() - 1}; "
-                        f"on the emulator 2**16 for reduce, 2**12 for scan)")
+                   help="elements: 1000000, 2**24 or 2^24, " + _size_help("n"))
     p.add_argument("--shape", type=shape, default=None,
-                   help=f"transpose matrix: ROWSxCOLS (default {DEFAULT_SHAPE[0]}x{DEFAULT_SHAPE[1]}; "
-                        f"on the emulator {EMULATED_SHAPE[0]}x{EMULATED_SHAPE[1]})")
+                   help="matrix: ROWSxCOLS, " + _size_help("shape"))
     p.add_argument("--dtype", default="float32", choices=dtypes,
-                   help="element type (reduce and scan: int32, int64, float32, float64)")
-    p.add_argument("--op", default="sum", choices=["sum", "min", "max"], help="reduce and scan operator")
+                   help=f"element type ({_or(f.name for f in FAMILIES.values() if f.dtypes == narrow.dtypes)}: "
+                        f"{', '.join(d.name for d in narrow.dtypes)})")
+    p.add_argument("--op", default="sum", choices=list(OP_CODES), help=f"{_or(with_op)} operator")
     p.add_argument("--repeat", type=int, default=30, help="timed runs per variant (median shown)")
     p.add_argument("--k", type=int, default=5, help="extra runs per variant counted for determinism")
     p.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
@@ -84,12 +96,18 @@ def parser() -> argparse.ArgumentParser:
 def check_args(p, args) -> list:
     families = list(dict.fromkeys(args.family or FAMILIES))
     dtype = np.dtype(args.dtype)
-    for fam in families:
-        if fam != "transpose" and dtype not in REDUCE_DTYPES:
-            p.error(f"{fam} takes --dtype int32, int64, float32 or float64, not {args.dtype}")
+    for name in families:
+        fam = FAMILIES[name]
+        if dtype not in fam.dtypes:
+            p.error(f"{name} takes --dtype {_or(d.name for d in fam.dtypes)}, not {args.dtype}")
     if args.repeat < 1 or args.k < 0:
         p.error("--repeat must be at least 1 and --k at least 0")
     return families
+
+
+def _size(args, fam):
+    """The size the command line gives a family (--n or --shape), or None."""
+    return getattr(args, fam.sized_by)
 
 
 def gpu_line(info, roof) -> str:
@@ -120,17 +138,14 @@ def emulated(args, families, reason) -> int:
     print(f"{reason}: the journeys run on the emulator backend (the same kernels on the CPU) - "
           f"emulated results, no GPU timings, no bandwidth.")
     bad = []
-    for fam in families:
-        if fam == "transpose":
-            shp = args.shape or EMULATED_SHAPE
-            rows, want = emulated_journey(fam, shape=shp, dtype=args.dtype)
-            title = f"\ntranspose, {shp[0]} x {shp[1]}, {args.dtype} (emulated)\n"
-        else:
-            n = args.n or EMULATED_N[fam]
-            rows, want = emulated_journey(fam, n=n, dtype=args.dtype, op=args.op)
-            title = f"\n{fam} {args.op}{' inclusive' if fam == 'scan' else ''}, n = {n}, {args.dtype} (emulated)\n"
+    for name in families:
+        fam = FAMILIES[name]
+        size = _size(args, fam) or fam.emulated_size
+        rows, want = emulated_journey(name, **{fam.sized_by: size}, dtype=args.dtype, op=args.op)
+        title = (f"\n{fam.what(args.op, True)}, {size_text(fam.input_shape(size))}, {args.dtype} "
+                 f"(emulated)\n")
         print(format_emulated_table(rows, want, title=title), flush=True)
-        bad += [f"{fam}/{r['variant']}" for r in rows if r.get("ok") is False]
+        bad += [f"{name}/{r['variant']}" for r in rows if r.get("ok") is False]
     if bad:
         print("MISMATCH (output differs from NumPy beyond the tolerance): " + ", ".join(bad))
         return 1
@@ -150,17 +165,17 @@ def main(argv=None) -> int:
         return emulated(args, families, "--backend emulator" if ok else f"No CUDA GPU visible ({why})")
     if _backend.current != "cuda":  # e.g. GPUPRIMS_BACKEND=emulator with a GPU visible
         _backend.set_backend("cuda")
-    args.n = args.n or DEFAULT_N
-    args.shape = args.shape or DEFAULT_SHAPE
 
     info = _core.device_info()
     roof = copy_roof(ROOF_BYTES, repeat=20)
     print(gpu_line(info, roof), flush=True)
     progress = None if args.no_progress else Progress()
     tables = []
-    for fam in families:
-        kw = {"shape": args.shape} if fam == "transpose" else {"n": args.n, "op": args.op}
-        t = compare(fam, dtype=args.dtype, repeat=args.repeat, k=args.k, progress=progress, **kw)
+    for name in families:
+        fam = FAMILIES[name]
+        size = _size(args, fam) or fam.default_size
+        t = compare(name, **{fam.sized_by: size}, op=args.op, dtype=args.dtype, repeat=args.repeat, k=args.k,
+                    progress=progress)
         tables.append(t)
         print(f"\n{t}", flush=True)
     if args.json:

@@ -3,7 +3,8 @@
 A DeviceArray owns memory from the CUDA runtime's stream-ordered pool and
 frees it when the object goes away.  Anything exposing
 ``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors, DeviceArray)
-is used in place, with no copy; NumPy input is made contiguous and uploaded.
+is used in place, with no copy; a NumPy input is made C-contiguous and handed
+to the core as a buffer (the core stages it through the device).
 """
 from __future__ import annotations
 
@@ -161,7 +162,7 @@ def _wrap_foreign(x) -> DeviceArray:
 
 class Operand:
     """An input taken in: its shape and dtype, and where its elements are -
-    `host` (a contiguous NumPy array) or `device` (a DeviceArray) or both
+    `host` (a C-contiguous NumPy array) or `device` (a DeviceArray), or both
     once copied.  Holding it keeps the elements alive."""
 
     __slots__ = ("shape", "dtype", "host", "device", "on_device")
@@ -173,11 +174,6 @@ class Operand:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
-
-    def to_device(self) -> DeviceArray:
-        if self.device is None:
-            self.device = to_device(self.host)
-        return self.device
 
     def to_host(self) -> np.ndarray:
         if self.host is None:

@@ -1,16 +1,18 @@
 """Timing helpers: gpuprims.benchmark (one variant) and gpuprims.compare
 (a family's whole journey as a Table).
 
-Method (../shared/DESIGN.md, "Timing and benchmarks"): CUDA events around
-the variant's kernel(s) only, in the compiled core (timing.c); warm-up runs
-first; before every timed run a buffer of 4x the L2 is overwritten (nothing
-of the input stays in L2) and the output is poisoned; median, min and max of
-the repetitions.  Bandwidth counts the ideal bytes (each input read once,
-each output written once); the roof is a device-to-device copy moving the
-same bytes, measured in the same call.  Host<->device transfers are timed
-apart (wall clock).  Every output is checked against NumPy with the
-package's one tolerance (_numerics), its largest error given in ULPs for
-floats, and the variant is run k more times to count distinct results.
+Method: the variant's kernel(s) alone are timed with CUDA events, in the
+compiled core (_core.time), after warm-up runs; before every timed run a
+buffer of 4x the L2 is overwritten (nothing of the input stays in L2) and
+the output is poisoned; the median, min and max of the repetitions are
+reported.  Bandwidth counts the ideal bytes (each input read once, each
+output written once); the roof is a device-to-device copy moving the same
+bytes, measured in the same call.  Host<->device transfers are timed apart
+(wall clock).  Every output is checked against a float64 / math.fsum
+reference with the package's one tolerance (_numerics), its largest error
+given in ULPs for floats, and the variant is run k more times to count
+distinct results.  Nothing here knows a family by name: each Family
+(_family) says how its inputs, outputs and references look.
 """
 from __future__ import annotations
 
@@ -24,37 +26,14 @@ import numpy as np
 
 from . import _core
 from ._arrays import DeviceArray, to_device
-from ._numerics import exact_sum, identity, scan_reference, scan_tolerance, sum_tolerance, ulps
-from ._reduce import CODES, OPS, result_dtype
-from ._registry import AUTO, Variant, lookup
-from ._registry import variants as registry_variants
+from ._family import Case, Family, get as get_family, random_input
+from ._registry import Variant
 from ._table import Column, Table
-from ._transpose import DTYPES as TRANSPOSE_DTYPES
 
-# The production baseline of each family: "x vs" divides by its time.
-BASELINE = {"reduce": "cub", "scan": "cub", "transpose": "cublas"}
-BASELINE_TITLE = {"cub": "CUB", "cublas": "cuBLAS"}
-# The main job's default sizes: big enough to be far past L2 (an H100/H200
-# has 50-60 MB), small enough that every journey runs in seconds.
-DEFAULT_N = 1 << 24
-DEFAULT_SHAPE = (8192, 8192)
+__all__ = ["Result", "benchmark", "compare", "copy_roof", "random_input"]
+
 FLUSH_L2_TIMES = 4  # the flush buffer, in multiples of the L2
-HOST_RUNS = 3  # timed runs of host code (the seed's CPU loops, NumPy)
-
-
-def random_input(shape, dtype, seed=0) -> np.ndarray:
-    """Random test data, never zeros: integers in [-1000, 1000), floats in
-    [-1, 1).  `shape` is n or a tuple."""
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(max(-1000, info.min), min(1000, info.max), size=shape, dtype=dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, size=shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.random(shape) * 2 - 1 + 1j * (rng.random(shape) * 2 - 1)).astype(dtype)
-    return (rng.random(shape, dtype=np.float64) * 2 - 1).astype(dtype)
+HOST_RUNS = 3  # timed runs of host code (the textbooks' CPU loops, NumPy)
 
 
 @lru_cache(maxsize=None)
@@ -139,122 +118,56 @@ class Result:
                 f"{err}; {self.distinct} distinct of {self.k} runs")
 
 
-class _Case:
-    """One input of one family, on both sides, with its reference: what
-    every row of a comparison shares."""
+def _host_input(family: Family, x_or_n, dtype, seed):
+    """(the kernels' host input, the caller's device array or None) from an
+    element count or shape (random input), a NumPy array or a device array."""
+    device = None
+    if isinstance(x_or_n, (int, np.integer)) or (isinstance(x_or_n, tuple) and
+                                                 all(isinstance(s, (int, np.integer)) for s in x_or_n)):
+        want = np.dtype(dtype or "float32")
+        if want not in family.dtypes:
+            raise TypeError(f"{family.name} does not support dtype {want}")
+        x = random_input(family.input_shape(x_or_n), want, seed)
+    elif hasattr(x_or_n, "__cuda_array_interface__"):
+        device = to_device(x_or_n)
+        x = device.get()
+        if dtype is not None and np.dtype(dtype) != x.dtype:
+            raise TypeError(f"dtype={dtype} differs from the device array's {x.dtype}")
+    else:
+        x = np.asarray(x_or_n)
+        if dtype is not None and np.dtype(dtype) != x.dtype:
+            x = x.astype(dtype)
+    return family.as_kernel_input(x), device
+
+
+class _Case(Case):
+    """One input of one family, on both sides, with its reference and the
+    timing settings: what every row of a comparison shares."""
 
     def __init__(self, family, x_or_n, *, dtype, op, inclusive, repeat, warmup, k, flush, check=True,
                  seed=0):
-        if family not in BASELINE:
-            raise ValueError(f"unknown family {family!r}; known: {', '.join(BASELINE)}")
-        self.family, self.op, self.inclusive = family, op, bool(inclusive)
+        fam = get_family(family)
         self.repeat, self.warmup, self.k = int(repeat), int(warmup), int(k)
         if self.repeat < 1 or self.warmup < 0 or self.k < 0:
             raise ValueError("repeat must be >= 1, warmup and k >= 0")
-        if family != "transpose" and op not in OPS:
-            raise ValueError(f"unknown op {op!r}; choose one of: {', '.join(OPS)}")
-        self.h2d_ms = None
-        self.d2h_ms = None
-        self.device = None
-        if isinstance(x_or_n, (int, np.integer)) or (isinstance(x_or_n, tuple) and
-                                                     all(isinstance(s, (int, np.integer)) for s in x_or_n)):
-            shape = (int(x_or_n),) if not isinstance(x_or_n, tuple) else tuple(int(s) for s in x_or_n)
-            want = np.dtype(dtype or "float32")
-            if want not in (TRANSPOSE_DTYPES if family == "transpose" else CODES):
-                raise TypeError(f"{family} does not support dtype {want}")
-            if family == "transpose" and len(shape) != 2:
-                raise ValueError(f"transpose needs a shape (rows, cols), got {x_or_n!r}")
-            self.x = random_input(shape if family == "transpose" else shape[0], dtype or "float32", seed)
-        elif hasattr(x_or_n, "__cuda_array_interface__"):
-            self.device = to_device(x_or_n)
-            self.x = self.device.get()
-            if dtype is not None and np.dtype(dtype) != self.x.dtype:
-                raise TypeError(f"dtype={dtype} differs from the device array's {self.x.dtype}")
-        else:
-            self.x = np.ascontiguousarray(np.asarray(x_or_n))
-            if dtype is not None and np.dtype(dtype) != self.x.dtype:
-                self.x = self.x.astype(dtype)
-        x = self.x
-        if family == "transpose":
-            if x.ndim != 2:
-                raise ValueError(f"transpose needs a 2-D array, got {x.ndim}-D")
-            if x.dtype not in TRANSPOSE_DTYPES:
-                raise TypeError(f"transpose does not support dtype {x.dtype}")
-        else:
-            x = self.x = x.ravel()
-            if x.dtype not in CODES:
-                raise TypeError(f"{family} does not support dtype {x.dtype}; "
-                                f"supported: {', '.join(d.name for d in CODES)}")
-        self.n = int(x.size)
+        fam.check_options(op)
+        x, self.device = _host_input(fam, x_or_n, dtype, seed)
+        super().__init__(fam, x, op=op, inclusive=inclusive)
         if self.n == 0:
             raise ValueError("benchmarking needs at least one element")
-        self.acc = x.dtype if family == "transpose" else result_dtype(op, x.dtype)
-        # ideal bytes: the input read once, the output written once (a
-        # reduction's one result word is not counted)
-        self.bytes = int(x.nbytes) if family == "reduce" else int(x.nbytes + self.n * self.acc.itemsize)
+        self.h2d_ms = None
+        self.d2h_ms = None
+        self.out = None
+        self.bytes = fam.ideal_bytes(self)
         self.flush_bytes = FLUSH_L2_TIMES * _l2_bytes() if flush else 0
         self.checking = bool(check)
-        self.ref = None  # computed on the first check
 
-    # -- the reference and the check
-    def _reference(self):
-        x, acc, op = self.x, self.acc, self.op
-        if self.family == "reduce":
-            if op == "sum" and acc.kind == "f":
-                self.ref = exact_sum(x)
-                self.tol = sum_tolerance(x, acc, self.ref)
-            else:
-                self.ref = (np.sum(x, dtype=acc) if op == "sum" else getattr(np, op)(x)).astype(acc)
-                self.tol = 0.0
-        elif self.family == "scan":
-            if op == "sum" and acc.kind == "f":
-                self.ref, self._bound = scan_reference(x, self.inclusive, acc)
-                self.tol = None  # per variant: scan_tolerance
-            else:
-                self.ref = self.numpy()
-                self.tol = 0
-        else:
-            self.ref = np.ascontiguousarray(x.T)
-            self.tol = 0
-
-    def check(self, got, variant_name) -> tuple:
+    def check(self, got, v=None) -> tuple:
         """(matches, max error, unit) of an output against the reference;
         (None, None, "") when checks are off."""
         if not self.checking:
             return None, None, ""
-        if self.ref is None:
-            self._reference()
-        unit = "ulp" if self.acc.kind == "f" else "abs"
-        if self.family == "transpose":
-            want = self.x if variant_name == "copy" else self.ref
-            got = np.asarray(got).reshape(want.shape)
-            ok = bool(np.array_equal(got, want, equal_nan=want.dtype.kind in "fc"))
-            if ok:
-                return True, 0.0, unit
-            if want.dtype.kind in "fiu":
-                return False, ulps(got, want, want.dtype), unit
-            return False, float("nan"), "abs"
-        if self.family == "reduce":
-            got = self.acc.type(got)
-            if self.acc.kind == "f" and self.op == "sum":
-                ok = bool(abs(float(got) - self.ref) <= self.tol)
-                return ok, ulps(np.float64(float(got)), np.float64(self.ref), self.acc), unit
-            ok = bool(got == self.ref or (np.isnan(got) and np.isnan(self.ref)))
-            return ok, ulps(got, self.ref, self.acc), unit
-        got = np.asarray(got)
-        if self.tol is None:
-            # A float sum scan's rounding grows with the prefix's sum of |x|
-            # (near a prefix that cancels to ~0 an ULP of the value itself
-            # means nothing): its error is given in ULPs of that sum.
-            tol = scan_tolerance(self.n, self.acc, self.ref, self._bound)
-            err = np.abs(got.astype(self.ref.dtype) - self.ref)
-            ok = bool(np.all(err <= tol))
-            scale = np.spacing(self._bound.astype(self.acc)).astype(self.ref.dtype)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                u = np.where(err == 0, 0, err / np.where(scale > 0, scale, np.inf))
-            return ok, float(np.max(np.where(np.isnan(u), np.inf, u))) if u.size else 0.0, "ulp(sum|x|)"
-        ok = bool(np.array_equal(got, self.ref, equal_nan=True))
-        return ok, ulps(got, self.ref, self.acc), unit
+        return super().check(got, v)
 
     # -- the device side
     def upload(self):
@@ -262,90 +175,45 @@ class _Case:
             t0 = time.perf_counter()
             self.device = to_device(self.x)
             self.h2d_ms = (time.perf_counter() - t0) * 1e3
-        if self.family == "reduce":
-            self.out = None
-        else:
-            shape = (self.n,) if self.family == "scan" else (self.x.shape[1], self.x.shape[0])
-            self.out = DeviceArray(shape, self.acc)
+        shape = self.out_shape(self.family.auto)
+        self.out = None if shape is None else DeviceArray(shape, self.acc)
 
-    def download(self, shape=None):
+    def _out(self, v: Variant):
+        """The output buffer of v: the one allocated at upload, in v's shape."""
+        shape = self.out_shape(v)
+        if shape is None or self.out is None:
+            return None
+        if shape == self.out.shape:
+            return self.out
+        return DeviceArray(shape, self.acc, _ptr=self.out.ptr, _owner=self.out)
+
+    def download(self, out):
         """The output buffer as NumPy (the first download is timed: d2h_ms)."""
         t0 = time.perf_counter()
-        got = self.out.get()
+        got = out.get()
         if self.d2h_ms is None:
             self.d2h_ms = (time.perf_counter() - t0) * 1e3
-        return got if shape is None else got.reshape(shape)
+        return got
 
     def roof(self):
         # The copy moves bytes/2 twice (read + write): the same bytes as the variant.
         return copy_roof(self.bytes // 2, warmup=self.warmup, repeat=self.repeat,
                          flush=bool(self.flush_bytes))
 
-    def _codes(self):
-        return CODES[self.x.dtype], CODES[self.acc], OPS[self.op]
-
     def time_device(self, v: Variant):
         """(kernel ms per repetition, the output as NumPy) of a device variant."""
-        d = self.device
-        if self.family == "reduce":
-            ms, value = _core.time_reduce(v.index, d.ptr, self.n, *self._codes(),
-                                          self.warmup, self.repeat, self.flush_bytes)
-            return ms, value
-        if self.family == "scan":
-            ms = _core.time_scan(v.index, d.ptr, self.out.ptr, self.n, *self._codes(), self.inclusive,
-                                 self.warmup, self.repeat, self.flush_bytes)
-            return ms, self.download()
-        rows, cols = self.x.shape
-        ms = _core.time_transpose(v.index, d.ptr, self.out.ptr, rows, cols, self.x.dtype.itemsize,
-                                  self.warmup, self.repeat, self.flush_bytes)
-        return ms, self.download()
+        out = self._out(v)
+        ms, value = _core.time(self.family.name, v.index, self.device.ptr, None if out is None else out.ptr,
+                               self.params, self.warmup, self.repeat, self.flush_bytes)
+        return ms, (self.acc.type(value) if out is None else self.download(out))
 
     def run_device(self, v: Variant):
         """The output of one untimed run of a device variant (determinism)."""
-        d = self.device
-        if self.family == "reduce":
-            return _core.reduce(v.index, d.ptr, self.n, *self._codes())
-        if self.family == "scan":
-            _core.scan(v.index, d.ptr, self.out.ptr, self.n, *self._codes(), self.inclusive)
-            return self.out.get()
-        rows, cols = self.x.shape
-        _core.transpose(v.index, d.ptr, self.out.ptr, rows, cols, self.x.dtype.itemsize)
-        return self.out.get()
-
-    def run_host(self, v: Variant):
-        """The output of one run of a host variant (the seed's CPU code)."""
-        x = self.x
-        if self.family == "reduce":
-            return _core.reduce_host(v.index, x, self.n, *self._codes())
-        if self.family == "scan":
-            out = np.empty(self.n, dtype=self.acc)
-            _core.scan_host(v.index, x, out, self.n, *self._codes(), self.inclusive)
-            return out
-        rows, cols = x.shape
-        out = np.empty((cols, rows), dtype=x.dtype)
-        _core.transpose_host(v.index, x, out, rows, cols, x.dtype.itemsize)
-        return out
-
-    def numpy(self):
-        """NumPy's answer on the host: the CPU baseline."""
-        x, acc, op = self.x, self.acc, self.op
-        if self.family == "transpose":
-            return np.ascontiguousarray(x.T)
-        if self.family == "reduce":
-            return np.sum(x, dtype=acc) if op == "sum" else getattr(np, op)(x)
-        ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
-        inc = ufunc.accumulate(x, dtype=acc)
-        if self.inclusive:
-            return inc
-        first = np.array([identity(op, acc)], dtype=acc)
-        return np.concatenate([first, inc[:-1]])
+        return self.run(v, self.device.ptr, self._out(v))
 
     def skip_reason(self, v: Variant) -> str:
-        if v.dtypes is not None and self.x.dtype.name not in v.dtypes:
-            return f"skipped: takes {', '.join(v.dtypes)} only"
-        if v.max_n is not None and self.n > v.max_n:
-            return f"skipped: n > max_n {v.max_n}"
-        return ""
+        reason = v.skip_reason(self.n, self.x.dtype)
+        return f"skipped: {reason}" if reason else ""
 
 
 def _host_times(fn, runs):
@@ -359,16 +227,16 @@ def _host_times(fn, runs):
 
 
 def _measure(case: _Case, name, title, *, where, run_timed=None, run_once=None, host_fn=None,
-             baseline=False, roof=None) -> Result:
+             baseline=False, roof=None, variant=None) -> Result:
     """One row: time, check, count distinct results over k runs."""
-    r = Result(case.family, name, title, tuple(case.x.shape), case.x.dtype.name,
-               None if case.family == "transpose" else case.op, where, bytes=case.bytes,
+    r = Result(case.family.name, name, title, tuple(case.x.shape), case.x.dtype.name, case.op, where,
+               bytes=case.bytes,
                k=case.k, baseline=baseline)
     if where == "device":
         ms, out = run_timed()
         outs = [run_once() for _ in range(case.k)]
     else:
-        # host code: wall clock, at most HOST_RUNS runs (the seed's CPU
+        # host code: wall clock, at most HOST_RUNS runs (the textbook's CPU
         # transpose of 8192 x 8192 takes a second); they are also the runs
         # whose results are counted for determinism (k = their number)
         ms, outs = _host_times(host_fn, max(1, min(case.repeat, HOST_RUNS)))
@@ -379,7 +247,7 @@ def _measure(case: _Case, name, title, *, where, run_timed=None, run_once=None, 
     if roof is not None:
         r.roof_gbps = roof["gbps"]
         r.roof_pct = 100 * r.gbps / roof["gbps"]
-    r.matches, r.max_error, r.error_unit = case.check(out, name)
+    r.matches, r.max_error, r.error_unit = case.check(out, variant)
     if outs:
         r.distinct = _count_distinct(outs)
         r.k = len(outs)
@@ -390,14 +258,13 @@ def _measure(case: _Case, name, title, *, where, run_timed=None, run_once=None, 
 def _variant_row(case: _Case, v: Variant, roof) -> Result:
     reason = case.skip_reason(v)
     if reason:
-        return Result(case.family, v.name, v.title, tuple(case.x.shape), case.x.dtype.name,
-                      None if case.family == "transpose" else case.op, v.where, bytes=case.bytes,
-                      baseline=v.is_baseline, note=reason)
+        return Result(case.family.name, v.name, v.title, tuple(case.x.shape), case.x.dtype.name, case.op,
+                      v.where, bytes=case.bytes, baseline=v.is_baseline, note=reason)
     if v.where == "host":
         return _measure(case, v.name, v.title, where="host", host_fn=lambda: case.run_host(v),
-                        baseline=v.is_baseline, roof=roof)
+                        baseline=v.is_baseline, roof=roof, variant=v)
     return _measure(case, v.name, v.title, where="device", run_timed=lambda: case.time_device(v),
-                    run_once=lambda: case.run_device(v), baseline=v.is_baseline, roof=roof)
+                    run_once=lambda: case.run_device(v), baseline=v.is_baseline, roof=roof, variant=v)
 
 
 def _extra_row(case: _Case, name, fn, roof) -> Result:
@@ -407,7 +274,7 @@ def _extra_row(case: _Case, name, fn, roof) -> Result:
         got = fn(case.device)
         if hasattr(got, "__cuda_array_interface__"):
             got = to_device(got).get()
-        return np.asarray(got) if case.family != "reduce" else got
+        return got if case.scalar else np.asarray(got)
 
     r = _measure(case, name, f"{name} (caller's function, wall clock)", where="host",
                  host_fn=once, roof=roof)
@@ -433,16 +300,17 @@ def benchmark(family: str, variant: str, x_or_n=None, *, dtype=None, op: str = "
     floats), and how many distinct results k further runs gave.
     check=False skips the comparison with NumPy (matches is None).
     """
-    v = lookup(family, variant)
+    fam = get_family(family)
+    v = fam.lookup(variant)
     if x_or_n is None:
-        x_or_n = DEFAULT_SHAPE if family == "transpose" else DEFAULT_N
+        x_or_n = fam.default_size
     _core.device_info()  # NoDeviceError before any work where there is no GPU
     case = _Case(family, x_or_n, dtype=dtype, op=op, inclusive=inclusive, repeat=repeat,
                  warmup=warmup, k=k, flush=flush, check=check)
     reason = case.skip_reason(v)
     if reason:
         raise ValueError(f"{family} variant {v.name!r}: {reason[len('skipped: '):]}; "
-                         f"use variant='auto' ({AUTO[family]})")
+                         f"use variant='auto' ({fam.auto.name})")
     case.upload()
     roof = case.roof()
     return _variant_row(case, v, roof)
@@ -489,7 +357,7 @@ def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "s
 
     Rows in journey (registry) order - variants="all" or a list of names -,
     then, with baselines=True, the production library rows (CUB / cuBLAS /
-    copy / the seed's CPU code), the copy roof and NumPy on the CPU.
+    copy / the textbook's CPU code), the copy roof and NumPy on the CPU.
     Columns: ms (median), GB/s, % of the copy roof, speed-up over the
     previous row and over the first, x vs the production baseline, the
     largest error vs a float64 / math.fsum reference (ULPs for floats), the
@@ -503,17 +371,15 @@ def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "s
     check=False skips the comparison with NumPy (for repeated timings).
     """
     names = variants
+    fam = get_family(family)
     if x is None:
-        x = (shape if shape is not None else DEFAULT_SHAPE) if family == "transpose" \
-            else (n if n is not None else DEFAULT_N)
-    if family == "transpose" and isinstance(x, tuple) and n is not None:
-        raise ValueError("transpose takes shape=(rows, cols), not n")
-    table = registry_variants(family)
+        x = fam.pick_size(n, shape)
+    table = fam.variants()
     if names == "all":
         chosen = [v for v in table if baselines or not v.is_baseline]
     else:
         names = [names] if isinstance(names, str) else list(names)
-        chosen = [lookup(family, nm) for nm in names]
+        chosen = [fam.lookup(nm) for nm in names]
         if baselines:
             chosen += [v for v in table if v.is_baseline and v not in chosen]
         order = {v.name: i for i, v in enumerate(table)}
@@ -531,7 +397,7 @@ def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "s
         nonlocal done
         done += 1
         if progress:
-            progress(done, steps, f"{family} {label}")
+            progress(done, steps, f"{fam.name} {label}")
 
     case.upload()
     roof = case.roof()
@@ -559,19 +425,15 @@ def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "s
                        baseline=True, roof=roof)
         rows.append(row.to_dict())
         tick("numpy")
-    _speedups(rows, BASELINE[family])
-    shape_text = f"{case.x.shape[0]} x {case.x.shape[1]}" if family == "transpose" else f"n = {case.n}"
-    what = "transpose" if family == "transpose" else \
-        f"{family} {op}" + ("" if family == "reduce" else (" inclusive" if inclusive else " exclusive"))
-    title = (f"{what}, {shape_text}, {case.x.dtype.name} - CUDA events, median of {repeat}"
-             f"{', L2 flushed' if flush else ''}")
-    meta = {"family": family, "op": None if family == "transpose" else op,
-            "inclusive": inclusive if family == "scan" else None, "dtype": case.x.dtype.name,
+    _speedups(rows, fam.library.name)
+    title = f"{case.title()} - CUDA events, median of {repeat}{', L2 flushed' if flush else ''}"
+    meta = {"family": fam.name, "op": case.op,
+            "inclusive": inclusive if "inclusive" in fam.options else None, "dtype": case.x.dtype.name,
             "shape": list(case.x.shape), "n": case.n, "bytes": case.bytes, "repeat": repeat,
             "warmup": warmup, "k": k, "flush_bytes": case.flush_bytes, "roof_gbps": roof["gbps"],
-            "h2d_ms": case.h2d_ms, "d2h_ms": case.d2h_ms, "baseline": BASELINE[family]}
+            "h2d_ms": case.h2d_ms, "d2h_ms": case.d2h_ms, "baseline": fam.library.name}
     footer = _transfer_line(case)
-    return Table(rows, _columns(BASELINE_TITLE[BASELINE[family]]), title=title, meta=meta, footer=footer)
+    return Table(rows, _columns(fam.library_label), title=title, meta=meta, footer=footer)
 
 
 def _transfer_line(case) -> str:

@@ -9,91 +9,45 @@ import time
 import numpy as np
 
 from . import _backend
-from ._arrays import to_device
-from ._bench import random_input
-from ._numerics import exact_sum, scan_reference, scan_tolerance, sum_tolerance
-from ._reduce import reduce, result_dtype
-from ._registry import variants
-from ._scan import scan
-from ._transpose import transpose
-
-_ACCUMULATE = {"sum": np.cumsum, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
+from ._arrays import DeviceArray, to_device
+from ._family import Case, get as get_family, random_input
 
 
-def _reduce_case(x, op):
-    acc = result_dtype(op, x.dtype)
-    want = {"sum": np.sum, "min": np.min, "max": np.max}[op](x)
-    ref = exact_sum(x) if op == "sum" else float(want)
-    tol = sum_tolerance(x, acc, ref) if op == "sum" and acc.kind == "f" else 0.0
-
-    def check(got):
-        return bool(abs(float(got) - float(ref)) <= tol), got
-    return want, (lambda d, name: reduce(d, op, variant=name)), check
-
-
-def _scan_case(x, op):
-    acc = result_dtype(op, x.dtype)
-    want = _ACCUMULATE[op](x.astype(acc))
-    if op == "sum" and acc.kind == "f":
-        ref, bound = scan_reference(x, True, acc)
-        tol = scan_tolerance(x.size, acc, ref, bound)
-    else:
-        ref, tol = want, 0
-
-    def check(got):
-        got = got.get()
-        err = np.abs(got.astype(np.float64) - np.asarray(ref, np.float64))
-        return bool(got.dtype == acc and np.all(err <= tol)), f"last = {got[-1]}"
-    return f"last = {want[-1]}", (lambda d, name: scan(d, op, variant=name)), check
-
-
-def _transpose_case(x, op):
-    del op
-
-    def check(got):
-        got = got.get()
-        return bool(np.array_equal(got, x.T)), f"{got.shape[0]} x {got.shape[1]}"
-    return f"{x.shape[1]} x {x.shape[0]}", (lambda d, name: transpose(d, variant=name)), check
-
-
-CASES = {"reduce": _reduce_case, "scan": _scan_case, "transpose": _transpose_case}
-
-
-def emulated_journey(family, *, n=None, shape=None, dtype="float32", op="sum"):
+def emulated_journey(family, *, n=None, shape=None, dtype="float32", op="sum", inclusive=True):
     """Run every device variant of `family` once on the emulator, on n
-    elements (reduce, scan) or a rows x cols matrix (transpose), and check
-    each result.  Returns (rows, what NumPy gives)."""
-    dtype = np.dtype(dtype)
-    x = random_input(shape if family == "transpose" else n, dtype)
-    want, run, check = CASES[family](x, op)
-    size = x.size
+    elements or a rows x cols matrix (the family's default size if neither
+    is given), and check each result.  Returns (rows, the text of NumPy's
+    answer)."""
+    fam = get_family(family)
+    size = fam.pick_size(n, shape, strict=False)
+    case = Case(fam, random_input(fam.input_shape(size), np.dtype(dtype)), op=op, inclusive=inclusive)
     before = _backend.current
     _backend.set_backend("emulator")
     rows = []
     try:
-        d = to_device(x)
-        for v in variants(family):
+        d = to_device(case.x)
+        for v in fam.variants():
             if v.where != "device":
                 continue
             row = {"variant": v.name, "title": v.title}
             if "emulator" not in v.backends:
                 row["skipped"] = "NVIDIA library code: needs the cuda backend"
-            elif v.max_n is not None and size > v.max_n:
+            elif v.max_n is not None and case.n > v.max_n:
                 row["skipped"] = f"over its limit (max_n = {v.max_n})"
-            elif v.dtypes and dtype.name not in v.dtypes.split(","):
-                row["skipped"] = f"takes {v.dtypes}"
+            elif v.dtypes and case.x.dtype.name not in v.dtypes:
+                row["skipped"] = f"takes {','.join(v.dtypes)}"
             else:
+                shape_out = case.out_shape(v)
+                out = None if shape_out is None else DeviceArray(shape_out, case.acc)
                 t0 = time.perf_counter()
-                out = run(d, v.name)
+                got = case.run(v, d.ptr, out)
                 row["cpu_ms"] = (time.perf_counter() - t0) * 1e3
-                if family == "transpose" and v.name == "copy":  # the roof: a copy, not a transpose
-                    row["ok"], row["result"] = bool(np.array_equal(out.get(), x)), "a copy (the roof)"
-                else:
-                    row["ok"], row["result"] = check(out)
+                row["ok"] = bool(case.check(got, v)[0])
+                row["result"] = fam.summary(got, v)
             rows.append(row)
     finally:
         _backend.set_backend(before)
-    return rows, want
+    return rows, fam.summary(case.numpy(), fam.auto)
 
 
 def format_emulated_table(rows, want, *, title=""):

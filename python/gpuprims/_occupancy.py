@@ -1,4 +1,5 @@
-"""The occupancy calculation of seed 001_ea7aef14ff7ea879 (execution model),
+"""The occupancy calculation of "Programming for the GPU", part II (how to
+optimize CUDA code, from the machine's perspective: the execution model),
 for a GPU described by its limits: how many blocks, warps and threads of a
 kernel can be resident at once, and which limit decides.
 
@@ -15,7 +16,7 @@ def occupancy_model(*, sm_count: int, threads_per_sm: int, blocks_per_sm: int,
                     register_granularity: int | None = None, register_partitions: int = 1) -> dict:
     """Resident blocks / warps / threads per SM and on the whole GPU.
 
-    The seed's calculation: each limit gives a number of whole blocks per
+    The article's calculation: each limit gives a number of whole blocks per
     SM - threads (threads_per_sm // threads per block), blocks
     (blocks_per_sm), registers (registers_per_sm // registers_per_thread
     threads, then whole blocks of them) and shared memory
@@ -23,7 +24,7 @@ def occupancy_model(*, sm_count: int, threads_per_sm: int, blocks_per_sm: int,
     wins.  `block` is the block shape: an int or a tuple (x, y[, z]).
     `register_granularity` (e.g. 256 registers per warp on current GPUs)
     rounds each warp's registers up as the hardware allocates them; the
-    seed ignores it (None).  `register_partitions`: the register file is
+    article ignores it (None).  `register_partitions`: the register file is
     split among the SM's schedulers (4 since Volta) and a warp takes its
     registers from one part, so whole warps are counted per part.
 
@@ -80,7 +81,7 @@ def _shared_allocated(raw) -> int:
 
 def occupancy_report(raw: dict) -> dict:
     """The occupancy API's figures for one kernel (`raw`, from the compiled
-    core) with the seed's model run on the same numbers: which limit
+    core) with the article's model run on the same numbers: which limit
     (threads, blocks, registers, shared memory) decides, and whether the
     model agrees with the API.  Pure: runs anywhere."""
     block = raw["block_size"]
@@ -115,7 +116,7 @@ def occupancy(family: str, variant: str = "auto", block_size: int | None = None)
     (instantiated for float32 sum) on this GPU, from the CUDA occupancy API
     (cudaOccupancyMaxActiveBlocksPerMultiprocessor), with the kernel's
     registers and shared memory (cudaFuncGetAttributes) and the limit that
-    decides (threads, blocks, registers or shared memory: the seed's model
+    decides (threads, blocks, registers or shared memory: the article's model
     run on the same numbers, cross-checked against the API in
     "model_agrees").
 

@@ -1,6 +1,6 @@
 """gpuprims.profile: hardware metrics of the variants from Nsight Compute.
 
-The seeds measured their kernels with nvprof (gld_efficiency, stall_sync,
+The textbook measured its reduction kernels with nvprof (gld_efficiency, stall_sync,
 ...), which no longer runs on GPUs since Volta.  Each nvprof metric below
 is mapped to the Nsight Compute metric that the Nsight Compute CLI's
 "nvprof transition guide" gives for it, and profile() runs `ncu` on a
@@ -10,13 +10,16 @@ once, so every kernel ncu reports belongs to that variant.
 from __future__ import annotations
 
 import csv
+import math
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from ._registry import lookup
+import numpy as np
+
+from ._family import get as get_family, size_text
 from ._table import Column, Table
 
 
@@ -53,9 +56,10 @@ METRICS = {
 DURATION = "gpu__time_duration.sum"  # always collected: the kernel's time (ns)
 
 PRESETS = {
-    # seeds 003 and 000: the reduction tables (time, gld/gst efficiency,
-    # instructions per warp, DRAM read throughput, barrier stalls) plus the
-    # divergence and occupancy the text discusses
+    # the reduction tables of Cheng, Grossman and McKercher, Professional
+    # CUDA C Programming, chapter 3 (time, gld/gst efficiency, instructions
+    # per warp, DRAM read throughput, barrier stalls) plus the divergence and
+    # occupancy the text discusses
     "seed": ("gld_efficiency", "gst_efficiency", "inst_per_warp", "dram_read_throughput",
              "stall_sync", "branch_efficiency", "achieved_occupancy"),
     "memory": ("gld_efficiency", "gst_efficiency", "gld_throughput", "dram_read_throughput"),
@@ -159,7 +163,7 @@ def profile(family: str, variants="all", *, n=None, shape=None, dtype="float32",
     with its duration and the requested metrics.
 
     variants: "all" (every device kernel of gpuprims, journey order) or a
-    list of names.  metrics: a preset ("seed": the seeds' nvprof metrics;
+    list of names.  metrics: a preset ("seed": the textbook's nvprof metrics;
     "memory", "divergence", "bank_conflicts", "occupancy"), or a list of
     nvprof names (gld_efficiency, gst_efficiency, gld_throughput,
     inst_per_warp, dram_read_throughput, stall_sync, branch_efficiency,
@@ -169,32 +173,24 @@ def profile(family: str, variants="all", *, n=None, shape=None, dtype="float32",
     none, so clocks are as in the timings).  ProfilerError when ncu is
     missing, not permitted to read the counters (ERR_NVGPUCTRPERM), or fails.
     """
-    from ._bench import DEFAULT_N, DEFAULT_SHAPE
-    from ._registry import variants as registry_variants
-
-    chosen = [v for v in registry_variants(family) if not v.is_baseline and v.where == "device"] \
-        if variants == "all" else [lookup(family, v) for v in ([variants] if isinstance(variants, str)
-                                                               else variants)]
+    fam = get_family(family)
+    chosen = [v for v in fam.variants() if not v.is_baseline and v.where == "device"] \
+        if variants == "all" else [fam.lookup(v) for v in ([variants] if isinstance(variants, str)
+                                                            else variants)]
     mlist = metric_list(metrics)
     exe = find_ncu(ncu)
-    if family == "transpose":
-        rows_, cols = shape or DEFAULT_SHAPE
-        size_arg = f"{rows_}x{cols}"
-        count = rows_ * cols
-    else:
-        count = n or DEFAULT_N
-        size_arg = str(count)
+    in_shape = fam.input_shape(fam.pick_size(n, shape, strict=False))
+    size_arg = "x".join(str(s) for s in in_shape)
+    count = math.prod(in_shape)
     env = dict(os.environ)
     pkg_parent = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     names = ",".join([DURATION] + [n for m in mlist for n in _parts(m[1])])
     rows = []
     for v in chosen:
-        if v.max_n is not None and count > v.max_n:
-            rows.append({"variant": v.name, "note": f"skipped: n > max_n {v.max_n}"})
-            continue
-        if v.dtypes is not None and dtype not in v.dtypes:
-            rows.append({"variant": v.name, "note": f"skipped: takes {', '.join(v.dtypes)} only"})
+        reason = v.skip_reason(count, np.dtype(dtype))
+        if reason:
+            rows.append({"variant": v.name, "note": f"skipped: {reason}"})
             continue
         cmd = [exe, "--clock-control", "none", "--csv", "--print-units", "base", "--metrics", names,
                sys.executable, "-m", "gpuprims._profile_driver", family, v.name, size_arg, dtype, op]
@@ -217,9 +213,8 @@ def profile(family: str, variants="all", *, n=None, shape=None, dtype="float32",
     cols = [Column("variant", "variant", align="<"), Column("kernel", "kernel", align="<"),
             Column("duration_us", "us", ".1f")]
     cols += [Column(key, head, fmt) for key, _, head, _, fmt in mlist]
-    what = f"{family}" + ("" if family == "transpose" else f" {op}")
-    size_text = size_arg.replace("x", " x ") if family == "transpose" else f"n = {count}"
-    return Table(rows, cols, title=f"{what}, {size_text}, {dtype}: Nsight Compute metrics",
-                 meta={"family": family, "metrics": {k: " + ".join(_parts(m)) for k, m, *_ in mlist},
+    what = fam.what(op, True)
+    return Table(rows, cols, title=f"{what}, {size_text(in_shape)}, {dtype}: Nsight Compute metrics",
+                 meta={"family": fam.name, "metrics": {k: " + ".join(_parts(m)) for k, m, *_ in mlist},
                        "ncu": exe},
                  plot_key="duration_us", plot_label="kernel time (us, under ncu)")

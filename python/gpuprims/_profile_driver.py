@@ -1,9 +1,10 @@
 """What gpuprims.profile runs under Nsight Compute: one variant, once.
 
-    python -m gpuprims._profile_driver FAMILY VARIANT N_OR_ROWSxCOLS DTYPE OP
+    python -m gpuprims._profile_driver FAMILY VARIANT SIZE DTYPE OP
 
-The input is uploaded first (copies, no kernels), so every kernel ncu sees
-is the variant's.
+SIZE is an element count (1048576) or a shape (8192x8192).  The input is
+uploaded first (copies, no kernels), so every kernel ncu sees is the
+variant's.
 """
 import sys
 
@@ -11,18 +12,12 @@ import sys
 def main(argv) -> int:
     family, variant, size, dtype, op = argv
     import gpuprims
-    from gpuprims._bench import random_input
+    from gpuprims._family import get, random_input
 
-    if family == "transpose":
-        rows, cols = (int(s) for s in size.split("x"))
-        d = gpuprims.to_device(random_input((rows, cols), dtype))
-        gpuprims.transpose(d, variant=variant)
-    else:
-        d = gpuprims.to_device(random_input(int(size), dtype))
-        if family == "reduce":
-            gpuprims.reduce(d, op, variant=variant)
-        else:
-            gpuprims.scan(d, op, variant=variant)
+    fam = get(family)
+    shape = tuple(int(s) for s in size.split("x"))
+    d = gpuprims.to_device(random_input(fam.input_shape(shape if len(shape) > 1 else shape[0]), dtype))
+    fam.apply(d, variant, op=op)
     return 0
 
 

@@ -1,7 +1,9 @@
 """The variant registries, read from the compiled core's tables.
 
 This is the only list of variants in Python: the API, the CLI, the
-benchmark and the tests all ask :func:`variants`.
+benchmark and the tests all ask :func:`variants`.  Each row's role (the one
+variant="auto" runs, a baseline, the production library) and the variant an
+over-limit error names come from the core's table too.
 """
 from __future__ import annotations
 
@@ -11,11 +13,6 @@ from functools import lru_cache
 from . import _core
 
 FAMILIES = _core.families()  # from the core's one list
-# the fastest general variant of each family
-# (scan: decoupled_lookback, faster than warp_shuffle from 2^20 up on an
-# H100 and an H200; warp_shuffle is faster at a few thousand elements;
-# bench/results/scan-*)
-AUTO = {"reduce": "single_pass", "scan": "decoupled_lookback", "transpose": "tiled_wide"}
 
 
 @dataclass(frozen=True)
@@ -26,12 +23,16 @@ class Variant:
     index: int  # position in the core's table
     name: str  # stable snake_case id, what variant= takes
     title: str
-    source: str  # which seed kernel or published technique
+    source: str  # which published work it follows (book and chapter, paper, blog, library)
     description: str
     limits: dict = field(default_factory=dict)  # {"max_n": int, "dtypes": (names)}; empty: none
     block_size: int = 0
     where: str = "device"  # "device" or "host"
     backends: tuple = ("cuda", "emulator")  # which backends run it (CUB/cuBLAS: cuda only)
+    auto: bool = False  # the row variant="auto" runs (one per family)
+    baseline: bool = False  # not a journey step: a library, the copy roof or the host reference
+    library: bool = False  # the production library the journey is measured against
+    instead: str | None = None  # for a row with max_n: the variant without the limit
 
     @property
     def max_n(self):
@@ -44,33 +45,42 @@ class Variant:
 
     @property
     def is_baseline(self) -> bool:
-        return self.name in ("cub", "cublas", "copy", "cpu")
+        return self.baseline
+
+    def skip_reason(self, n: int, dtype) -> str:
+        """Why an input of n elements of dtype is outside this variant's
+        declared limits ("" when it is within them)."""
+        if self.dtypes is not None and dtype.name not in self.dtypes:
+            return f"takes {', '.join(self.dtypes)} only"
+        if self.max_n is not None and n > self.max_n:
+            return f"n > max_n {self.max_n}"
+        return ""
+
+
+def _limits(max_n, dtypes) -> dict:
+    out = {}
+    if max_n is not None:
+        out["max_n"] = max_n
+    if dtypes is not None:
+        out["dtypes"] = tuple(dtypes.split(","))
+    return out
 
 
 @lru_cache(maxsize=None)
 def _table(family: str) -> tuple:
-    rows = _core.variants(family)
-    def limits(max_n, dtypes):
-        out = {}
-        if max_n is not None:
-            out["max_n"] = max_n
-        if dtypes is not None:
-            out["dtypes"] = tuple(dtypes.split(","))
-        return out
-
     return tuple(
-        Variant(family, i, name, title, source, desc, limits(max_n, dtypes), block, where, backends)
-        for i, (name, title, source, desc, max_n, dtypes, block, where, backends) in enumerate(rows)
+        Variant(family, i, name, title, source, desc, _limits(max_n, dtypes), block, where, tuple(backends),
+                bool(auto), bool(baseline), bool(library), instead)
+        for i, (name, title, source, desc, max_n, dtypes, block, where, backends, auto, baseline, library,
+                instead) in enumerate(_core.variants(family))
     )
 
 
-_BY_NAME: dict = {}  # family -> {name: Variant}, filled on first lookup
-
-
+@lru_cache(maxsize=None)
 def _by_name(family: str) -> dict:
-    table = _BY_NAME.get(family)
-    if table is None:
-        table = _BY_NAME[family] = {v.name: v for v in _table(family)}
+    """{name: Variant}, with "auto" for the row the core marks auto."""
+    table = {v.name: v for v in _table(family)}
+    table["auto"] = next(v for v in _table(family) if v.auto)
     return table
 
 
@@ -86,28 +96,10 @@ def lookup(family: str, name: str) -> Variant:
     """The variant called `name` ("auto" picks the fastest general one)."""
     if not isinstance(name, str):
         raise TypeError(f"variant must be a string, not {type(name).__name__}")
-    v = _by_name(family).get(AUTO[family] if name == "auto" else name)
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
+    v = _by_name(family).get(name)
     if v is not None:
         return v
     names = ", ".join(["auto"] + [v.name for v in _table(family)])
     raise ValueError(f"unknown {family} variant {name!r}; choose one of: {names}")
-
-
-def check_limit(v: Variant, n: int, dtype=None) -> None:
-    """ValueError naming the limit and a variant without it (TypeError for
-    a dtype the variant does not take)."""
-    if v.dtypes is not None and dtype is not None and dtype.name not in v.dtypes:
-        raise TypeError(
-            f"{v.family} variant {v.name!r} takes only {', '.join(v.dtypes)}, not {dtype.name}; "
-            f"use variant='auto' ({AUTO[v.family]}), which takes every supported dtype"
-        )
-    if v.max_n is not None and n > v.max_n:
-        # Name the multi-block form of a single-block step where there is one.
-        multi = _by_name(v.family).get(v.name.replace("_double_buffer", "").replace("_padded", "")
-                                       + "_multiblock")
-        other = (f"variant={multi.name!r} or variant='auto' ({AUTO[v.family]})" if multi
-                 else f"variant='auto' ({AUTO[v.family]})")
-        raise ValueError(
-            f"{v.family} variant {v.name!r} handles at most max_n = {v.max_n} elements, got {n}; "
-            f"use {other}, which has no such limit"
-        )

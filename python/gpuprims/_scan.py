@@ -1,12 +1,15 @@
-"""Prefix scan: gpuprims.scan and gpuprims.cumsum."""
+"""Prefix scan: gpuprims.scan and gpuprims.cumsum, and the scan Family."""
 from __future__ import annotations
 
 import numpy as np
 
-from . import _core
-from ._arrays import DeviceArray, take, to_device
-from ._reduce import CODES, OPS, result_dtype
-from ._registry import check_limit, lookup
+from ._arrays import take
+from ._family import Family, invoke, op_code, register
+from ._numerics import identity, scan_reference, scan_tolerance, ulps
+from ._reduce import CODES, DTYPES, result_dtype
+from ._registry import lookup
+
+_UFUNCS = {"sum": np.add, "min": np.minimum, "max": np.maximum}
 
 
 def scan(x, op: str = "sum", *, inclusive: bool = True, variant: str = "auto", dtype=None):
@@ -22,24 +25,75 @@ def scan(x, op: str = "sum", *, inclusive: bool = True, variant: str = "auto", d
     PyTorch, __cuda_array_interface__), DeviceArray out.  `variant` names a
     step of the journey (gpuprims.variants("scan")); "auto" is the fastest.
     """
-    if not isinstance(op, str) or op not in OPS:
-        raise ValueError(f"unknown op {op!r}; choose one of: {', '.join(OPS)}")
+    code = op_code(op)
     v = lookup("scan", variant)
     operand = take(x, "scan", CODES)
     acc = result_dtype(op, operand.dtype, dtype)
     n = operand.size
-    check_limit(v, n)
-    args = (n, CODES[operand.dtype], CODES[acc], OPS[op], bool(inclusive))
-    if v.where == "host":
-        out = np.empty(n, dtype=acc)
-        _core.scan_host(v.index, operand.to_host(), out, *args)
-        return to_device(out) if operand.on_device else out
-    src = operand.to_device()
-    out = DeviceArray((n,), acc)
-    _core.scan(v.index, src.ptr, out.ptr, *args)
-    return out if operand.on_device else out.get()
+    params = (n, CODES[operand.dtype], CODES[acc], code, bool(inclusive))
+    return invoke("scan", v, operand, (n,), acc, params)
 
 
 def cumsum(x, *, variant: str = "auto", dtype=None):
     """Inclusive sum scan, as numpy.cumsum(x) (flattened, same result dtype)."""
     return scan(x, "sum", inclusive=True, variant=variant, dtype=dtype)
+
+
+class ScanFamily(Family):
+    """Prefix scan: n elements in, their n prefixes out."""
+
+    name = "scan"
+    options = ("op", "inclusive")
+    dtypes = DTYPES
+    emulated_size = 1 << 12  # the naive step is O(n^2)
+
+    def result_dtype(self, in_dtype, op, dtype=None):
+        return result_dtype(op, np.dtype(in_dtype), dtype)
+
+    def params(self, shape, in_dtype, acc, op, inclusive):
+        return (int(np.prod(shape)), CODES[np.dtype(in_dtype)], CODES[acc], op_code(op), bool(inclusive))
+
+    def out_shape(self, shape, v):
+        return (int(np.prod(shape)),)
+
+    def numpy(self, case):
+        inc = _UFUNCS[case.op].accumulate(case.x, dtype=case.acc)
+        if case.inclusive:
+            return inc
+        first = np.array([identity(case.op, case.acc)], dtype=case.acc)
+        return np.concatenate([first, inc[:-1]])
+
+    def reference(self, case):
+        """(reference, prefix sums of |x|) of a float sum scan, in a wider
+        dtype; (NumPy's answer, None) for the exact cases."""
+        if case.op == "sum" and case.acc.kind == "f":
+            return scan_reference(case.x, case.inclusive, case.acc)
+        return self.numpy(case), None
+
+    def check(self, case, got, v):
+        ref, bound = case.ref
+        acc = case.acc
+        got = np.asarray(got)
+        if bound is not None:
+            # A float sum scan's rounding grows with the prefix's sum of |x|
+            # (near a prefix that cancels to ~0 an ULP of the value itself
+            # means nothing): its error is given in ULPs of that sum.
+            tol = scan_tolerance(case.n, acc, ref, bound)
+            err = np.abs(got.astype(ref.dtype) - ref)
+            ok = bool(np.all(err <= tol))
+            scale = np.spacing(bound.astype(acc)).astype(ref.dtype)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                u = np.where(err == 0, 0, err / np.where(scale > 0, scale, np.inf))
+            return ok, float(np.max(np.where(np.isnan(u), np.inf, u))) if u.size else 0.0, "ulp(sum|x|)"
+        ok = bool(np.array_equal(got, ref, equal_nan=True))
+        return ok, ulps(got, ref, acc), "ulp" if acc.kind == "f" else "abs"
+
+    def summary(self, got, v):
+        got = np.asarray(got)
+        return f"last = {got[-1]}" if got.size else "empty"
+
+    def apply(self, x, variant, op="sum", inclusive=True):
+        return scan(x, op, inclusive=inclusive, variant=variant)
+
+
+FAMILY = register(ScanFamily())

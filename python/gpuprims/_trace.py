@@ -4,7 +4,7 @@ gpuprims.trace(family, variant, x) runs one call on the emulator backend for
 a tiny input (at most 64 elements) and records, at every block barrier
 (__syncthreads) and at the end of every block, the contents of the block's
 shared memory and of the kernel's writable arguments (the reduction
-journey's in-place tile lives in global scratch, as in the seed), plus which
+journey's in-place tile lives in global scratch, as in the textbook), plus which
 threads changed which element since the previous barrier.  The result is
 plain data (Trace.steps) with a text view (str(trace)) and a picture
 (Trace.plot(), if matplotlib is installed): Hillis-Steele against Blelloch,
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _backend, _core
-from ._reduce import CODES, result_dtype
+from ._family import get as get_family
 
 MAX_ELEMENTS = 64
 
@@ -151,27 +151,18 @@ def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = Tr
     emulator for x (a NumPy array of at most 64 elements; 2-D for
     transpose) and return the Trace of its barriers.  The active backend is
     left as it was."""
-    from . import _reduce, _scan, _transpose
-
     a = np.asarray(x)
     if a.size > MAX_ELEMENTS:
         raise ValueError(f"gpuprims.trace is for tiny inputs: at most {MAX_ELEMENTS} elements, got {a.size}")
-    if family == "reduce":
-        run = lambda: _reduce.reduce(a, op, variant=variant)  # noqa: E731
-        dtype = result_dtype(op, a.dtype) if a.dtype in CODES else a.dtype
-    elif family == "scan":
-        run = lambda: _scan.scan(a, op, inclusive=inclusive, variant=variant)  # noqa: E731
-        dtype = result_dtype(op, a.dtype) if a.dtype in CODES else a.dtype
-    elif family == "transpose":
-        run = lambda: _transpose.transpose(a, variant=variant)  # noqa: E731
-        dtype = a.dtype
-    else:
-        raise ValueError(f"unknown family {family!r}; choose one of: reduce, scan, transpose")
+    fam = get_family(family)
+    # the watched memory is shown as the call's result dtype (the input's,
+    # for a dtype the family does not take: the call says why)
+    dtype = fam.result_dtype(a.dtype, op) if a.dtype in fam.dtypes else a.dtype
     before = _backend.current
     _backend.set_backend("emulator")
     _core.emu_trace(True, int(max_bytes))
     try:
-        result = run()
+        result = fam.apply(a, variant, op=op, inclusive=inclusive)
     finally:
         raw_steps, error = _core.emu_trace(False, 0)
         _backend.set_backend(before)

@@ -1,0 +1,242 @@
+"""A family of variants as one object.
+
+Each family module (_reduce, _scan, _transpose) defines one Family and
+registers it here.  A Family holds everything that is particular to it: the
+parsing of its public call's arguments into the core's `params` tuple, its
+result dtype and output shape, NumPy's answer, the reference and the check
+of an output, random inputs and default sizes, and the text of its tables.
+The benchmark, the emulated main job, trace, profile, occupancy and the CLI
+iterate over FAMILIES and ask the Family; none of them knows a family by
+name.  Validation of limits, dtypes and codes happens once, in the core's
+_core.call.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _core
+from ._arrays import DeviceArray, to_device
+from ._registry import Variant, lookup, variants
+
+# The core's codes: position in _core.dtypes() / _core.ops().
+DTYPE_CODES = {np.dtype(name): code for code, name in enumerate(_core.dtypes())}
+OP_CODES = {name: code for code, name in enumerate(_core.ops())}
+
+FAMILIES: dict = {}  # name -> Family, in the order of _core.families()
+
+
+def register(family: "Family") -> "Family":
+    FAMILIES[family.name] = family
+    order = _core.families()
+    ranked = sorted(FAMILIES.items(), key=lambda item: order.index(item[0]))
+    FAMILIES.clear()
+    FAMILIES.update(ranked)
+    return family
+
+
+def get(name) -> "Family":
+    """The Family called `name`; ValueError listing the known ones."""
+    fam = FAMILIES.get(name) if isinstance(name, str) else None
+    if fam is None:
+        raise ValueError(f"unknown family {name!r}; known: {', '.join(_core.families())}")
+    return fam
+
+
+def op_code(op) -> int:
+    """The core's code of an op name; ValueError for an unknown one."""
+    code = OP_CODES.get(op) if isinstance(op, str) else None
+    if code is None:
+        raise ValueError(f"unknown op {op!r}; choose one of: {', '.join(OP_CODES)}")
+    return code
+
+
+def random_input(shape, dtype, seed=0) -> np.ndarray:
+    """Random test data, never zeros: integers in [-1000, 1000), floats in
+    [-1, 1).  `shape` is n or a tuple."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(-1000, info.min), min(1000, info.max), size=shape, dtype=dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.random(shape) * 2 - 1 + 1j * (rng.random(shape) * 2 - 1)).astype(dtype)
+    return (rng.random(shape, dtype=np.float64) * 2 - 1).astype(dtype)
+
+
+def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params):
+    """One _core.call of variant v on an Operand (_arrays.take).  A device
+    input on a device variant stays in place (addresses) and the output is
+    a new DeviceArray; otherwise NumPy buffers go in (the core stages them
+    through the device) and the output is a new NumPy array, uploaded if the
+    caller's input was on the device.  out_shape None: the core's return
+    value is the result (a reduction's)."""
+    if operand.on_device and v.where == "device":
+        out = None if out_shape is None else DeviceArray(out_shape, out_dtype)
+        value = _core.call(family, v.index, operand.device.ptr, None if out is None else out.ptr, params)
+        return value if out is None else out
+    out = None if out_shape is None else np.empty(out_shape, dtype=out_dtype)
+    value = _core.call(family, v.index, operand.to_host(), out, params)
+    if out is None:
+        return value
+    return to_device(out) if operand.on_device else out
+
+
+class Case:
+    """One input of a family with its options, on the host: the kernel's
+    view of it (`x`, C-contiguous), the result dtype, the core's params, and
+    the reference its outputs are checked against."""
+
+    def __init__(self, family: "Family", x: np.ndarray, *, op="sum", inclusive=True):
+        self.family = family
+        self.op = op if "op" in family.options else None
+        self.inclusive = bool(inclusive)
+        self.x = np.ascontiguousarray(x)
+        self.n = int(self.x.size)
+        self.acc = family.result_dtype(self.x.dtype, op)
+        self.params = family.params(self.x.shape, self.x.dtype, self.acc, op, self.inclusive)
+        self.ref = None  # family.reference(self), on the first check
+
+    def out_shape(self, v: Variant):
+        return self.family.out_shape(self.x.shape, v)
+
+    @property
+    def scalar(self) -> bool:
+        """Whether the family's result is the core's return value (no output buffer)."""
+        return self.out_shape(self.family.auto) is None
+
+    def numpy(self):
+        """NumPy's answer on the host: the CPU baseline."""
+        return self.family.numpy(self)
+
+    def check(self, got, v: Variant | None = None) -> tuple:
+        """(matches, largest error, its unit) of an output against the reference."""
+        if self.ref is None:
+            self.ref = self.family.reference(self)
+        return self.family.check(self, got, v)
+
+    def run(self, v: Variant, src, out):
+        """One _core.call on this case's params: src and out are device
+        addresses (out a DeviceArray or None) or NumPy buffers; returns the
+        result (the value, or the output as NumPy)."""
+        value = _core.call(self.family.name, v.index, src,
+                           out.ptr if isinstance(out, DeviceArray) else out, self.params)
+        if out is None:
+            return self.acc.type(value)  # exact: the core returns the accumulator's value
+        return out.get() if isinstance(out, DeviceArray) else out
+
+    def run_host(self, v: Variant):
+        """The output of one run of a host variant (or of any variant, staged)."""
+        shape = self.out_shape(v)
+        out = None if shape is None else np.empty(shape, dtype=self.acc)
+        return self.run(v, self.x, out)
+
+    def title(self) -> str:
+        """"reduce sum, n = 1024, float32": what the tables say they hold."""
+        return f"{self.family.what(self.op, self.inclusive)}, {size_text(self.x.shape)}, {self.x.dtype.name}"
+
+
+def size_text(shape) -> str:
+    """"n = 1024" for a vector, "64 x 32" for a matrix."""
+    return f"n = {shape[0]}" if len(shape) == 1 else " x ".join(str(s) for s in shape)
+
+
+class Family:
+    """What one family is: subclassed once per family module."""
+
+    name = ""
+    options = ("op", "inclusive")  # the public call's options among op, inclusive
+    ndim = None  # the dimensions the kernels take (None: any, flattened)
+    dtypes: tuple = ()  # the input dtypes the family takes (numpy dtypes)
+    sized_by = "n"  # how the CLI, compare and profile give a size: "n" or "shape"
+    default_size = 1 << 24  # compare, benchmark and the CLI: far past L2, seconds for a journey
+    emulated_size = 1 << 12  # the emulated main job: seconds on one CPU core
+
+    # -- the registry
+    def variants(self) -> list:
+        return variants(self.name)
+
+    def lookup(self, name) -> Variant:
+        return lookup(self.name, name)
+
+    @property
+    def auto(self) -> Variant:
+        return next(v for v in variants(self.name) if v.auto)
+
+    @property
+    def library(self) -> Variant:
+        """The production library the journey is measured against."""
+        return next(v for v in variants(self.name) if v.library)
+
+    @property
+    def library_label(self) -> str:
+        """"CUB", "cuBLAS": the first word of the library row's title."""
+        return self.library.title.split()[0]
+
+    # -- parsing
+    def check_options(self, op) -> None:
+        if "op" in self.options:
+            op_code(op)
+
+    def result_dtype(self, in_dtype, op, dtype=None) -> np.dtype:
+        return np.dtype(in_dtype)
+
+    def params(self, shape, in_dtype, acc, op, inclusive) -> tuple:
+        raise NotImplementedError
+
+    def out_shape(self, shape, v: Variant):
+        """The output's shape for an input of `shape`, or None (a value)."""
+        return tuple(shape)
+
+    def input_shape(self, size) -> tuple:
+        """The shape of a random input of `size` (an element count or a shape)."""
+        if isinstance(size, tuple):
+            size = size[0]
+        return (int(size),)
+
+    def pick_size(self, n=None, shape=None, strict=True):
+        """The size compare and profile use: n or shape, else the default
+        (strict: a ValueError for the keyword the family does not take)."""
+        return n if n is not None else self.default_size
+
+    def as_kernel_input(self, x: np.ndarray) -> np.ndarray:
+        """x as the kernels see it (C order, flattened); TypeError for a dtype the family does not take."""
+        if x.dtype not in self.dtypes:
+            raise TypeError(f"{self.name} does not support dtype {x.dtype}; "
+                            f"supported: {', '.join(d.name for d in self.dtypes)}")
+        return np.ascontiguousarray(x).ravel()
+
+    # -- numerics
+    def numpy(self, case: Case):
+        raise NotImplementedError
+
+    def reference(self, case: Case):
+        raise NotImplementedError
+
+    def check(self, case: Case, got, v) -> tuple:
+        raise NotImplementedError
+
+    def ideal_bytes(self, case: Case) -> int:
+        """Each input read once, each output written once."""
+        shape = case.out_shape(self.auto)
+        return int(case.x.nbytes + (0 if shape is None else math.prod(shape) * case.acc.itemsize))
+
+    def summary(self, got, v: Variant) -> str:
+        """A short text of a result, for the emulated tables."""
+        return str(got)
+
+    # -- the public call
+    def apply(self, x, variant, op="sum", inclusive=True):
+        raise NotImplementedError
+
+    def what(self, op, inclusive) -> str:
+        """"scan sum inclusive": the family and its options, for titles."""
+        text = self.name
+        if "op" in self.options:
+            text += f" {op}"
+        if "inclusive" in self.options:
+            text += " inclusive" if inclusive else " exclusive"
+        return text
