@@ -39,7 +39,7 @@ static int reduce_parse(PyObject *params, gp_call *c)
 static cudaError_t reduce_launch(const gp_variant *v, gp_call *c)
 {
     gp_reduce_args a = {c->in, c->out, c->n, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
-                        c->scratch, 0, c->stream, c->counter};
+                        c->scratch, c->scratch_bytes, c->stream, c->counter};
     cudaError_t err = ((gp_reduce_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;
@@ -61,7 +61,7 @@ static int scan_parse(PyObject *params, gp_call *c)
 static cudaError_t scan_launch(const gp_variant *v, gp_call *c)
 {
     gp_scan_args a = {c->in, c->out, c->n, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
-                      c->inclusive, c->scratch, 0, c->stream};
+                      c->inclusive, c->scratch, c->scratch_bytes, c->stream};
     cudaError_t err = ((gp_scan_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;

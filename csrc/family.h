@@ -30,7 +30,7 @@ typedef struct gp_call {
     const void *in;
     void *out;
     void *scratch;        /* NULL asks the launcher for scratch_bytes */
-    size_t scratch_bytes;
+    size_t scratch_bytes; /* what the launcher asked for: it gets them back */
     cudaStream_t stream;
     unsigned *counter;    /* a zeroed device word for grid-wide tickets */
 } gp_call;
