@@ -21,16 +21,25 @@ static int check_codes(int in_t, int out_t, int op)
     return 0;
 }
 
+/* The parameters of the families that compute in a dtype: (n, in_t, acc_t,
+ * op) and, where `format` reads it, inclusive. */
+static int parse_typed(PyObject *params, const char *format, gp_call *c)
+{
+    long long n;
+    if (!PyArg_ParseTuple(params, format, &n, &c->in_t, &c->out_t, &c->op, &c->inclusive) ||
+        check_codes(c->in_t, c->out_t, c->op) < 0)
+        return -1;
+    c->n = c->out_n = n;
+    return 0;
+}
+
 /* ------------------------------------------------------------ reduce */
 
 /* (n, in_t, acc_t, op) */
 static int reduce_parse(PyObject *params, gp_call *c)
 {
-    long long n;
-    if (!PyArg_ParseTuple(params, "Liii:reduce", &n, &c->in_t, &c->out_t, &c->op) ||
-        check_codes(c->in_t, c->out_t, c->op) < 0)
+    if (parse_typed(params, "Liii:reduce", c) < 0)
         return -1;
-    c->n = n;
     c->out_n = 1;
     c->scalar = 1;
     return 0;
@@ -50,12 +59,7 @@ static cudaError_t reduce_launch(const gp_variant *v, gp_call *c)
 /* (n, in_t, acc_t, op, inclusive) */
 static int scan_parse(PyObject *params, gp_call *c)
 {
-    long long n;
-    if (!PyArg_ParseTuple(params, "Liiip:scan", &n, &c->in_t, &c->out_t, &c->op, &c->inclusive) ||
-        check_codes(c->in_t, c->out_t, c->op) < 0)
-        return -1;
-    c->n = c->out_n = n;
-    return 0;
+    return parse_typed(params, "Liiip:scan", c);
 }
 
 static cudaError_t scan_launch(const gp_variant *v, gp_call *c)

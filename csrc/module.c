@@ -212,6 +212,7 @@ static PyType_Spec DeviceBuffer_spec = {
 /* alloc(nbytes) -> DeviceBuffer */
 static PyObject *gp_alloc(PyObject *module, PyObject *args)
 {
+    const gp_runtime *rt = gp_rt(module);
     gp_state *st = gp_get_state(module);
     unsigned long long nbytes;
     DeviceBuffer *b;
@@ -226,15 +227,15 @@ static PyObject *gp_alloc(PyObject *module, PyObject *args)
         return NULL;
     b->ptr = NULL;
     b->nbytes = (size_t)nbytes;
-    b->rt = gp_rt(module);
+    b->rt = rt;
     /* Always a real allocation, even for 0 bytes, so ptr is never NULL. */
-    err = gp_rt(module)->malloc_async(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
+    err = rt->malloc_async(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
     if (err == cudaSuccess)
-        err = gp_sync(gp_rt(module), cudaStreamPerThread);
+        err = gp_sync(rt, cudaStreamPerThread);
     if (err != cudaSuccess) {
         b->ptr = NULL;
         Py_DECREF(b);
-        (void)gp_rt(module)->get_last_error();
+        (void)rt->get_last_error();
         return gp_raise_cuda(module, err, "alloc");
     }
     return (PyObject *)b;
@@ -299,15 +300,16 @@ static PyObject *gp_dtoh(PyObject *module, PyObject *args)
 /* dtod(dst_ptr, src_ptr, nbytes) */
 static PyObject *gp_dtod(PyObject *module, PyObject *args)
 {
+    const gp_runtime *rt = gp_rt(module);
     unsigned long long dst, src, nbytes;
     cudaError_t err;
 
     if (!PyArg_ParseTuple(args, "KKK:dtod", &dst, &src, &nbytes) || gp_ensure_device(module) < 0)
         return NULL;
-    err = gp_rt(module)->memcpy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)nbytes,
+    err = rt->memcpy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)nbytes,
                            cudaMemcpyDeviceToDevice, cudaStreamPerThread);
     if (err == cudaSuccess)
-        err = gp_sync(gp_rt(module), cudaStreamPerThread);
+        err = gp_sync(rt, cudaStreamPerThread);
     if (err != cudaSuccess)
         return gp_raise_cuda(module, err, "copy device to device");
     Py_RETURN_NONE;
@@ -337,6 +339,7 @@ static PyObject *gp_wait_stream(PyObject *module, PyObject *args)
 
 static PyObject *gp_device_info(PyObject *module, PyObject *noargs)
 {
+    const gp_runtime *rt = gp_rt(module);
     gp_device_props p;
     int dev = 0;
     cudaError_t err;
@@ -344,7 +347,7 @@ static PyObject *gp_device_info(PyObject *module, PyObject *noargs)
 
     if (gp_ensure_device(module) < 0)
         return NULL;
-    if ((err = gp_rt(module)->get_device(&dev)) != cudaSuccess || (err = gp_rt(module)->device_props(&p, dev)) != cudaSuccess)
+    if ((err = rt->get_device(&dev)) != cudaSuccess || (err = rt->device_props(&p, dev)) != cudaSuccess)
         return gp_raise_cuda(module, err, "device_info");
     return Py_BuildValue(
         "{s:i,s:s,s:(ii),s:i,s:K,s:i,s:i,s:i,s:i,s:i,s:K,s:K,s:i,s:i,s:i,s:s}",
@@ -357,7 +360,7 @@ static PyObject *gp_device_info(PyObject *module, PyObject *noargs)
         "registers_per_multiprocessor", p.registers_per_multiprocessor,
         "shared_memory_per_multiprocessor", p.shared_memory_per_multiprocessor,
         "memory_bus_width_bits", p.memory_bus_width_bits, "driver_version", p.driver_version,
-        "runtime_version", p.runtime_version, "backend", gp_rt(module)->name);
+        "runtime_version", p.runtime_version, "backend", rt->name);
 }
 
 /* Why the CUDA backend cannot run here, or NULL where a GPU is usable;

@@ -10,6 +10,7 @@
 PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, int repeat,
                            unsigned long long flush_bytes, const char *where)
 {
+    const gp_runtime *rt = gp_rt(module);
     cudaStream_t s = cudaStreamPerThread;
     cudaEvent_t *ev;
     void *flush = NULL;
@@ -27,9 +28,9 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
     if (ev == NULL)
         return PyErr_NoMemory();
     if (flush_bytes)
-        err = gp_rt(module)->malloc_async(&flush, (size_t)flush_bytes, s);
+        err = rt->malloc_async(&flush, (size_t)flush_bytes, s);
     for (; err == cudaSuccess && made < 2 * repeat; made++)
-        err = gp_rt(module)->event_create(&ev[made]);
+        err = rt->event_create(&ev[made]);
     for (i = 0; err == cudaSuccess && i < warmup; i++) {
         err = fn(ctx, GP_PREPARE);
         if (err == cudaSuccess)
@@ -37,33 +38,33 @@ PyObject *gp_time_runs(PyObject *module, gp_timed_fn fn, void *ctx, int warmup, 
     }
     for (i = 0; err == cudaSuccess && i < repeat; i++) {
         if (flush != NULL)
-            err = gp_rt(module)->memset_async(flush, (i * 37 + 1) & 0xff, (size_t)flush_bytes, s);
+            err = rt->memset_async(flush, (i * 37 + 1) & 0xff, (size_t)flush_bytes, s);
         if (err == cudaSuccess)
             err = fn(ctx, GP_PREPARE);
         if (err == cudaSuccess)
-            err = gp_rt(module)->event_record(ev[2 * i], s);
+            err = rt->event_record(ev[2 * i], s);
         if (err == cudaSuccess)
             err = fn(ctx, GP_RUN);
         if (err == cudaSuccess)
-            err = gp_rt(module)->event_record(ev[2 * i + 1], s);
+            err = rt->event_record(ev[2 * i + 1], s);
     }
     if (err == cudaSuccess)
-        err = gp_sync(gp_rt(module), s);
+        err = gp_sync(rt, s);
     if (err == cudaSuccess)
         list = PyList_New(repeat);
     for (i = 0; list != NULL && err == cudaSuccess && i < repeat; i++) {
         float ms = 0.0f;
-        err = gp_rt(module)->event_elapsed_ms(&ms, ev[2 * i], ev[2 * i + 1]);
+        err = rt->event_elapsed_ms(&ms, ev[2 * i], ev[2 * i + 1]);
         PyList_SetItem(list, i, PyFloat_FromDouble((double)ms));
     }
     for (i = 0; i < made; i++)
-        (void)gp_rt(module)->event_destroy(ev[i]);
+        (void)rt->event_destroy(ev[i]);
     free(ev);
     if (flush != NULL)
-        (void)gp_rt(module)->free_async(flush, s);
+        (void)rt->free_async(flush, s);
     if (err != cudaSuccess) {
         Py_XDECREF(list);
-        (void)gp_rt(module)->get_last_error();
+        (void)rt->get_last_error();
         return gp_raise_cuda(module, err, where);
     }
     return list;
@@ -88,6 +89,7 @@ static cudaError_t copy_timed(void *ctx, int phase)
  * device-to-device copy of nbytes (nbytes read + nbytes written). */
 PyObject *gp_time_copy(PyObject *module, PyObject *args)
 {
+    const gp_runtime *rt = gp_rt(module);
     unsigned long long nbytes, flush_bytes;
     int warmup, repeat;
     gp_copy_ctx c = {NULL, NULL, 0, NULL};
@@ -99,20 +101,20 @@ PyObject *gp_time_copy(PyObject *module, PyObject *args)
         gp_require_gpu(module, "copy") < 0)
         return NULL;
     c.nbytes = (size_t)nbytes;
-    c.rt = gp_rt(module);
-    err = gp_rt(module)->malloc_async(&c.src, c.nbytes + 1, s);
+    c.rt = rt;
+    err = rt->malloc_async(&c.src, c.nbytes + 1, s);
     if (err == cudaSuccess)
-        err = gp_rt(module)->malloc_async(&c.dst, c.nbytes + 1, s);
+        err = rt->malloc_async(&c.dst, c.nbytes + 1, s);
     if (err == cudaSuccess)
-        err = gp_rt(module)->memset_async(c.src, 0x5a, c.nbytes, s); /* not zeros */
+        err = rt->memset_async(c.src, 0x5a, c.nbytes, s); /* not zeros */
     if (err != cudaSuccess) {
         if (c.src != NULL)
-            (void)gp_rt(module)->free_async(c.src, s);
-        (void)gp_rt(module)->get_last_error();
+            (void)rt->free_async(c.src, s);
+        (void)rt->get_last_error();
         return gp_raise_cuda(module, err, "time_copy: allocating");
     }
     times = gp_time_runs(module, copy_timed, &c, warmup, repeat, flush_bytes, "copy");
-    (void)gp_rt(module)->free_async(c.src, s);
-    (void)gp_rt(module)->free_async(c.dst, s);
+    (void)rt->free_async(c.src, s);
+    (void)rt->free_async(c.dst, s);
     return times;
 }
