@@ -73,12 +73,26 @@
 #include <cstring>
 #include <type_traits>
 
+#include "../async_copy.cuh"
 #include "scan.cuh"
 
 GP_NAMESPACE_BEGIN
 
 namespace {
 using namespace gp;
+
+// What a thread does between two polls of a value another thread will
+// store: on the GPU sleep NS nanoseconds (0: poll again at once); on the
+// emulator let the other threads of the block run (blocks run one after
+// another, so the thread that stores is in the same block or done).
+template <int NS>
+__device__ inline void spin_pause() {
+#ifdef GP_EMULATOR
+    __nanosleep(NS);
+#else
+    if (NS > 0) __nanosleep(NS);
+#endif
+}
 
 // Published values, one per slot: level j holds the totals of the aligned
 // blocks of 32^j tiles (level 0: the tiles themselves), one level after
