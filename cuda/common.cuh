@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cfloat>
 #include <climits>
 #include <cstring>
 #include <cuda_runtime.h>  // emu/include/cuda_runtime.h in the emulator build

@@ -230,8 +230,8 @@ struct WarpRing {
         return any;
     }
 
-    // The oldest tile is in registers: drop it from the ring and take the
-    // tile that will refill its stage, which is returned.
+    // The oldest tile is in registers: drop it from the ring, take the tile
+    // that will refill its stage, and return that stage.
     __device__ int retire_oldest() {
         const int s = s0;
 #pragma unroll

@@ -57,7 +57,6 @@ struct Slots;
 
 template <class Acc>
 struct Slots<Acc, true> {  // value and flag in one 64-bit word
-    using value_type = Acc;
     unsigned long long *word;
     static size_t bytes(int64_t count) { return size_t(count) * 8; }
     static size_t zeroed_bytes(int64_t count) { return bytes(count); }
@@ -77,7 +76,6 @@ struct Slots<Acc, true> {  // value and flag in one 64-bit word
 
 template <class Acc>
 struct Slots<Acc, false> {  // flags, then the values after them
-    using value_type = Acc;
     unsigned *flag;
     Acc *value;
     static size_t zeroed_bytes(int64_t count) { return align_up(size_t(count) * sizeof(unsigned)); }
