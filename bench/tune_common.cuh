@@ -1,7 +1,8 @@
 // tune_common.cuh - what the tuning programs share: a fatal CHECK (these are
-// standalone programs, not the library) and the timing loop of the method
-// in ../shared/DESIGN.md: L2 overwritten before each run, CUDA events around
-// the launch only, 3 warm-up runs, median of `repeat`.
+// standalone programs, not the library) and gpuprims' timing method: the L2
+// cache overwritten before each run (so no run reads what the one before
+// left in it), CUDA events around the launch only, 3 warm-up runs, the
+// median of `repeat` runs; and random inputs (never zeros).
 #pragma once
 
 #include <algorithm>

@@ -1,0 +1,439 @@
+// decoupled_lookback.cuh - the look-back scan's tile algorithm, its kernel
+// and its launch: a warp's ring of tiles in shared memory (Ring,
+// WarpRing), the scan and the write of a tile in registers, the kernel
+// (scan_lookback) and the host side (LookbackWith, Lookback).  The
+// algorithm is explained in 05_decoupled_lookback.cu, which instantiates
+// it for the library; the tile-status protocol is in lookback.cuh, the
+// tunings in lookback_tuning.cuh.  bench/tune_scan.cu and
+// bench/profile_scan.cu include this header to time and profile other
+// shapes, through the Probe hook below.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "../async_copy.cuh"
+#include "lookback.cuh"
+#include "lookback_tuning.cuh"
+#include "scan.cuh"
+
+GP_NAMESPACE_BEGIN
+namespace lookback {
+
+// ------------------------------------------------------------ the probe
+// The one hook for the tuning programs: the kernel takes a Probe type and
+// calls it at fixed points of a warp's loop.  The library's NoProbe does
+// nothing and compiles to nothing.  bench/profile_scan.cu's probe reads
+// clock64() at each mark (mark(k) ends part k of an iteration);
+// bench/tune_scan.cu's sets LOOK_BACK = false to time the tile pass alone:
+// no totals published, every tile without its prefix (wrong results).
+enum ProbePart { START, LAND, PUBLISH, SCAN, TAKE, LOOKBACK, WRITE, PARTS };
+
+struct NoProbe {
+    static constexpr bool LOOK_BACK = true;
+    __device__ void mark(ProbePart) {}  // the part of the iteration that ends here
+    __device__ void iteration(int) {}   // an iteration ends (the lane calls)
+    __device__ void end(int) {}         // the warp's loop ends (the lane calls)
+};
+
+// --------------------------------------------------------- a warp's tiles
+// The layout of a tile in a stage of the ring.  `stage` is the lane's part
+// of one stage: round v of the tile is the 16-byte vectors v * 32 + lane,
+// so the lane's vector of round v lies v * WARP * 16 bytes on, and it
+// holds elements first(t, v, lane) ... + VEC - 1 of tile t.  Each lane
+// copies and reads its own vectors only: no barrier.
+template <int VPT, class In>
+struct Ring {
+    static constexpr int VEC = 16 / sizeof(In), TILE = VPT * WARP * VEC, STAGE_BYTES = VPT * WARP * 16;
+    __device__ static int64_t first(int64_t t, int v, int lane) {
+        return t * TILE + (int64_t(v) * WARP + lane) * VEC;
+    }
+    // Start copying tile t into the stage: cp.async for whole vectors in
+    // range, element by element at the end of the input.
+    __device__ static void fill(unsigned char *stage, const In *in, int64_t n, bool vector_ok, int64_t t, int lane) {
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const int64_t i0 = first(t, v, lane);
+            unsigned char *dst = stage + v * WARP * 16;
+            if (vector_ok && i0 + VEC <= n) {
+                async_copy16(dst, in + i0);
+            } else {
+                In *d = reinterpret_cast<In *>(dst);
+#pragma unroll
+                for (int k = 0; k < VEC; ++k)
+                    if (i0 + k < n) d[k] = in[i0 + k];
+            }
+        }
+    }
+    // The lane's vector v, the identity past n.
+    template <class Op>
+    __device__ static void read(const unsigned char *stage, int64_t t, int v, int64_t n, int lane,
+                                typename Op::type (&e)[VEC]) {
+        const int64_t i0 = first(t, v, lane);
+        In raw[VEC];
+        memcpy(raw, stage + v * WARP * 16, 16);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) e[k] = i0 + k < n ? typename Op::type(raw[k]) : Op::identity();
+    }
+    // The tile's total: pairwise within each vector, pairwise over the
+    // lane's vectors, then a warp tree - deterministic, and no rounding
+    // path longer than log2 of the tile.  The whole warp calls it.
+    template <class Op>
+    __device__ static typename Op::type total(const unsigned char *stage, int64_t t, int64_t n, Op op, int lane) {
+        using Acc = typename Op::type;
+        Acc lane_sum[VPT];
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            Acc e[VEC];
+            read<Op>(stage, t, v, n, lane, e);
+#pragma unroll
+            for (int w = 1; w < VEC; w *= 2)
+#pragma unroll
+                for (int k = 0; k + w < VEC; k += 2 * w) e[k] = op(e[k], e[k + w]);
+            lane_sum[v] = e[0];
+        }
+#pragma unroll
+        for (int w = 1; w < VPT; w *= 2)
+#pragma unroll
+            for (int v = 0; v + w < VPT; v += 2 * w) lane_sum[v] = op(lane_sum[v], lane_sum[v + w]);
+        return broadcast0(warp_reduce(lane_sum[0], op));
+    }
+};
+
+// A warp's ring of STAGES tiles in flight: t[q] is the q-th oldest tile,
+// in stage (s0 + q) % STAGES; bit s of `parity`: the phase of the fill now
+// in stage s; bit q of `published`: t[q]'s total is out.  A tile index of
+// `tiles` means none.  Each stage has a completion barrier that says,
+// without waiting, whether its tile has landed.  t[] is the kernel's
+// array, not a member: start() indexes it with a bound known only at run
+// time, which puts it in local memory, and as a member it would take the
+// whole ring there.  The whole warp calls every member.
+template <class Shape, class In, bool BULK>
+struct WarpRing {
+    using R = Ring<Shape::VPT, In>;
+    static constexpr int STAGES = Shape::STAGES, SB = R::STAGE_BYTES;
+
+    const In *in;
+    int64_t n;
+    bool vector_ok;
+    unsigned *next_tile;
+    unsigned tiles;
+    int lane;
+    unsigned char *stages;  // the warp's stages: stage s at s * SB
+    unsigned char *mine;    // the lane's part of stage 0
+    unsigned long long *bar;
+    unsigned (&t)[STAGES];
+    unsigned parity = 0, published = 0;
+    int s0 = 0;
+
+    // `barriers`: the block's, STAGES a warp.
+    __device__ WarpRing(const In *in_, int64_t n_, bool vector_ok_, unsigned *next_tile_, unsigned tiles_, int lane_,
+                        int warp, unsigned long long *barriers, unsigned (&t_)[STAGES])
+        : in(in_), n(n_), vector_ok(vector_ok_), next_tile(next_tile_), tiles(tiles_), lane(lane_),
+          stages(dynamic_shared_memory() + warp * STAGES * SB), mine(stages + lane * 16),
+          bar(barriers + warp * STAGES), t(t_) {
+        if (lane == 0) {
+            for (int s = 0; s < STAGES; ++s) async_barrier_init(bar + s, BULK ? 1 : WARP);
+            fence_barrier_init();
+        }
+        __syncwarp();
+    }
+
+    // The next tile from the counter, in order (`tiles`: none left).  A tile
+    // taken starts loading at once: the tiles after it may wait for its
+    // total.
+    __device__ unsigned take() const {
+        unsigned got = 0;
+        if (lane == 0) got = atomicAdd(next_tile, 1u);
+        got = __shfl_sync(FULL_MASK, got, 0);
+        return got < tiles ? got : tiles;
+    }
+
+    // Fill stage s with tile `tile`: one bulk copy for a whole aligned
+    // tile, or each lane its own vectors (cp.async, or synchronously next
+    // to bulk copies and at the end of the input); the stage's barrier
+    // completes its phase when the tile has landed.
+    __device__ void fill(unsigned tile, int s) const {
+        if (tile >= tiles) return;
+        if (BULK && vector_ok && (int64_t(tile) + 1) * R::TILE <= n) {
+            __syncwarp();  // every lane is done with what the stage held
+            if (lane == 0) {
+                fence_proxy_async();
+                bulk_copy(stages + s * SB, in + int64_t(tile) * R::TILE, SB, bar + s);
+            }
+        } else if (BULK) {
+            R::fill(mine + s * SB, in, n, false, tile, lane);
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) barrier_arrive(bar + s);
+        } else {
+            R::fill(mine + s * SB, in, n, vector_ok, tile, lane);
+            async_arrive(bar + s);
+        }
+    }
+
+    // The first fills.  Where there are no more tiles than warps, a warp
+    // takes one (two would leave others idle), the one of its place in the
+    // grid, as CUB does: blocks start in order, so a warp only waits for
+    // warps that have started; it is known before the zeroing of the
+    // counter and the slots is done (GP_LAUNCH_EARLY), so the warp loads it
+    // first.  Otherwise tiles come from the counter.
+    __device__ void start(int warp) {
+        const bool few = tiles <= unsigned(gridDim.x) * Shape::WARPS;
+        if (few) {
+            const unsigned own = blockIdx.x * Shape::WARPS + warp;
+            t[0] = own < tiles ? own : tiles;
+            fill(t[0], 0);
+        }
+        grid_dependency_wait();
+#pragma unroll
+        for (int s = few ? 1 : 0; s < STAGES; ++s) {
+            t[s] = few ? tiles : take();
+            fill(t[s], s);
+        }
+    }
+
+    __device__ int stage_of(int q) const { return s0 + q < STAGES ? s0 + q : s0 + q - STAGES; }
+    __device__ bool landed(int q) const {
+        const int s = stage_of(q);
+        return __all_sync(FULL_MASK, async_landed(bar + s, (parity >> s) & 1u));
+    }
+    __device__ void wait_oldest() const {
+        async_wait_landed(bar + s0, (parity >> s0) & 1u);
+        __syncwarp();
+    }
+    // The lane's vectors of the oldest tile, which has landed.
+    template <class Op>
+    __device__ void read_oldest(typename Op::type (&x)[Shape::VPT][R::VEC]) const {
+#pragma unroll
+        for (int v = 0; v < Shape::VPT; ++v) R::template read<Op>(mine + s0 * SB, t[0], v, n, lane, x[v]);
+    }
+
+    // Publish the totals of the landed tiles, oldest first, up to the first
+    // that has not landed (a younger one could need its total).
+    template <class S, class Op>
+    __device__ void publish_landed(const S &slots, const Levels &lv, Op op) {
+#pragma unroll
+        for (int q = 0; q < STAGES; ++q) {
+            if ((published >> q) & 1u) continue;
+            if (t[q] >= tiles || !landed(q)) break;
+            publish_totals(t[q], R::total(mine + stage_of(q) * SB, t[q], n, op, lane), slots, lv, op, lane);
+            published |= 1u << q;
+        }
+    }
+    // Whether a tile of the ring still has its total to publish.
+    __device__ bool pending() const {
+        bool any = false;
+#pragma unroll
+        for (int q = 0; q < STAGES; ++q) any = any || (t[q] < tiles && !((published >> q) & 1u));
+        return any;
+    }
+
+    // The oldest tile is in registers: drop it from the ring, take the tile
+    // that will refill its stage, and return that stage.
+    __device__ int retire_oldest() {
+        const int s = s0;
+#pragma unroll
+        for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
+        published >>= 1;
+        parity ^= 1u << s;
+        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
+        return s;
+    }
+    // Refill stage s (the oldest's) with the youngest tile.
+    __device__ void refill(int s) {
+        s0 = s + 1 < STAGES ? s + 1 : 0;
+        fill(t[STAGES - 1], s);
+    }
+};
+
+// ------------------------------------------------------ a tile in registers
+// The tile's own scan: x[v][] becomes the vector's inclusive scan, base[v]
+// what comes before vector v within the tile (the tile's total, published
+// earlier, comes from Ring::total).
+template <int VPT, int VEC, class Acc, class Op>
+__device__ inline void scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int lane) {
+    Acc carry = Op::identity();
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {
+#pragma unroll
+        for (int k = 1; k < VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
+        const Acc inc = scan::warp_inclusive_scan(x[v][VEC - 1], op);
+        const Acc exc = __shfl_up_sync(FULL_MASK, inc, 1);
+        base[v] = lane > 0 ? op(carry, exc) : carry;
+        carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
+    }
+}
+
+// Write tile `tile`: prefix p (where the tile has one), then what comes
+// before the vector, then the vector.  STREAM: evict-first stores.
+template <bool STREAM, class R, int VPT, int VEC, class Acc, class Op>
+__device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vector_ok, const Acc (&x)[VPT][VEC],
+                                  const Acc (&base)[VPT], bool has_prefix, Acc p, Op op, int64_t tile, int lane) {
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {
+        const Acc b = has_prefix ? op(p, base[v]) : base[v];
+        Acc r[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) r[k] = inclusive ? op(b, x[v][k]) : (k == 0 ? b : op(b, x[v][k - 1]));
+        const int64_t i0 = R::first(tile, v, lane);
+        if (vector_ok && i0 + VEC <= n) {
+            uint4 w[VEC * sizeof(Acc) / 16];
+            memcpy(w, r, sizeof r);
+#pragma unroll
+            for (int q = 0; q < int(VEC * sizeof(Acc) / 16); ++q) {
+                uint4 *dst = reinterpret_cast<uint4 *>(out + i0) + q;
+                if (STREAM) __stcs(dst, w[q]);
+                else *dst = w[q];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                if (i0 + k < n) out[i0 + k] = r[k];
+        }
+    }
+}
+
+// ------------------------------------------------------------- the kernel
+// Persistent warps: each waits for its oldest tile to land, publishes the
+// totals of what has landed, scans the tile in registers, refills the
+// stage with the next tile, gathers the tile's prefix (publishing what
+// lands meanwhile) and writes the tile.
+template <class Shape, class In, class Op, class Probe = NoProbe>
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
+scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
+              unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
+    using Acc = typename Op::type;
+#ifdef GP_BULK_COPIES
+    constexpr bool BULK = Shape::BULK;
+#else
+    constexpr bool BULK = false;
+#endif
+    using W = WarpRing<Shape, In, BULK>;
+    constexpr bool LOOK_BACK = Probe::LOOK_BACK;
+    const Op op;
+    Probe probe;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    __shared__ unsigned long long barriers[Shape::BARRIERS];
+    unsigned t[W::STAGES];
+    W ring(in, n, vector_ok, next_tile, tiles, lane, warp, barriers, t);
+    ring.start(warp);
+    probe.mark(START);  // the first fills and the wait for the zeroing
+
+    while (t[0] < tiles) {
+        const int64_t tile = t[0];
+        ring.wait_oldest();
+        probe.mark(LAND);
+        if (LOOK_BACK) ring.publish_landed(slots, lv, op);  // the tile among them, if it was not out yet
+        probe.mark(PUBLISH);
+        Acc x[Shape::VPT][W::R::VEC], base[Shape::VPT];
+        ring.template read_oldest<Op>(x);
+        scan_tile(x, base, op, lane);
+        if (LOOK_BACK && Shape::MID_PUBLISH) ring.publish_landed(slots, lv, op);
+        probe.mark(SCAN);
+        const int s = ring.retire_oldest();
+        probe.mark(TAKE);
+        ring.refill(s);
+        // While it waits for the prefix, the warp publishes what lands in
+        // its ring; with nothing left to publish it just polls.
+        const bool pending = ring.pending();
+        const auto publish_meanwhile = [&]() {
+            if (pending) ring.publish_landed(slots, lv, op);
+        };
+        const Acc p = LOOK_BACK ? look_back(tile, slots, lv, op, lane, publish_meanwhile) : Op::identity();
+        probe.mark(LOOKBACK);
+        write_tile<Shape::STREAM, typename W::R>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, tile, lane);
+        probe.mark(WRITE);
+        probe.iteration(lane);
+    }
+    probe.end(lane);
+}
+
+// Zero words [0, n) and let the next kernel in the stream start at once
+// (GP_LAUNCH_EARLY).  A template, so that the header defines no kernel of
+// its own.
+template <class Word>
+__global__ void zero_words(Word *p, int64_t n) {
+    allow_dependent_launch();
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        p[i] = 0;
+}
+
+// ---------------------------------------------------------- the host side
+// One shape: zero the counter and the slots, then launch the grid; on
+// sm_90+ the scan starts while the zeroing runs, loads its first tiles and
+// waits for it before it takes a tile from the counter or polls a slot.
+// The scratch: the counter (256 bytes), then the slots.
+template <class Shape_, class In, class Op, class Probe = NoProbe>
+struct LookbackWith {
+    using Shape = Shape_;
+    using Acc = typename Op::type;
+    using S = Slots<Acc>;
+    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
+    // The slots of n elements' tiles, and where each level starts.
+    static Levels levels(int64_t n, int64_t &count) { return Levels::of(ceil_div<int64_t>(n, TILE), count); }
+    static size_t scratch(int64_t n) {
+        int64_t count;
+        levels(n, count);
+        return 256 + S::bytes(count);
+    }
+    static cudaError_t zero(const gp_scan_args &a) {
+        int64_t count;
+        levels(a.n, count);
+        const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
+        GP_LAUNCH(zero_words<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream,
+                  static_cast<unsigned long long *>(a.scratch), words);
+        return cudaSuccess;
+    }
+    static cudaError_t launch(const gp_scan_args &a, const DeviceFacts &d) {
+        const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
+        if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
+        int64_t count;
+        const Levels lv = levels(a.n, count);
+        char *p = static_cast<char *>(a.scratch);
+        const S slots(p + 256, count);
+        const int64_t blocks =
+            std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+        const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
+#ifndef GP_EMULATOR
+        // The opt-in: the dynamic and the static shared memory (the
+        // barriers) together pass the 48 KiB a launch gets without it.  The
+        // emulator counts the dynamic alone, and stops at 48 KiB.
+        if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)
+            GP_TRY(cudaFuncSetAttribute(scan_lookback<Shape, In, Op, Probe>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
+#endif
+        GP_LAUNCH_EARLY(d.major >= 9, (scan_lookback<Shape, In, Op, Probe>), unsigned(blocks), Shape::WARPS * WARP,
+                        Shape::SMEM, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n,
+                        a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+        return cudaSuccess;
+    }
+    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
+        GP_TRY(zero(a));
+        return launch(a, d);
+    }
+};
+
+// The library's choice: SmallTuning where every tile gets a warp of its
+// own, Tuning beyond; WideTuning for 8-byte accumulators.  The scratch
+// covers either.
+template <class In, class Op>
+struct Lookback {
+    static constexpr bool WIDE = sizeof(typename Op::type) > 4;
+    using Small = LookbackWith<std::conditional_t<WIDE, WideTuning, SmallTuning>, In, Op>;
+    using Large = LookbackWith<std::conditional_t<WIDE, WideTuning, Tuning>, In, Op>;
+    static size_t scratch(int64_t n) { return std::max(Small::scratch(n), Large::scratch(n)); }
+    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
+        const int64_t small_warps = int64_t(d.sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;
+        return ceil_div<int64_t>(a.n, Small::TILE) <= small_warps ? Small::run(a, d) : Large::run(a, d);
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        DeviceFacts d;
+        GP_TRY(device_facts(d));
+        return run(a, d);
+    }
+};
+
+}  // namespace lookback
+GP_NAMESPACE_END

@@ -1,0 +1,182 @@
+// lookback.cuh - the tile-status protocol of the look-back scan: where the
+// tile totals are published (Slots, Levels), how a tile publishes its own
+// total and the totals of the aligned blocks of tiles it ends
+// (publish_totals), and how a tile gathers its prefix from its
+// predecessors' totals (look_back).  The part of Merrill and Garland's
+// decoupled look-back ("Single-pass Parallel Prefix Scan with Decoupled
+// Look-back", NVIDIA NVR-2016-002, 2016) that CUB keeps in
+// agent/single_pass_scan_operators.cuh; the tile algorithm that uses it is
+// in decoupled_lookback.cuh.
+//
+// A tile's prefix is always the same expression of the same totals, so the
+// result has the same bits every run: write the tile index t in base 32 and
+// split [0, t) by its digits into aligned blocks of 32^j tiles (t = 70 =
+// 2 * 32 + 6: tiles [0,32), [32,64), then [64,65) ... [69,70)).  The
+// blocks of one digit are combined in a fixed tree (a warp reduction: lane
+// i holds the i-th block), the digits from the largest blocks down.  The
+// total of an aligned block of 32^(j+1) tiles is always the same tree over
+// its 32 blocks of 32^j, published by the tile that ends the block, after
+// its own total.  So a tile waits only for totals, never for a chain of
+// prefixes (which would chain every tile to the one before it), and the
+// lanes of a warp fetch a digit's blocks at once: a tile waits about two
+// hops (a store seen by another SM's poll) after its predecessors' totals.
+#pragma once
+
+#include <cstring>
+
+#include "../common.cuh"
+
+GP_NAMESPACE_BEGIN
+namespace lookback {
+
+// What a thread does between two polls of a value another thread will
+// store: on the GPU sleep NS nanoseconds (0: poll again at once); on the
+// emulator let the other threads of the block run (blocks run one after
+// another, so the thread that stores is in the same block or done).
+template <int NS>
+__device__ inline void spin_pause() {
+#ifdef GP_EMULATOR
+    __nanosleep(NS);
+#else
+    if (NS > 0) __nanosleep(NS);
+#endif
+}
+
+template <class T>
+__device__ inline T broadcast0(T v) { return __shfl_sync(FULL_MASK, v, 0); }
+
+// Published values, one per slot: level j holds the totals of the aligned
+// blocks of 32^j tiles (level 0: the tiles themselves), one level after
+// the other; Levels says where each starts.  For 4-byte values, value and
+// "ready" flag travel together in one 64-bit word (one load sees both or
+// neither); for 8-byte values the value is stored, __threadfence(), then
+// the flag, and readers read the flag, __threadfence(), then the value,
+// bypassing L1.  The zeroed part (zeroed_bytes) is cleared before a scan.
+template <class Acc, bool PACKED = sizeof(Acc) == 4>
+struct Slots;
+
+template <class Acc>
+struct Slots<Acc, true> {  // value and flag in one 64-bit word
+    unsigned long long *word;
+    static size_t bytes(int64_t count) { return size_t(count) * 8; }
+    static size_t zeroed_bytes(int64_t count) { return bytes(count); }
+    explicit Slots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
+    __device__ void publish(int64_t i, Acc v) const {
+        unsigned bits;
+        memcpy(&bits, &v, 4);
+        reinterpret_cast<volatile unsigned long long *>(word)[i] = (1ull << 32) | bits;
+    }
+    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
+        const unsigned long long w = reinterpret_cast<volatile unsigned long long *>(word)[i];
+        const unsigned bits = unsigned(w);
+        memcpy(&v, &bits, 4);
+        return (w >> 32) != 0;
+    }
+};
+
+template <class Acc>
+struct Slots<Acc, false> {  // flags, then the values after them
+    unsigned *flag;
+    Acc *value;
+    static size_t zeroed_bytes(int64_t count) { return align_up(size_t(count) * sizeof(unsigned)); }
+    static size_t bytes(int64_t count) { return zeroed_bytes(count) + size_t(count) * sizeof(Acc); }
+    explicit Slots(char *p, int64_t count)
+        : flag(reinterpret_cast<unsigned *>(p)), value(reinterpret_cast<Acc *>(p + zeroed_bytes(count))) {}
+    __device__ void publish(int64_t i, Acc v) const {
+        __stcg(value + i, v);
+        __threadfence();
+        reinterpret_cast<volatile unsigned *>(flag)[i] = 1u;
+    }
+    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
+        if (reinterpret_cast<volatile unsigned *>(flag)[i] == 0u) return false;
+        __threadfence();
+        v = __ldcg(value + i);
+        return true;
+    }
+};
+
+constexpr int LEVELS = 7;  // base-32 digits of a tile index (< 2^32)
+
+__device__ inline int digit(int64_t tile, int j) { return int(tile >> (5 * j)) & 31; }
+
+struct Levels {
+    int64_t start[LEVELS];  // first slot of each level
+    // The levels of `tiles` tiles; `count`: the slots of all of them.
+    static Levels of(int64_t tiles, int64_t &count) {
+        Levels l{};
+        count = 0;
+        for (int j = 0; j < LEVELS; ++j) {
+            l.start[j] = count;
+            count += (tiles >> (5 * j)) + 1;
+        }
+        return l;
+    }
+    __device__ int64_t slot(int j, int64_t block) const { return start[j] + block; }
+};
+
+// Publish the tile's total, and the totals of the blocks it ends.  Digit j
+// of the tile index in base 32 says how many aligned blocks of 32^j tiles
+// lie between the start of the tile's block of 32^(j+1) and the tile's own
+// block of 32^j.  Where the low digits are 31, those blocks with the
+// tile's own make whole blocks of 32^(j+1) that this tile ends: it
+// publishes their totals too, from the 31 blocks before its own (lane i
+// fetches the i-th, lane 31 holds the tile's own block) reduced in a fixed
+// tree - so what a tile publishes waits only for totals, never for a
+// prefix.  It waits for them here, polling at once (spin_pause<0>), since
+// the readers of a block's total wait for it.  The whole warp calls it.
+template <class S, class Op>
+__device__ inline void publish_totals(int64_t tile, typename Op::type total, const S &slots, const Levels &lv, Op op,
+                                      int lane) {
+    using Acc = typename Op::type;
+    if (lane == 0) slots.publish(lv.slot(0, tile), total);
+    Acc own = total;  // the block of 32^j this tile ends
+    for (int j = 0; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
+        const int64_t b0 = (tile >> (5 * j)) - 31;
+        Acc v = Op::identity();
+        bool ok = lane >= 31;
+        while (!__all_sync(FULL_MASK, ok = ok || slots.try_get(lv.slot(j, b0 + lane), v))) spin_pause<0>();
+        own = broadcast0(warp_reduce(lane < 31 ? v : own, op));
+        if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
+    }
+}
+
+// The prefix of the tile (the identity for tile 0): for each digit, lane i
+// < digit fetches the i-th block of that digit, the warp reduces them in a
+// fixed tree, and the digits' parts are combined from the largest blocks
+// down - always the same expression of the same totals.  The whole warp
+// polls every block it needs at once, and calls idle() (warp-uniform: the
+// caller's prefix callback, which publishes what has landed meanwhile)
+// between rounds.  The whole warp calls it.
+template <class S, class Op, class Idle>
+__device__ inline typename Op::type look_back(int64_t tile, const S &slots, const Levels &lv, Op op, int lane,
+                                              Idle idle) {
+    using Acc = typename Op::type;
+    Acc got[LEVELS];
+    bool ok[LEVELS];
+#pragma unroll
+    for (int k = 0; k < LEVELS; ++k) ok[k] = lane >= digit(tile, k);
+    for (;;) {
+        bool all = true;
+#pragma unroll
+        for (int k = 0; k < LEVELS; ++k) {
+            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+            all = all && ok[k];
+        }
+        if (__all_sync(FULL_MASK, all)) break;
+        idle();
+    }
+    Acc p = Op::identity();
+    bool seen = false;
+#pragma unroll
+    for (int k = LEVELS - 1; k >= 0; --k) {
+        const int d = digit(tile, k);
+        if (d == 0) continue;
+        const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
+        p = seen ? op(p, part) : part;
+        seen = true;
+    }
+    return p;
+}
+
+}  // namespace lookback
+GP_NAMESPACE_END

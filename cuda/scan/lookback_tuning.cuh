@@ -1,0 +1,59 @@
+// lookback_tuning.cuh - the shapes of the look-back scan and the three
+// tunings the library runs, each with the measurement that chose it.  The
+// measurements come from bench/tune_scan.cu (float32 inclusive sum, CUDA
+// events, L2 overwritten before each run, median of 30, against
+// cub::DeviceScan::InclusiveSum and a device-to-device copy of the same
+// bytes in the same run); the tables are in bench/results/tune-scan-*.md.
+#pragma once
+
+#include "../common.cuh"
+
+GP_NAMESPACE_BEGIN
+namespace lookback {
+
+// WARPS warps a block, each with its own ring of STAGES tiles of VPT
+// 16-byte vectors a lane; BLOCKS blocks a streaming multiprocessor (the
+// grid: persistent warps, and the register budget asked of the compiler);
+// BULK: a stage is filled by one bulk copy (sm_90+; before, and on the
+// emulator, every lane copies its own vectors); STREAM: evict-first stores
+// (the output is not read again); MID_PUBLISH: the warp also publishes the
+// totals of what has landed right after it scans a tile (not only before,
+// and while it waits for a prefix).
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
+          bool MID_PUBLISH_ = true>
+struct LookbackShape {
+    static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
+    static constexpr bool BULK = BULK_, STREAM = STREAM_, MID_PUBLISH = MID_PUBLISH_;
+    static constexpr int STAGE_BYTES = VPT * WARP * 16;
+    static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
+    static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
+    static_assert(STAGES >= 2 && STAGES <= 8, "a ring of 2 to 8 stages");
+};
+
+// Large inputs, 4-byte accumulators: 2 warps x 16 vectors a lane (8 KiB
+// tiles), two stages filled by bulk copies (32 KiB of shared memory a
+// block), 6 blocks an SM (12 warps), evict-first stores, a publication
+// point after the scan.  2^28 float32: 0.610 ms on an H200 (0.83 of a
+// copy, 1.12x cub::DeviceScan::InclusiveSum) and 0.775 ms on an H100 (0.92
+// of a copy, 1.13x); the publication after the scan is worth 3% there
+// (0.627 and 0.800 ms without it).  bench/profile_scan.cu splits a warp's
+// time at 2^28: about a third waiting for prefixes, a quarter publishing,
+// an eighth each scanning, taking a tile and writing.
+using Tuning = LookbackShape<2, 16, 2, 6>;
+
+// Inputs whose tiles are few enough for a warp each, 4-byte accumulators:
+// 2 x 12 vectors (6 KiB tiles) copied by cp.async (a bulk copy a tile costs
+// 5-8% here), 5 blocks an SM, no publication after the scan (the warp has
+// no other tile).  2^20 float32: 10.2 us on an H200 and 10.9 us on an
+// H100, against CUB's 11.6 and 12.5 us in the same runs.
+using SmallTuning = LookbackShape<2, 12, 2, 5, false, true, false>;
+
+// 8-byte accumulators, every size: the shapes above run out of registers
+// with them.  2 x 16 vectors, three stages, 4 blocks an SM (255 registers a
+// thread): no spills but in the widening sums (ptxas of CUDA 13.0 for
+// sm_90: 132 bytes stored for float32 -> float64, 276 for int32 -> int64).
+// Chosen for its registers, not tuned for speed.
+using WideTuning = LookbackShape<2, 16, 3, 4>;
+
+}  // namespace lookback
+GP_NAMESPACE_END
