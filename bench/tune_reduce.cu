@@ -1,4 +1,4 @@
-// tune_reduce.cu - the evidence for SinglePassTuning (cuda/reduce/09_single_pass.cu).
+// tune_reduce.cu - the evidence for SinglePassTuning (cuda/reduce/single_pass.cuh, step 9).
 //
 // Times the single-pass kernel, float32 sum, for several (block, unroll,
 // blocks per SM) choices against cub::DeviceReduce in the same run: CUDA
@@ -11,7 +11,7 @@
 
 #include <cub/device/device_reduce.cuh>
 
-#include "../cuda/reduce/09_single_pass.cu"
+#include "../cuda/reduce/single_pass.cuh"
 
 using namespace gp;  // the variant's kernel and tunables live in gp::
 

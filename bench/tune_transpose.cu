@@ -1,5 +1,5 @@
 // tune_transpose.cu - the evidence for TransposeTuning
-// (cuda/transpose/07_tiled_wide.cu).
+// (cuda/transpose/tiled_wide.cuh, step 5).
 //
 // Times tiled_wide's kernel, float32, for several WideTuning choices (tile
 // side in vectors, threads, block-order group) and step 6's coarsened
@@ -14,7 +14,7 @@
 
 #include <cublas_v2.h>
 
-#include "../cuda/transpose/07_tiled_wide.cu"
+#include "../cuda/transpose/tiled_wide.cuh"
 
 using namespace gp;  // the variant's kernel and tunables live in gp::
 
