@@ -9,14 +9,16 @@ from ._numerics import ulps
 from ._registry import lookup
 
 # Any numeric element of 1, 2, 4 or 8 bytes: a transpose only moves bits.
-DTYPES = {np.dtype(t): None for t in (
+# Each maps to what the core's params take of it: its size and its name (for
+# a variant's dtypes list; numpy computes dtype.name anew on every access).
+DTYPES = {np.dtype(t): (np.dtype(t).itemsize, t) for t in (
     "bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32",
     "int64", "uint64", "float64", "complex64")}
 
 
 def _params(shape, dtype) -> tuple:
     rows, cols = shape
-    return (rows, cols, dtype.itemsize, dtype.name)
+    return (rows, cols, *DTYPES[dtype])
 
 
 def _out_shape(shape, v) -> tuple:
