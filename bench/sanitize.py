@@ -4,7 +4,8 @@ every kernel.  Exits 1 on a wrong result.
 
     compute-sanitizer --tool memcheck --error-exitcode 9 python3 bench/sanitize.py [FAMILY ...]
 
-With family names (reduce, scan, transpose), only those families run.
+With names (reduce, scan, transpose, staged: NumPy arrays through the
+core's staging), only those parts run.
 """
 import sys
 
@@ -85,7 +86,26 @@ def reductions():
     return bad
 
 
-FAMILIES = {"transpose": transposes, "scan": scans, "reduce": reductions}
+def staged():
+    """NumPy inputs and outputs: the core stages them through device memory
+    in the same call (copy in, convert, launch, copy out)."""
+    bad = 0
+    rng = np.random.default_rng(4)
+    for n in SIZES:
+        x = (rng.integers(-1000, 1000, n)).astype(np.int32)  # int32 -> int64: the conversion kernel too
+        if gpuprims.sum(x) != x.sum() or not np.array_equal(gpuprims.cumsum(x), np.cumsum(x)):
+            print(f"WRONG staged sum/cumsum int32 n={n}")
+            bad += 1
+    for shape in SHAPES:
+        a = rng.standard_normal(shape).astype(np.float32)
+        if not np.array_equal(gpuprims.transpose(a), a.T):
+            print(f"WRONG staged transpose {shape}")
+            bad += 1
+    print("staged: done", flush=True)
+    return bad
+
+
+FAMILIES = {"transpose": transposes, "scan": scans, "reduce": reductions, "staged": staged}
 
 
 def main(argv):
