@@ -3,6 +3,7 @@
 // all read their lists from here.  A row is a gp_variant (gpuprims.h), in
 // field order: name, title, source, description; max_n, dtypes, block_size,
 // where, launch; kernel, dynamic_smem; flags, instead, error_detail.
+#include "lookback_tuning.cuh"
 #include "scan.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -102,7 +103,7 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "the totals of the aligned blocks of 32^j tiles it ends), and builds a tile's prefix from "
      "the blocks of the base-32 digits of its index, each digit's blocks reduced in a fixed tree. "
      "The traffic of a copy; deterministic (the prefix is always the same tree of tile totals).",
-     -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
+     -1, NULL, lookback::Tuning::WARPS * WARP, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
      gp_scan_decoupled_lookback_kernel, gp_scan_decoupled_lookback_smem,
      GP_AUTO, NULL, NULL},
     {"cub", "CUB DeviceScan (baseline)",
