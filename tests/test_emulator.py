@@ -139,8 +139,8 @@ def test_planted_race_gives_a_wrong_result(emulator, selftest):
     assert (raced != want).sum() == 63, raced
 
 
-def test_seed_lockstep_warp_code_without_syncwarp_gives_a_wrong_sum(emulator, selftest):
-    # The seeds' last-warp unrolling relied on lock step; with __syncwarp()
+def test_lockstep_warp_code_without_syncwarp_gives_a_wrong_sum(emulator, selftest):
+    # The tutorials' last-warp unrolling relied on lock step; with __syncwarp()
     # between the reads and the writes (reduce.cuh) it is right.
     assert selftest("warp_synced")[0] == sum(range(1, 65))
     assert selftest("warp_lockstep")[0] != sum(range(1, 65))
