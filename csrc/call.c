@@ -33,8 +33,13 @@ typedef struct {
     int cast_from;  /* the input's gp_dtype when it is converted to c.out_t first, else -1 */
     void *block;    /* the pool allocation, or NULL */
     gp_thread_res *res;
-    char where[320];
 } gp_job;
+
+/* "family[variant]": what error messages and timings name. */
+static void name_of(const gp_job *j, char *buf, size_t size)
+{
+    PyOS_snprintf(buf, size, "%s[%s]", j->fam->name, j->v->name);
+}
 
 static void release(gp_job *j)
 {
@@ -144,7 +149,6 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
         c->out_elem = gp_sizes[c->out_t];
         c->dtype = gp_dtype_names[c->in_t];
     }
-    PyOS_snprintf(j->where, sizeof(j->where), "%s[%s]", family, j->v->name);
     if (c->n < 0) {
         PyErr_SetString(PyExc_ValueError, "negative size");
         return -1;
@@ -202,9 +206,10 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
  * the variant has them. */
 static PyObject *raise_failed(gp_job *j, cudaError_t err, const char *step)
 {
-    char where[400];
+    char name[160], where[400];
     const char *why = j->v->error_detail != NULL ? j->v->error_detail() : NULL;
-    PyOS_snprintf(where, sizeof(where), "%s%s%s%s%s", j->where, step ? ": " : "", step ? step : "",
+    name_of(j, name, sizeof(name));
+    PyOS_snprintf(where, sizeof(where), "%s%s%s%s%s", name, step ? ": " : "", step ? step : "",
                   why ? ": " : "", why ? why : "");
     (void)j->rt->get_last_error();
     return gp_raise_cuda(j->module, err, where);
@@ -235,8 +240,9 @@ static PyObject *run_host(gp_job *j)
     }
     release(j);
     if (err != cudaSuccess) {
-        PyErr_Format(PyExc_ValueError, "%s refused its arguments (%s)", j->where,
-                     j->rt->error_name(err));
+        char name[160];
+        name_of(j, name, sizeof(name));
+        PyErr_Format(PyExc_ValueError, "%s refused its arguments (%s)", name, j->rt->error_name(err));
         return NULL;
     }
     if (c->scalar)
@@ -394,18 +400,20 @@ PyObject *gp_time_py(PyObject *module, PyObject *args)
     gp_job j;
     gp_layout m;
     cudaError_t err;
+    char name[160];
 
     if (!PyArg_ParseTuple(args, "siOOOiiK:time", &family, &index, &in, &out, &params, &warmup,
                           &repeat, &flush_bytes) ||
         validate(&j, module, family, index, in, out, params, 1) < 0)
         return NULL;
-    if (gp_require_gpu(module, j.where) < 0 || prepare_device(&j, 1, &m) < 0)
+    name_of(&j, name, sizeof(name));
+    if (gp_require_gpu(module, name) < 0 || prepare_device(&j, 1, &m) < 0)
         return NULL;
     if ((err = load_input(&j, &m)) != cudaSuccess) {
         (void)free_block(&j);
         return raise_failed(&j, err, "converting the input");
     }
-    times = gp_time_runs(module, timed, &j, warmup, repeat, flush_bytes, j.where);
+    times = gp_time_runs(module, timed, &j, warmup, repeat, flush_bytes, name);
     if (times != NULL && j.c.scalar) {
         double result[2];
         err = j.rt->memcpy_async(result, j.c.out, j.c.out_elem, cudaMemcpyDeviceToHost, j.c.stream);
