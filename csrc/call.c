@@ -264,13 +264,13 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
 {
     const gp_runtime *rt = j->rt;
     gp_call *c = &j->c;
-    size_t in_bytes = 0, out_bytes = 0, cast_bytes = 0, result_bytes = 0, total;
+    size_t in_bytes = 0, out_bytes = 0, cast_bytes = 0, result_bytes = 0, bytes;
+    static char no_scratch; /* a call that needs no memory: a non-NULL scratch of 0 bytes */
     cudaError_t err;
 
-    if ((j->res = gp_thread_resources(j->module)) == NULL)
+    if (gp_ensure_device(j->module) < 0)
         return -1;
     c->stream = cudaStreamPerThread;
-    c->counter = j->res->counter;
     if (c->in_t >= 0 && !rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t)) {
         j->cast_from = c->in_t; /* the kernels run on the accumulator type */
         c->in_t = c->out_t;
@@ -289,10 +289,19 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
         raise_failed(j, err, "sizing scratch");
         return -1;
     }
-    total = in_bytes + out_bytes + cast_bytes + result_bytes + c->scratch_bytes + 1;
-    if (total <= GP_SMALL_SCRATCH_BYTES)
+    bytes = in_bytes + out_bytes + cast_bytes + result_bytes + c->scratch_bytes;
+    if (bytes == 0 && !c->scalar) { /* device arrays in and out, no scratch: as they are */
+        c->scratch = &no_scratch;
+        c->in = (const void *)j->in.addr;
+        c->out = (void *)j->out.addr;
+        return 0;
+    }
+    if ((j->res = gp_thread_resources(j->module)) == NULL)
+        return -1;
+    c->counter = j->res->counter;
+    if (bytes < GP_SMALL_SCRATCH_BYTES)
         m->staged_in = j->res->scratch;
-    else if ((err = rt->malloc_async(&j->block, total, c->stream)) == cudaSuccess)
+    else if ((err = rt->malloc_async(&j->block, bytes, c->stream)) == cudaSuccess)
         m->staged_in = j->block;
     else {
         raise_failed(j, err, "allocating");
