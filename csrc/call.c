@@ -116,6 +116,50 @@ static int check_limits(const gp_job *j)
     return -1;
 }
 
+/* The input and the output as device addresses or host buffers, of the
+ * sizes and alignment the call needs, where the variant can use them. */
+static int take_operands(gp_job *j, PyObject *in, PyObject *out, int timing)
+{
+    const gp_call *c = &j->c;
+    const char *family = j->fam->name;
+    int all_host, any_host;
+
+    if (c->scalar != (out == Py_None)) {
+        PyErr_Format(PyExc_ValueError, c->scalar ? "%s returns its value: out must be None"
+                                                 : "%s needs an output array", family);
+        return -1;
+    }
+    if (take_operand(in, 0, &j->in) < 0)
+        return -1;
+    j->has_out = out != Py_None;
+    if (j->has_out && take_operand(out, 1, &j->out) < 0) {
+        release(j);
+        return -1;
+    }
+    all_host = j->in.host && (!j->has_out || j->out.host);
+    any_host = j->in.host || (j->has_out && j->out.host);
+    if ((j->v->where == GP_ON_HOST && !all_host) || (timing && any_host)) {
+        PyErr_Format(PyExc_ValueError, "%s variant '%s' %s", family, j->v->name,
+                     j->v->where == GP_ON_HOST ? "runs on the host: pass host buffers"
+                                               : "is timed on device arrays: pass device addresses");
+        release(j);
+        return -1;
+    }
+    if ((j->in.host && (size_t)j->in.view.len < (size_t)c->n * c->in_elem) ||
+        (j->has_out && j->out.host && (size_t)j->out.view.len < (size_t)c->out_n * c->out_elem)) {
+        PyErr_SetString(PyExc_ValueError, "a buffer holds fewer elements than the call needs");
+        release(j);
+        return -1;
+    }
+    if ((!j->in.host && j->in.addr % c->in_elem != 0) ||
+        (j->has_out && !j->out.host && j->out.addr % c->out_elem != 0)) {
+        PyErr_SetString(PyExc_ValueError, "device array not aligned to its element size; pass a copy");
+        release(j);
+        return -1;
+    }
+    return 0;
+}
+
 /* Everything about a call that can be checked without touching the GPU:
  * the family, the row, the parameters, the limits, the operands.  On
  * failure an exception is set, nothing is held, -1 returned. */
@@ -164,43 +208,9 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
                      family, j->v->name);
         return -1;
     }
-    if (c->scalar != (out == Py_None)) {
-        PyErr_Format(PyExc_ValueError, c->scalar ? "%s returns its value: out must be None"
-                                                 : "%s needs an output array", family);
-        return -1;
-    }
-    if (take_operand(in, 0, &j->in) < 0)
-        return -1;
-    j->has_out = out != Py_None;
-    if (j->has_out && take_operand(out, 1, &j->out) < 0) {
-        release(j);
-        return -1;
-    }
-    {
-        int all_host = j->in.host && (!j->has_out || j->out.host);
-        int any_host = j->in.host || (j->has_out && j->out.host);
-        if ((j->v->where == GP_ON_HOST && !all_host) || (timing && any_host)) {
-            PyErr_Format(PyExc_ValueError, "%s variant '%s' %s", family, j->v->name,
-                         j->v->where == GP_ON_HOST ? "runs on the host: pass host buffers"
-                                                   : "is timed on device arrays: pass device addresses");
-            release(j);
-            return -1;
-        }
-    }
-    if ((j->in.host && (size_t)j->in.view.len < (size_t)c->n * c->in_elem) ||
-        (j->has_out && j->out.host && (size_t)j->out.view.len < (size_t)c->out_n * c->out_elem)) {
-        PyErr_SetString(PyExc_ValueError, "a buffer holds fewer elements than the call needs");
-        release(j);
-        return -1;
-    }
-    if ((!j->in.host && j->in.addr % c->in_elem != 0) ||
-        (j->has_out && !j->out.host && j->out.addr % c->out_elem != 0)) {
-        PyErr_SetString(PyExc_ValueError, "device array not aligned to its element size; pass a copy");
-        release(j);
-        return -1;
-    }
-    return 0;
+    return take_operands(j, in, out, timing);
 }
+
 
 /* Raise the CudaError of a failed step, with the library's own words where
  * the variant has them. */
