@@ -32,10 +32,8 @@ def emulated_journey(family, *, n=None, shape=None, dtype="float32", op="sum", i
             row = {"variant": v.name, "title": v.title}
             if "emulator" not in v.backends:
                 row["skipped"] = "NVIDIA library code: needs the cuda backend"
-            elif v.max_n is not None and case.n > v.max_n:
-                row["skipped"] = f"over its limit (max_n = {v.max_n})"
-            elif v.dtypes and case.x.dtype.name not in v.dtypes:
-                row["skipped"] = f"takes {','.join(v.dtypes)}"
+            elif reason := v.skip_reason(case.n, case.x.dtype):
+                row["skipped"] = f"over its limit ({reason})"
             else:
                 shape_out = case.out_shape(v)
                 out = None if shape_out is None else DeviceArray(shape_out, case.acc)
