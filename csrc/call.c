@@ -116,6 +116,34 @@ static int check_limits(const gp_job *j)
     return -1;
 }
 
+/* A layout (an axis, segments) only for the rows that read it, and the
+ * row for one problem only without one. */
+static int check_layout(const gp_job *j)
+{
+    const gp_call *c = &j->c;
+    unsigned need = !c->batched ? 0 : c->batch.offsets != NULL ? GP_SEGMENTED : GP_BATCHED;
+    const gp_variant *rows;
+    int count, i;
+    if (need == GP_BATCHED && c->in_t >= 0 &&
+        !j->rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t) &&
+        (c->batch.s_inner != 1 || c->batch.s_n != c->batch.inner ||
+         c->batch.s_outer != c->len * c->batch.inner)) {
+        PyErr_SetString(PyExc_ValueError, "an input converted to the accumulator's dtype must be "
+                                          "C-contiguous: pass a contiguous copy");
+        return -1;
+    }
+    if (need == 0 || (j->v->flags & need))
+        return 0;
+    rows = gp_family_rows(j->fam, j->rt, &count);
+    for (i = 0; i < count && !(rows[i].flags & GP_AUTO_BATCHED); i++)
+        ;
+    PyErr_Format(PyExc_ValueError,
+                 "%s variant '%s' takes one 1-D array; for %s use variant='auto'%s%s%s",
+                 j->fam->name, j->v->name, need == GP_SEGMENTED ? "segments" : "an axis",
+                 i < count ? " (" : "", i < count ? rows[i].name : "", i < count ? ")" : "");
+    return -1;
+}
+
 /* The input and the output as device addresses or host buffers, of the
  * sizes and alignment the call needs, where the variant can use them. */
 static int take_operands(gp_job *j, PyObject *in, PyObject *out, int timing)
@@ -197,7 +225,7 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
         PyErr_SetString(PyExc_ValueError, "negative size");
         return -1;
     }
-    if (check_limits(j) < 0) /* first: the same error on every backend */
+    if (check_limits(j) < 0 || check_layout(j) < 0) /* first: the same error on every backend */
         return -1;
     if (j->v->launch == NULL) {
         gp_raise_not_on_backend(module, family, j->v);

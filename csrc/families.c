@@ -21,34 +21,63 @@ static int check_codes(int in_t, int out_t, int op)
     return 0;
 }
 
-/* The parameters of the families that compute in a dtype: (n, in_t, acc_t,
- * op) and, where `format` reads it, inclusive. */
-static int parse_typed(PyObject *params, const char *format, gp_call *c)
+/* The parameters of the families that compute in a dtype: (n, in_t,
+ * acc_t, op[, inclusive][, layout]).  Without a layout the n elements are
+ * one problem; a layout (outer, len, inner, s_outer, s_len, s_inner,
+ * offsets address or 0) gives the problems of gp_batch, n being then all
+ * the input's elements. */
+static int parse_typed(PyObject *params, int scan, gp_call *c)
 {
-    long long n;
-    if (!PyArg_ParseTuple(params, format, &n, &c->in_t, &c->out_t, &c->op, &c->inclusive) ||
-        check_codes(c->in_t, c->out_t, c->op) < 0)
+    long long n, outer, len, inner;
+    unsigned long long offsets;
+    PyObject *layout = NULL;
+    int ok = scan ? PyArg_ParseTuple(params, "Liiip|O!:scan", &n, &c->in_t, &c->out_t, &c->op,
+                                     &c->inclusive, &PyTuple_Type, &layout)
+                  : PyArg_ParseTuple(params, "Liii|O!:reduce", &n, &c->in_t, &c->out_t, &c->op,
+                                     &PyTuple_Type, &layout);
+    if (!ok || check_codes(c->in_t, c->out_t, c->op) < 0)
         return -1;
-    c->n = c->out_n = n;
+    c->n = c->out_n = c->len = n;
+    if ((c->batched = layout != NULL) == 0)
+        return 0;
+    if (!PyArg_ParseTuple(layout, "LLLLLLK:layout", &outer, &len, &inner, &c->batch.s_outer,
+                          &c->batch.s_n, &c->batch.s_inner, &offsets))
+        return -1;
+    if (outer < 0 || len < 0 || inner < 0 || (offsets != 0 && (inner != 1 || len != n)) ||
+        (offsets == 0 && (outer == 0 || inner == 0 ? 0 : len) * outer * inner != n)) {
+        PyErr_Format(PyExc_ValueError, "bad layout: outer %lld, len %lld, inner %lld for %lld elements",
+                     outer, len, inner, n);
+        return -1;
+    }
+    c->len = len;
+    c->batch.outer = outer;
+    c->batch.inner = inner;
+    c->batch.offsets = (const int64_t *)(uintptr_t)offsets;
     return 0;
+}
+
+/* The layout a launcher gets: the call's, or one problem of all n elements. */
+static gp_batch batch_of(const gp_call *c)
+{
+    gp_batch one = {1, 1, 0, 1, 0, NULL};
+    return c->batched ? c->batch : one;
 }
 
 /* ------------------------------------------------------------ reduce */
 
-/* (n, in_t, acc_t, op) */
 static int reduce_parse(PyObject *params, gp_call *c)
 {
-    if (parse_typed(params, "Liii:reduce", c) < 0)
+    if (parse_typed(params, 0, c) < 0)
         return -1;
-    c->out_n = 1;
-    c->scalar = 1;
+    c->out_n = c->batched ? c->batch.outer * c->batch.inner : 1;
+    c->scalar = !c->batched;
     return 0;
 }
 
 static cudaError_t reduce_launch(const gp_variant *v, gp_call *c)
 {
-    gp_reduce_args a = {c->in, c->out, c->n, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
-                        c->scratch, c->scratch_bytes, c->stream, c->counter};
+    gp_reduce_args a = {c->in, c->out, c->len, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
+                        c->scratch, c->scratch_bytes, c->stream, c->counter, batch_of(c)};
     cudaError_t err = ((gp_reduce_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;
@@ -56,16 +85,15 @@ static cudaError_t reduce_launch(const gp_variant *v, gp_call *c)
 
 /* -------------------------------------------------------------- scan */
 
-/* (n, in_t, acc_t, op, inclusive) */
 static int scan_parse(PyObject *params, gp_call *c)
 {
-    return parse_typed(params, "Liiip:scan", c);
+    return parse_typed(params, 1, c);
 }
 
 static cudaError_t scan_launch(const gp_variant *v, gp_call *c)
 {
-    gp_scan_args a = {c->in, c->out, c->n, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
-                      c->inclusive, c->scratch, c->scratch_bytes, c->stream};
+    gp_scan_args a = {c->in, c->out, c->len, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
+                      c->inclusive, c->scratch, c->scratch_bytes, c->stream, batch_of(c)};
     cudaError_t err = ((gp_scan_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;
@@ -196,10 +224,38 @@ PyObject *gp_ops_py(PyObject *module, PyObject *noargs)
     return names_tuple(gp_op_names, GP_NOPS, sizeof(char *));
 }
 
+/* The names of the gp_variant.flags bits, in bit order. */
+static const char *const gp_flag_names[] = {"auto", "baseline", "library", "batched", "segmented",
+                                            "auto_batched"};
+
+/* The names of the bits set in flags, as a tuple. */
+static PyObject *flag_names(unsigned flags)
+{
+    const Py_ssize_t known = (Py_ssize_t)(sizeof(gp_flag_names) / sizeof(gp_flag_names[0]));
+    Py_ssize_t i, k = 0, count = 0;
+    PyObject *t;
+    for (i = 0; i < known; i++)
+        count += (flags >> i) & 1u;
+    if ((t = PyTuple_New(count)) == NULL)
+        return NULL;
+    for (i = 0; i < known; i++) {
+        PyObject *name;
+        if (!((flags >> i) & 1u))
+            continue;
+        if ((name = PyUnicode_FromString(gp_flag_names[i])) == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SetItem(t, k++, name);
+    }
+    return t;
+}
+
 /* variants(family) -> [(name, title, source, description, max_n or None,
- *   dtypes or None, block_size, where, backends, auto, baseline, library,
- *   instead or None), ...] in journey order, from the emulator's registry
- * (which every build has): backends is ("cuda",) for the rows the emulator
+ *   dtypes or None, block_size, where, backends, roles, instead or None),
+ *   ...] in journey order, from the emulator's registry (roles: the names of
+ *   the row's flags, "auto", "baseline", "library", "batched", ...)
+ * which every build has: backends is ("cuda",) for the rows the emulator
  * cannot run (NVIDIA library code). */
 PyObject *gp_variants(PyObject *module, PyObject *args)
 {
@@ -218,16 +274,14 @@ PyObject *gp_variants(PyObject *module, PyObject *args)
         const gp_variant *v = &rows[i];
         PyObject *max_n = v->max_n < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(v->max_n);
         PyObject *row = max_n == NULL ? NULL
-                                      : Py_BuildValue("(ssssNzisNNNNz)", v->name, v->title, v->source,
+                                      : Py_BuildValue("(ssssNzisNNz)", v->name, v->title, v->source,
                                                       v->description, max_n, v->dtypes,
                                                       v->block_size,
                                                       v->where == GP_ON_HOST ? "host" : "device",
                                                       v->launch != NULL
                                                           ? Py_BuildValue("(ss)", "cuda", "emulator")
                                                           : Py_BuildValue("(s)", "cuda"),
-                                                      PyBool_FromLong(v->flags & GP_AUTO),
-                                                      PyBool_FromLong(v->flags & GP_BASELINE),
-                                                      PyBool_FromLong(v->flags & GP_LIBRARY),
+                                                      flag_names(v->flags),
                                                       v->instead);
         if (row == NULL || PyList_Append(list, row) < 0) {
             Py_XDECREF(row);

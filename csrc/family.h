@@ -24,6 +24,11 @@ typedef struct gp_call {
     int op;               /* gp_op, or -1 */
     int inclusive;        /* scan */
     int64_t rows, cols;   /* transpose */
+    /* reduce and scan over an axis or segments (gpuprims.h, gp_batch):
+     * `n` is then all the input's elements and `len` one problem's */
+    int batched;          /* params gave a layout: only GP_BATCHED / GP_SEGMENTED rows take it */
+    int64_t len;
+    gp_batch batch;
     const char *dtype;    /* the input's dtype name, for a variant's dtypes list */
     int scalar;           /* the output is one value, returned to Python */
     /* the memory and the stream (call.c) */

@@ -33,6 +33,9 @@ class Variant:
     baseline: bool = False  # not a journey step: a library, the copy roof or the host reference
     library: bool = False  # the production library the journey is measured against
     instead: str | None = None  # for a row with max_n: the variant without the limit
+    batched: bool = False  # takes an axis of an N-D array (outer x len x inner problems)
+    segmented: bool = False  # takes ragged segments (offsets)
+    auto_batched: bool = False  # the row variant="auto" runs for an axis or segments
 
     @property
     def max_n(self):
@@ -70,9 +73,10 @@ def _limits(max_n, dtypes) -> dict:
 def _table(family: str) -> tuple:
     return tuple(
         Variant(family, i, name, title, source, desc, _limits(max_n, dtypes), block, where, tuple(backends),
-                bool(auto), bool(baseline), bool(library), instead)
-        for i, (name, title, source, desc, max_n, dtypes, block, where, backends, auto, baseline, library,
-                instead) in enumerate(_core.variants(family))
+                "auto" in roles, "baseline" in roles, "library" in roles, instead,
+                "batched" in roles, "segmented" in roles, "auto_batched" in roles)
+        for i, (name, title, source, desc, max_n, dtypes, block, where, backends, roles, instead)
+        in enumerate(_core.variants(family))
     )
 
 
