@@ -7,8 +7,10 @@
 
 #include <string.h>
 
-const size_t gp_sizes[GP_NDTYPES] = {4, 8, 4, 8};
-const char *const gp_dtype_names[GP_NDTYPES] = {"int32", "int64", "float32", "float64"};
+const size_t gp_sizes[GP_NDTYPES] = {4, 8, 4, 8, 1, 1, 2, 1, 2, 4, 8, 2};
+const char *const gp_dtype_names[GP_NDTYPES] = {"int32", "int64", "float32", "float64", "bool",
+                                                "int8",  "int16", "uint8",   "uint16",  "uint32",
+                                                "uint64", "float16"};
 static const char *const gp_op_names[GP_NOPS] = {"sum", "min", "max"};
 
 /* Valid dtype and op codes; else ValueError and -1. */
@@ -22,24 +24,38 @@ static int check_codes(int in_t, int out_t, int op)
 }
 
 /* The parameters of the families that compute in a dtype: (n, in_t,
- * acc_t, op[, inclusive][, layout]).  Without a layout the n elements are
- * one problem; a layout (outer, len, inner, s_outer, s_len, s_inner,
- * offsets address or 0) gives the problems of gp_batch, n being then all
- * the input's elements. */
+ * acc_t, op[, inclusive][, layout or None][, res_t]).  Without a layout the
+ * n elements are one problem; a layout (outer, len, inner, s_outer, s_len,
+ * s_inner, offsets address or 0) gives the problems of gp_batch, n being
+ * then all the input's elements.  res_t: the dtype an array result is
+ * converted to from acc_t. */
 static int parse_typed(PyObject *params, int scan, gp_call *c)
 {
     long long n, outer, len, inner;
     unsigned long long offsets;
-    PyObject *layout = NULL;
-    int ok = scan ? PyArg_ParseTuple(params, "Liiip|O!:scan", &n, &c->in_t, &c->out_t, &c->op,
-                                     &c->inclusive, &PyTuple_Type, &layout)
-                  : PyArg_ParseTuple(params, "Liii|O!:reduce", &n, &c->in_t, &c->out_t, &c->op,
-                                     &PyTuple_Type, &layout);
+    PyObject *layout = Py_None;
+    int ok;
+    c->res_t = -1;
+    ok = scan ? PyArg_ParseTuple(params, "Liiip|Oi:scan", &n, &c->in_t, &c->out_t, &c->op,
+                                 &c->inclusive, &layout, &c->res_t)
+              : PyArg_ParseTuple(params, "Liii|Oi:reduce", &n, &c->in_t, &c->out_t, &c->op, &layout,
+                                 &c->res_t);
     if (!ok || check_codes(c->in_t, c->out_t, c->op) < 0)
         return -1;
+    if (c->res_t >= GP_NDTYPES || c->res_t == c->out_t) {
+        if (c->res_t >= GP_NDTYPES) {
+            PyErr_SetString(PyExc_ValueError, "bad result dtype code");
+            return -1;
+        }
+        c->res_t = -1;
+    }
     c->n = c->out_n = c->len = n;
-    if ((c->batched = layout != NULL) == 0)
+    if ((c->batched = layout != Py_None) == 0)
         return 0;
+    if (!PyTuple_Check(layout)) {
+        PyErr_SetString(PyExc_TypeError, "a layout is a tuple");
+        return -1;
+    }
     if (!PyArg_ParseTuple(layout, "LLLLLLK:layout", &outer, &len, &inner, &c->batch.s_outer,
                           &c->batch.s_n, &c->batch.s_inner, &offsets))
         return -1;

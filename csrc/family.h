@@ -21,6 +21,8 @@ typedef struct gp_call {
     size_t in_elem;       /* bytes per input element */
     size_t out_elem;      /* bytes per output element */
     int in_t, out_t;      /* gp_dtype codes, or -1: raw elements of in_elem bytes */
+    int res_t;            /* an array result's gp_dtype when not out_t (converted from the
+                             accumulator after the kernels), else -1 */
     int op;               /* gp_op, or -1 */
     int inclusive;        /* scan */
     int64_t rows, cols;   /* transpose */

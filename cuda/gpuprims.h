@@ -28,13 +28,24 @@ extern "C" {
 #define GP_CUDA_ONLY(launcher) ((gp_any_fn)launcher)
 #endif
 
-/* Element types.  The codes are part of the ABI with python/gpuprims. */
+/* Element types.  The codes are part of the ABI with python/gpuprims.  The
+ * reduction and scan kernels compute in the first four (GP_COMBOS in
+ * cuda/common.cuh); the others are converted to one of them first (gp_cast)
+ * and, for an array result, back into the result's dtype. */
 typedef enum gp_dtype {
     GP_INT32 = 0,
     GP_INT64 = 1,
     GP_FLOAT32 = 2,
     GP_FLOAT64 = 3,
-    GP_NDTYPES = 4
+    GP_BOOL = 4,
+    GP_INT8 = 5,
+    GP_INT16 = 6,
+    GP_UINT8 = 7,
+    GP_UINT16 = 8,
+    GP_UINT32 = 9,
+    GP_UINT64 = 10,
+    GP_FLOAT16 = 11,
+    GP_NDTYPES = 12
 } gp_dtype;
 
 typedef enum gp_op { GP_SUM = 0, GP_MIN = 1, GP_MAX = 2, GP_NOPS = 3 } gp_op;

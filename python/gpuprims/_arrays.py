@@ -232,29 +232,29 @@ class Operand:
         return self.device
 
 
-def take(x: Any, who: str, dtypes, ndim=None, strided=False) -> Operand:
+def take(x: Any, who: str, dtypes, ndim=None, strided=False, allow_0d=False) -> Operand:
     """Validate an input before any CUDA work: a supported dtype, at least
     one dimension (exactly `ndim` if given).  Raises TypeError or ValueError
     saying what to pass.  strided=True: a non-contiguous device input is
     described by its address and strides instead of gathered (for kernels
-    that read through strides)."""
+    that read through strides).  allow_0d: a 0-d array is taken as it is."""
     if type(x) is DeviceArray:  # the common device case, kept short
         if x._backend != _backend.current:
             check_backend(x)
-        if x.dtype not in dtypes or not x.shape or ndim is not None:
-            _check(x.dtype, len(x.shape), who, dtypes, ndim)
+        if x.dtype not in dtypes or (not x.shape and not allow_0d) or ndim is not None:
+            _check(x.dtype, len(x.shape), who, dtypes, ndim, allow_0d)
         return Operand(x.shape, x.dtype, None, x)
     if hasattr(x, "__cuda_array_interface__"):
         if not isinstance(x, DeviceArray):
             cai = x.__cuda_array_interface__
-            _check(np.dtype(cai["typestr"]), len(cai["shape"]), who, dtypes, ndim)
+            _check(np.dtype(cai["typestr"]), len(cai["shape"]), who, dtypes, ndim, allow_0d)
             if strided:
                 return _strided_operand(x)
         d = to_device(x)
-        _check(d.dtype, d.ndim, who, dtypes, ndim)
+        _check(d.dtype, d.ndim, who, dtypes, ndim, allow_0d)
         return Operand(d.shape, d.dtype, None, d)
     a = _host_array(x, who)
-    _check(a.dtype, a.ndim, who, dtypes, ndim)
+    _check(a.dtype, a.ndim, who, dtypes, ndim, allow_0d)
     a = np.ascontiguousarray(a)
     return Operand(a.shape, a.dtype, a, None)
 
@@ -280,7 +280,7 @@ def check_backend(x: DeviceArray) -> None:
         )
 
 
-def _check(dtype: np.dtype, ndim: int, who: str, dtypes, want_ndim=None) -> None:
+def _check(dtype: np.dtype, ndim: int, who: str, dtypes, want_ndim=None, allow_0d=False) -> None:
     if dtype not in dtypes:
         names = ", ".join(np.dtype(d).name for d in dtypes)
         raise TypeError(
@@ -289,7 +289,7 @@ def _check(dtype: np.dtype, ndim: int, who: str, dtypes, want_ndim=None) -> None
         )
     if want_ndim is not None and ndim != want_ndim:
         raise ValueError(f"gpuprims.{who} needs a {want_ndim}-D array, got {ndim}-D")
-    if ndim == 0:
+    if ndim == 0 and not allow_0d:
         raise ValueError(
             f"gpuprims.{who} needs an array with at least one dimension, got a 0-d array "
             f"(use x.reshape(1))"
