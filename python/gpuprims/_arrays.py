@@ -59,8 +59,8 @@ class DeviceArray:
     memory only), so CuPy, PyTorch and Numba can use it
     (``cupy.asarray(d)``, ``torch.as_tensor(d, device="cuda")``), and DLPack
     (``__dlpack__``, ``__dlpack_device__``): ``cupy.from_dlpack(d)``,
-    ``torch.from_dlpack(d)``, ``jax.dlpack.from_dlpack(d)``; an emulator
-    array is host memory, so ``numpy.from_dlpack(d)`` views it.
+    ``torch.from_dlpack(d)``; an emulator array is host memory, so
+    ``numpy.from_dlpack(d)`` views it.
 
     Its memory belongs to the backend that made it (``.backend``): the
     operations refuse a DeviceArray of the other backend with ValueError,
