@@ -493,6 +493,13 @@ def test_emulator_refuses_gpu_dlpack_before_export(emulator):
     with pytest.raises(TypeError, match="__dlpack__"):
         gpuprims.from_dlpack([1.0, 2.0])
 
+    class NoDevice:
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("exported although its device is unknown")
+
+    with pytest.raises(TypeError, match="__dlpack_device__"):
+        gpuprims.from_dlpack(NoDevice())
+
 
 def test_unsupported_dlpack_dtype_is_refused_and_released(emulator):
     owner = rand(4, seed=19)

@@ -493,6 +493,9 @@ def _dlpack_view(x, who: str, gpu_only=False) -> tuple:
     is exported, for memory the active backend cannot read (and, with
     gpu_only, for host memory); TypeError for a dtype a DeviceArray cannot
     hold."""
+    if not hasattr(x, "__dlpack_device__"):  # the standard asks producers for both
+        raise TypeError(f"gpuprims.{who}: {type(x).__name__} has __dlpack__ but no "
+                        f"__dlpack_device__, so where its memory is cannot be known")
     device = tuple(int(v) for v in x.__dlpack_device__())
     where = _dl_device_name(device)
     backend = _backend.current
