@@ -42,7 +42,7 @@ class DtypePlan:
     __slots__ = ("result", "acc", "complex_part", "flip", "kernel_in")
 
     def __init__(self, op: str, in_dtype, dtype=None, who="reduce"):
-        in_dtype = np.dtype(in_dtype)
+        in_dtype = np.dtype(in_dtype).newbyteorder("=")  # the kernels read native order (to_kernel)
         result = _result_dtype(op, in_dtype, dtype, who)
         self.result = result
         self.complex_part = None
