@@ -36,7 +36,9 @@ ROW_KEYS = {"variant", "title", "median_ms", "min_ms", "max_ms", "times_ms", "gb
 
 
 def registry_names(family, baselines=True):
-    return [v.name for v in gpuprims.variants(family) if baselines or not v.is_baseline]
+    """The 1-D journey's names (the tables of all elements), baselines last."""
+    return [v.name for v in gpuprims.variants(family)
+            if (baselines or not v.is_baseline) and not (v.batched or v.segmented)]
 
 
 def perturbed(family):
