@@ -71,6 +71,9 @@ def test_registry_holds_the_journey_in_order():
     assert [v.name for v in VARIANTS] == [
         "naive", "hillis_steele", "hillis_steele_double_buffer", "blelloch", "blelloch_padded",
         "hillis_steele_multiblock", "blelloch_multiblock", "warp_shuffle", "decoupled_lookback",
+        # the batched and segmented journey (tests/test_scan_batched.py)
+        "batched_thread", "segmented_warp", "segmented_block", "segmented_lookback", "batched_columns",
+        "segmented_adaptive",
         "cub", "cpu",
     ]
     from gpuprims._registry import lookup
