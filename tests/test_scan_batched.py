@@ -223,3 +223,15 @@ def test_registry_flags():
     assert len(auto) == 1 and auto[0].batched and auto[0].segmented
     assert {"batched_thread", "segmented_warp", "segmented_block", "segmented_lookback",
             "batched_columns", "segmented_adaptive"} <= {v.name for v in BATCHED}
+
+
+@pytest.mark.parametrize("variant", names(BATCHED))
+@pytest.mark.parametrize("n", [1, 33, 5000])
+def test_one_dimensional_call(backend, variant, n):
+    """Without a layout the core gives a row one problem of n elements."""
+    x = random_data(n, "float32", 13)
+    d = gpuprims.to_device(x)
+    out = gpuprims.to_device(np.full(n, np.nan, np.float32))
+    _core.call("scan", variant.index, d.ptr, out.ptr,
+               (n, DTYPES.index("float32"), DTYPES.index("float32"), OPS.index("sum"), True))
+    check_problem(out.get(), x, "sum", True, "float32")
