@@ -84,9 +84,12 @@ struct Cursor {
     }
 };
 
-template <class In, class Op>
-__global__ void __launch_bounds__(BLOCK)
-scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, bool contiguous, bool vector_ok,
+// CONTIGUOUS: the problems lie end to end in memory (segments, a C array's
+// rows): element e is in[e] and out[e].  Otherwise each element's address
+// comes from the layout.
+template <class In, class Op, bool CONTIGUOUS>
+__global__ void __launch_bounds__(BLOCK, !CONTIGUOUS ? 1 : sizeof(typename Op::type) > 4 ? 2 : 3)
+scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, bool vector_ok,
           unsigned long long *ticket, seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv) {
     using Acc = typename Op::type;
     using F = seg::Flagged<Acc>;
@@ -112,7 +115,7 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
     // The thread's elements (issued before the search of the offsets).
     Acc x[ITEMS];
     unsigned heads = 0;  // bit j: element j starts a problem
-    if (contiguous) {
+    if (CONTIGUOUS) {
         scan::load_items<ITEMS, Op>(in, first, total, vector_ok, x);
     } else {
         Cursor c(lay, first < total ? first : 0);
@@ -180,25 +183,24 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
     // Inclusive: the elements before the thread's first head add the carry.
     // Exclusive: each element's value is the one before it (the identity at
     // a head).
-    Acc res[ITEMS];
     const int first_head = heads ? __ffs(int(heads)) - 1 : ITEMS;
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
+    for (int j = ITEMS - 1; j >= 0; --j) {  // downwards, in place: x[j - 1] is still the run's
         const Acc inc_j = (j < first_head && have) ? op(carry.value, x[j]) : x[j];
         if (inclusive) {
-            res[j] = inc_j;
+            x[j] = inc_j;
         } else {
             const Acc prev = j == 0 ? carry.value : ((j - 1 < first_head && have) ? op(carry.value, x[j - 1]) : x[j - 1]);
-            res[j] = ((heads >> j) & 1u) ? Op::identity() : prev;
+            x[j] = ((heads >> j) & 1u) ? Op::identity() : prev;
         }
     }
-    if (contiguous) {
-        scan::store_items(out, first, total, vector_ok, res);
+    if (CONTIGUOUS) {
+        scan::store_items(out, first, total, vector_ok, x);
     } else {
         Cursor c(lay, first < total ? first : 0);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
-            if (first + j < total) out[c.out(lay)] = res[j];
+            if (first + j < total) out[c.out(lay)] = x[j];
             c.next(lay);
         }
     }
@@ -227,9 +229,14 @@ struct FlatLookback {
         GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
         const bool contiguous = lay.offsets != nullptr || lay.contiguous_rows();
         const bool vec = contiguous && scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-        GP_LAUNCH((scan_flat<In, Op>), unsigned(tiles), BLOCK, 0, a.stream, static_cast<const In *>(a.in),
-                  static_cast<Acc *>(a.out), lay, a.inclusive != 0, contiguous, vec,
-                  reinterpret_cast<unsigned long long *>(p), S(p + 256, count), lv);
+        const In *in = static_cast<const In *>(a.in);
+        unsigned long long *ticket = reinterpret_cast<unsigned long long *>(p);
+        if (contiguous)
+            GP_LAUNCH((scan_flat<In, Op, true>), unsigned(tiles), BLOCK, 0, a.stream, in, static_cast<Acc *>(a.out),
+                      lay, a.inclusive != 0, vec, ticket, S(p + 256, count), lv);
+        else
+            GP_LAUNCH((scan_flat<In, Op, false>), unsigned(tiles), BLOCK, 0, a.stream, in,
+                      static_cast<Acc *>(a.out), lay, a.inclusive != 0, false, ticket, S(p + 256, count), lv);
         return cudaSuccess;
     }
 };
@@ -237,5 +244,5 @@ struct FlatLookback {
 
 cudaError_t gp_scan_segmented_lookback(gp_scan_args *a) { return seg::dispatch<FlatLookback>(a); }
 
-GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_flat<float, Sum<float>>)
+GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_flat<float, Sum<float>, true>)
 GP_NAMESPACE_END

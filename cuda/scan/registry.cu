@@ -158,9 +158,10 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "the column mapping of batched_thread; Merrill & Garland, decoupled look-back (2016), one "
      "chain per column",
      "For a non-last axis: lane l takes column l, so every load of a warp is 32 neighbouring "
-     "addresses; each thread scans 16 rows of its column, the row groups of a block are combined "
-     "through shared memory, and a long axis is cut into chunks whose totals each lane chains "
-     "through its own deterministic look-back.",
+     "addresses (fewer columns: the warp folds into row groups of them); each thread scans 16 "
+     "rows of its column, the row groups are combined with shuffles and through shared memory, "
+     "and a long axis is cut into chunks whose totals each lane chains through its own "
+     "deterministic look-back.",
      -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_batched_columns,
      gp_scan_batched_columns_kernel, NULL,
      GP_BATCHED, NULL, NULL},

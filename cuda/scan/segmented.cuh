@@ -194,7 +194,9 @@ __device__ __forceinline__ void publish_totals(int64_t tile, typename Op::type t
     using Acc = typename Op::type;
     if (lane == 0) slots.publish(lv.slot(0, tile), total);
     Acc own = total;
-    for (int j = 0; j < lookback::LEVELS && lookback::digit(tile, j) == 31; ++j) {
+#pragma unroll
+    for (int j = 0; j + 1 < lookback::LEVELS; ++j) {  // unrolled: lv's levels indexed by constants
+        if (lookback::digit(tile, j) != 31) break;
         const int64_t b0 = (tile >> (5 * j)) - 31;
         Acc v = Op::identity();
         bool ok = lane >= 31;
@@ -237,29 +239,57 @@ __device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &sl
 }
 
 // ---------------------------------------------- a look-back for each lane
-// lookback.cuh's deterministic tree (a tile's prefix is always the same
-// expression of the same totals: the blocks of the base-32 digits of its
-// index), run by every lane alone for a column of its own: the columns
-// kernel's lanes each scan a different column, so each has its own chain
-// of tiles.  Slots of column q, level j, block b: at (lv.slot(j, b)) *
-// columns + q, so the lanes of a warp (consecutive columns) read and write
-// consecutive slots.  A digit's blocks are fetched GROUP at a time and
-// combined left to right, the digits from the largest blocks down.
-constexpr int GROUP = 8;
+// lookback.cuh's deterministic tree, run by every lane alone for a column of
+// its own (the columns kernel's lanes each scan a different column, so each
+// has its own chain of tiles down the axis), with one shortcut that keeps
+// the bits: a tile's prefix is the fold, from the largest blocks down, of
+// the blocks of the base-32 digits of its index c.  Let j be c's lowest
+// non-zero digit and c' = c with that digit cleared: the blocks above
+// level j are those of c', so prefix(c) = prefix(c') op (the digit's
+// blocks) - the same expression.  Tiles whose index is a multiple of 32
+// publish their prefix, so a tile reads one prefix and at most 31 totals
+// (rather than up to 31 at every level); it waits for a tile at most 31
+// chunks up, which waited the same way.
+//
+// The slots of one column q: the level totals (lookback::Levels of the
+// chunks), then the prefixes of the chunks c = 32m (slot m); slot s of
+// column q at s * columns + q, so the lanes of a warp (neighbouring
+// columns) read and write neighbouring words.
+// Slots a lane polls at once: 8 4-byte values, 4 wider ones (registers).
+template <class Acc>
+__host__ __device__ constexpr int group_of() { return sizeof(Acc) > 4 ? 4 : 8; }
 
-template <class S, class Acc>
+template <class S>
 struct ColumnSlots {
     S slots;
-    lookback::Levels lv;
+    int64_t chunks;
+    int64_t levels_count;  // slots of the level totals, per column
     int64_t columns;
-    __device__ int64_t at(int j, int64_t block, int64_t q) const { return lv.slot(j, block) * columns + q; }
+    // Level j's first slot (lookback::Levels::of, computed: a table indexed
+    // at run time would sit in local memory).
+    __device__ int64_t level_start(int j) const {
+        int64_t start = 0;
+        for (int i = 0; i < j; ++i) start += (chunks >> (5 * i)) + 1;
+        return start;
+    }
+    __device__ int64_t total(int j, int64_t block, int64_t q) const { return (level_start(j) + block) * columns + q; }
+    __device__ int64_t prefix(int64_t chunk, int64_t q) const { return (levels_count + (chunk >> 5)) * columns + q; }
+    // Slots of `chunks` chunks, per column.
+    static int64_t count(int64_t chunks, int64_t &levels_count) {
+        lookback::Levels::of(chunks, levels_count);
+        return levels_count + (chunks >> 5) + 1;
+    }
 };
 
-// The fold of blocks b0 ... b0 + count - 1 of level j, left to right,
-// waiting for each to be published.
+// The fold, left to right, of `count` slots of column q: item i is the
+// prefix of chunk `pre` where i == 0 and pre >= 0, else the level-j total of
+// block b0 + i (- 1 after a prefix); each waited for.
 template <class CS, class Op>
-__device__ __forceinline__ typename Op::type lane_fold(const CS &cs, int j, int64_t b0, int count, int64_t q, Op op) {
+__device__ __forceinline__ typename Op::type lane_fold(const CS &cs, int64_t pre, int j, int64_t b0, int count,
+                                                       int64_t q, Op op) {
     using Acc = typename Op::type;
+    constexpr int GROUP = group_of<Acc>();
+    const int shift = pre >= 0 ? 1 : 0;
     Acc acc = Op::identity();
     for (int g = 0; g < count; g += GROUP) {
         Acc got[GROUP];
@@ -270,7 +300,11 @@ __device__ __forceinline__ typename Op::type lane_fold(const CS &cs, int j, int6
             bool all = true;
 #pragma unroll
             for (int i = 0; i < GROUP; ++i) {
-                if (!ok[i]) ok[i] = cs.slots.try_get(cs.at(j, b0 + g + i, q), got[i]);
+                if (!ok[i]) {
+                    const int item = g + i;
+                    const int64_t slot = item < shift ? cs.prefix(pre, q) : cs.total(j, b0 + item - shift, q);
+                    ok[i] = cs.slots.try_get(slot, got[i]);
+                }
                 all = all && ok[i];
             }
             if (all) break;
@@ -283,31 +317,30 @@ __device__ __forceinline__ typename Op::type lane_fold(const CS &cs, int j, int6
     return acc;
 }
 
-// Publish the tile's total for column q, and the totals of the aligned
-// blocks of 32^(j+1) tiles it ends (their 31 other blocks folded left to
+// Publish chunk c's total for column q, and the totals of the aligned
+// blocks of 32^(j+1) chunks it ends (their 31 other blocks folded left to
 // right, then its own).
 template <class CS, class Op>
-__device__ __forceinline__ void lane_publish_totals(const CS &cs, int64_t tile, typename Op::type total, int64_t q, Op op) {
-    cs.slots.publish(cs.at(0, tile, q), total);
+__device__ __forceinline__ void lane_publish_totals(const CS &cs, int64_t c, typename Op::type total, int64_t q,
+                                                    Op op) {
+    cs.slots.publish(cs.total(0, c, q), total);
     typename Op::type own = total;
-    for (int j = 0; j < lookback::LEVELS && lookback::digit(tile, j) == 31; ++j) {
-        own = op(lane_fold(cs, j, (tile >> (5 * j)) - 31, 31, q, op), own);
-        cs.slots.publish(cs.at(j + 1, tile >> (5 * (j + 1)), q), own);
+    for (int j = 0; j + 1 < lookback::LEVELS && lookback::digit(c, j) == 31; ++j) {
+        own = op(lane_fold(cs, -1, j, (c >> (5 * j)) - 31, 31, q, op), own);
+        cs.slots.publish(cs.total(j + 1, c >> (5 * (j + 1)), q), own);
     }
 }
 
-// The prefix of the tile in column q (tile > 0).
+// The prefix of chunk c > 0 in column q; published where c is a multiple
+// of 32.
 template <class CS, class Op>
-__device__ __forceinline__ typename Op::type lane_look_back(const CS &cs, int64_t tile, int64_t q, Op op) {
-    typename Op::type p = Op::identity();
-    bool seen = false;
-    for (int k = lookback::LEVELS - 1; k >= 0; --k) {
-        const int d = lookback::digit(tile, k);
-        if (d == 0) continue;
-        const auto part = lane_fold(cs, k, (tile >> (5 * k)) - d, d, q, op);
-        p = seen ? op(p, part) : part;
-        seen = true;
-    }
+__device__ __forceinline__ typename Op::type lane_look_back(const CS &cs, int64_t c, int64_t q, Op op) {
+    int j = 0;
+    while (lookback::digit(c, j) == 0) ++j;
+    const int d = lookback::digit(c, j);
+    const int64_t up = c - (int64_t(d) << (5 * j));  // c with digit j cleared: a multiple of 32
+    const auto p = lane_fold(cs, up > 0 ? up : -1, j, (c >> (5 * j)) - d, d + (up > 0), q, op);
+    if ((c & 31) == 0) cs.slots.publish(cs.prefix(c, q), p);
     return p;
 }
 
