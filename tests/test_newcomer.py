@@ -280,8 +280,11 @@ except KeyboardInterrupt:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="signals as on Linux")
 def test_ctrl_c_stops_an_emulated_kernel_and_the_library_still_works():
+    # SIGINT as at a terminal (a job started in the background, as CI may
+    # be, inherits it ignored, and Python then leaves it ignored)
     p = subprocess.Popen([sys.executable, "-c", LONG_CALL], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=child_env())
+                         text=True, env=child_env(),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert p.stdout.readline().strip() == "ready"
         time.sleep(1.5)  # in the kernel, past the long-call notice
