@@ -23,9 +23,13 @@ typedef struct gp_call {
     int in_t, out_t;      /* gp_dtype codes, or -1: raw elements of in_elem bytes */
     int op;               /* gp_op, or -1 */
     int inclusive;        /* scan */
-    int64_t rows, cols;   /* transpose */
     const char *dtype;    /* the input's dtype name, for a variant's dtypes list */
     int scalar;           /* the output is one value, returned to Python */
+    /* transpose (families.c: transpose_parse); call.c reads in_span only */
+    int64_t in_span;      /* elements of the input buffer where they differ from n (the span of
+                             a strided input), else 0 */
+    int64_t in_offset;    /* elements from the input buffer's start to element (0, ..., 0) */
+    gp_transpose_args transpose; /* the planned problem (gpuprims.h) */
     /* the memory and the stream (call.c) */
     const void *in;
     void *out;

@@ -25,7 +25,7 @@ from ._arrays import DeviceArray, to_device
 # the family modules register their Family first: everything below iterates over them
 from ._reduce import max, min, reduce, sum
 from ._scan import cumsum, scan
-from ._transpose import transpose
+from ._transpose import TransposePlan, transpose, transpose_plan
 from ._bench import Result, benchmark, compare
 from ._table import Table
 from ._occupancy import occupancy, occupancy_model
@@ -77,5 +77,7 @@ __all__ = [
     "to_device",
     "trace",
     "transpose",
+    "transpose_plan",
+    "TransposePlan",
     "variants",
 ]

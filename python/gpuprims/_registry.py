@@ -33,6 +33,7 @@ class Variant:
     baseline: bool = False  # not a journey step: a library, the copy roof or the host reference
     library: bool = False  # the production library the journey is measured against
     instead: str | None = None  # for a row with max_n: the variant without the limit
+    matrix: bool = False  # transpose: takes matrices only (2-D work), not every rank
 
     @property
     def max_n(self):
@@ -57,8 +58,10 @@ class Variant:
         return ""
 
 
-def _limits(max_n, dtypes) -> dict:
+def _limits(max_n, dtypes, matrix=False) -> dict:
     out = {}
+    if matrix:
+        out["ndim"] = 2
     if max_n is not None:
         out["max_n"] = max_n
     if dtypes is not None:
@@ -69,10 +72,10 @@ def _limits(max_n, dtypes) -> dict:
 @lru_cache(maxsize=None)
 def _table(family: str) -> tuple:
     return tuple(
-        Variant(family, i, name, title, source, desc, _limits(max_n, dtypes), block, where, tuple(backends),
-                bool(auto), bool(baseline), bool(library), instead)
+        Variant(family, i, name, title, source, desc, _limits(max_n, dtypes, matrix), block, where,
+                tuple(backends), bool(auto), bool(baseline), bool(library), instead, bool(matrix))
         for i, (name, title, source, desc, max_n, dtypes, block, where, backends, auto, baseline, library,
-                instead) in enumerate(_core.variants(family))
+                instead, matrix) in enumerate(_core.variants(family))
     )
 
 
