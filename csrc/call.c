@@ -123,6 +123,34 @@ static int check_limits(const gp_job *j)
     return -1;
 }
 
+/* A layout (an axis, segments) only for the rows that read it, and the
+ * row for one problem only without one. */
+static int check_layout(const gp_job *j)
+{
+    const gp_call *c = &j->c;
+    unsigned need = !c->batched ? 0 : c->batch.offsets != NULL ? GP_SEGMENTED : GP_BATCHED;
+    const gp_variant *rows;
+    int count, i;
+    if (need == GP_BATCHED && c->in_t >= 0 &&
+        !j->rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t) &&
+        (c->batch.s_inner != 1 || c->batch.s_n != c->batch.inner ||
+         c->batch.s_outer != c->len * c->batch.inner)) {
+        PyErr_SetString(PyExc_ValueError, "an input converted to the accumulator's dtype must be "
+                                          "C-contiguous: pass a contiguous copy");
+        return -1;
+    }
+    if (need == 0 || (j->v->flags & need))
+        return 0;
+    rows = gp_family_rows(j->fam, j->rt, &count);
+    for (i = 0; i < count && !(rows[i].flags & GP_AUTO_BATCHED); i++)
+        ;
+    PyErr_Format(PyExc_ValueError,
+                 "%s variant '%s' takes one 1-D array; for %s use variant='auto'%s%s%s",
+                 j->fam->name, j->v->name, need == GP_SEGMENTED ? "segments" : "an axis",
+                 i < count ? " (" : "", i < count ? rows[i].name : "", i < count ? ")" : "");
+    return -1;
+}
+
 /* The input and the output as device addresses or host buffers, of the
  * sizes and alignment the call needs, where the variant can use them. */
 static int take_operands(gp_job *j, PyObject *in, PyObject *out, int timing)
@@ -152,7 +180,7 @@ static int take_operands(gp_job *j, PyObject *in, PyObject *out, int timing)
         release(j);
         return -1;
     }
-    if ((j->in.host && (size_t)j->in.view.len < in_bytes_of(c)) ||
+    if ((j->in.host && (c->in_span < 0 || (size_t)j->in.view.len < in_bytes_of(c))) ||
         (j->has_out && j->out.host && (size_t)j->out.view.len < (size_t)c->out_n * c->out_elem)) {
         PyErr_SetString(PyExc_ValueError, "a buffer holds fewer elements than the call needs");
         release(j);
@@ -181,6 +209,7 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
     j->module = module;
     j->rt = gp_rt(module);
     j->cast_from = -1;
+    c->res_t = -1;
     if ((j->fam = gp_family_named(family)) == NULL)
         return -1;
     rows = gp_family_rows(j->fam, j->rt, &count);
@@ -197,14 +226,14 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
         return -1;
     if (c->in_t >= 0) {
         c->in_elem = gp_sizes[c->in_t];
-        c->out_elem = gp_sizes[c->out_t];
+        c->out_elem = gp_sizes[c->res_t >= 0 && !c->scalar ? c->res_t : c->out_t];
         c->dtype = gp_dtype_names[c->in_t];
     }
     if (c->n < 0) {
         PyErr_SetString(PyExc_ValueError, "negative size");
         return -1;
     }
-    if (check_limits(j) < 0) /* first: the same error on every backend */
+    if (check_limits(j) < 0 || check_layout(j) < 0) /* first: the same error on every backend */
         return -1;
     if (j->v->launch == NULL) {
         gp_raise_not_on_backend(module, family, j->v);
@@ -275,13 +304,14 @@ static PyObject *run_host(gp_job *j)
  * thread's preallocated scratch instead of the pool. */
 typedef struct {
     char *staged_in, *staged_out, *converted, *result;
+    void *final; /* an array result converted to c.res_t: where it goes (c.out is the accumulator's) */
 } gp_layout;
 
 static int prepare_device(gp_job *j, int timing, gp_layout *m)
 {
     const gp_runtime *rt = j->rt;
     gp_call *c = &j->c;
-    size_t in_bytes = 0, out_bytes = 0, cast_bytes = 0, result_bytes = 0, bytes;
+    size_t in_bytes = 0, out_bytes = 0, cast_bytes = 0, result_bytes = 0, acc_bytes = 0, bytes;
     static char no_scratch; /* a call that needs no memory: a non-NULL scratch of 0 bytes */
     cudaError_t err;
 
@@ -299,6 +329,8 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
         out_bytes = gp_align256((size_t)c->out_n * c->out_elem);
     if (c->scalar && timing)
         result_bytes = gp_align256(c->out_elem);
+    if (c->res_t >= 0 && !c->scalar)
+        acc_bytes = gp_align256((size_t)c->out_n * gp_sizes[c->out_t]);
     c->in = NULL;
     c->out = NULL;
     c->scratch = NULL;
@@ -306,7 +338,7 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
         raise_failed(j, err, "sizing scratch");
         return -1;
     }
-    bytes = in_bytes + out_bytes + cast_bytes + result_bytes + c->scratch_bytes;
+    bytes = in_bytes + out_bytes + cast_bytes + result_bytes + acc_bytes + c->scratch_bytes;
     if (bytes == 0 && !c->scalar) { /* device arrays in and out, no scratch: as they are */
         c->scratch = &no_scratch;
         c->in = (const void *)j->in.addr;
@@ -327,10 +359,13 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
     m->staged_out = m->staged_in + in_bytes;
     m->converted = m->staged_out + out_bytes;
     m->result = m->converted + cast_bytes;
-    c->scratch = m->result + result_bytes;
+    c->scratch = m->result + result_bytes + acc_bytes;
     c->in = j->in.host ? m->staged_in : (const void *)j->in.addr;
     c->out = c->scalar ? (timing ? (void *)m->result : j->res->result)
                        : (j->out.host ? (void *)m->staged_out : (void *)j->out.addr);
+    m->final = c->out;
+    if (acc_bytes)
+        c->out = m->result + result_bytes;
     return 0;
 }
 
@@ -349,6 +384,15 @@ static cudaError_t load_input(gp_job *j, gp_layout *m)
         c->in = m->converted;
     }
     return err;
+}
+
+/* An array result converted from the accumulator's dtype (c.res_t). */
+static cudaError_t store_result(gp_job *j, gp_layout *m)
+{
+    gp_call *c = &j->c;
+    if (c->res_t < 0 || c->scalar)
+        return cudaSuccess;
+    return j->rt->cast(c->out, (gp_dtype)c->out_t, m->final, (gp_dtype)c->res_t, c->out_n, c->stream);
 }
 
 static cudaError_t free_block(gp_job *j)
@@ -372,6 +416,8 @@ static PyObject *run_device(gp_job *j)
     err = load_input(j, &m);
     if (err == cudaSuccess)
         err = j->fam->launch(j->v, c);
+    if (err == cudaSuccess)
+        err = store_result(j, &m);
     if (err == cudaSuccess && j->has_out && j->out.host)
         err = j->rt->memcpy_async(j->out.view.buf, m.staged_out, (size_t)c->out_n * c->out_elem,
                                   cudaMemcpyDeviceToHost, c->stream);
@@ -409,8 +455,10 @@ PyObject *gp_call_py(PyObject *module, PyObject *args)
 static cudaError_t timed(void *ctx, int phase)
 {
     gp_job *j = (gp_job *)ctx;
-    if (phase == GP_PREPARE) /* poison the output */
-        return j->rt->memset_async(j->c.out, 0xff, (size_t)j->c.out_n * j->c.out_elem, j->c.stream);
+    if (phase == GP_PREPARE) /* poison the output (the accumulator's, where converted after) */
+        return j->rt->memset_async(j->c.out, 0xff,
+                                   (size_t)j->c.out_n * (j->c.out_t >= 0 ? gp_sizes[j->c.out_t] : j->c.out_elem),
+                                   j->c.stream);
     return j->fam->launch(j->v, &j->c);
 }
 
@@ -440,6 +488,12 @@ PyObject *gp_time_py(PyObject *module, PyObject *args)
         return raise_failed(&j, err, "converting the input");
     }
     times = gp_time_runs(module, timed, &j, warmup, repeat, flush_bytes, name);
+    if (times != NULL && (err = store_result(&j, &m)) == cudaSuccess)
+        err = gp_sync(j.rt, j.c.stream);
+    if (times != NULL && err != cudaSuccess) {
+        Py_CLEAR(times);
+        raise_failed(&j, err, "converting the result");
+    }
     if (times != NULL && j.c.scalar) {
         double result[2];
         err = j.rt->memcpy_async(result, j.c.out, j.c.out_elem, cudaMemcpyDeviceToHost, j.c.stream);

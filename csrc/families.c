@@ -7,8 +7,10 @@
 
 #include <string.h>
 
-const size_t gp_sizes[GP_NDTYPES] = {4, 8, 4, 8};
-const char *const gp_dtype_names[GP_NDTYPES] = {"int32", "int64", "float32", "float64"};
+const size_t gp_sizes[GP_NDTYPES] = {4, 8, 4, 8, 1, 1, 2, 1, 2, 4, 8, 2};
+const char *const gp_dtype_names[GP_NDTYPES] = {"int32", "int64", "float32", "float64", "bool",
+                                                "int8",  "int16", "uint8",   "uint16",  "uint32",
+                                                "uint64", "float16"};
 static const char *const gp_op_names[GP_NOPS] = {"sum", "min", "max"};
 
 /* Valid dtype and op codes; else ValueError and -1. */
@@ -21,34 +23,77 @@ static int check_codes(int in_t, int out_t, int op)
     return 0;
 }
 
-/* The parameters of the families that compute in a dtype: (n, in_t, acc_t,
- * op) and, where `format` reads it, inclusive. */
-static int parse_typed(PyObject *params, const char *format, gp_call *c)
+/* The parameters of the families that compute in a dtype: (n, in_t,
+ * acc_t, op[, inclusive][, layout or None][, res_t]).  Without a layout the
+ * n elements are one problem; a layout (outer, len, inner, s_outer, s_len,
+ * s_inner, offsets address or 0) gives the problems of gp_batch, n being
+ * then all the input's elements.  res_t: the dtype an array result is
+ * converted to from acc_t. */
+static int parse_typed(PyObject *params, int scan, gp_call *c)
 {
-    long long n;
-    if (!PyArg_ParseTuple(params, format, &n, &c->in_t, &c->out_t, &c->op, &c->inclusive) ||
-        check_codes(c->in_t, c->out_t, c->op) < 0)
+    long long n, outer, len, inner;
+    unsigned long long offsets;
+    PyObject *layout = Py_None;
+    int ok;
+    c->res_t = -1;
+    ok = scan ? PyArg_ParseTuple(params, "Liiip|Oi:scan", &n, &c->in_t, &c->out_t, &c->op,
+                                 &c->inclusive, &layout, &c->res_t)
+              : PyArg_ParseTuple(params, "Liii|Oi:reduce", &n, &c->in_t, &c->out_t, &c->op, &layout,
+                                 &c->res_t);
+    if (!ok || check_codes(c->in_t, c->out_t, c->op) < 0)
         return -1;
-    c->n = c->out_n = n;
+    if (c->res_t >= GP_NDTYPES || c->res_t == c->out_t) {
+        if (c->res_t >= GP_NDTYPES) {
+            PyErr_SetString(PyExc_ValueError, "bad result dtype code");
+            return -1;
+        }
+        c->res_t = -1;
+    }
+    c->n = c->out_n = c->len = n;
+    if ((c->batched = layout != Py_None) == 0)
+        return 0;
+    if (!PyTuple_Check(layout)) {
+        PyErr_SetString(PyExc_TypeError, "a layout is a tuple");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(layout, "LLLLLLK:layout", &outer, &len, &inner, &c->batch.s_outer,
+                          &c->batch.s_n, &c->batch.s_inner, &offsets))
+        return -1;
+    if (outer < 0 || len < 0 || inner < 0 || (offsets != 0 && (inner != 1 || len != n)) ||
+        (offsets == 0 && (outer == 0 || inner == 0 ? 0 : len) * outer * inner != n)) {
+        PyErr_Format(PyExc_ValueError, "bad layout: outer %lld, len %lld, inner %lld for %lld elements",
+                     outer, len, inner, n);
+        return -1;
+    }
+    c->len = len;
+    c->batch.outer = outer;
+    c->batch.inner = inner;
+    c->batch.offsets = (const int64_t *)(uintptr_t)offsets;
     return 0;
+}
+
+/* The layout a launcher gets: the call's, or one problem of all n elements. */
+static gp_batch batch_of(const gp_call *c)
+{
+    gp_batch one = {1, 1, 0, 1, 0, NULL};
+    return c->batched ? c->batch : one;
 }
 
 /* ------------------------------------------------------------ reduce */
 
-/* (n, in_t, acc_t, op) */
 static int reduce_parse(PyObject *params, gp_call *c)
 {
-    if (parse_typed(params, "Liii:reduce", c) < 0)
+    if (parse_typed(params, 0, c) < 0)
         return -1;
-    c->out_n = 1;
-    c->scalar = 1;
+    c->out_n = c->batched ? c->batch.outer * c->batch.inner : 1;
+    c->scalar = !c->batched;
     return 0;
 }
 
 static cudaError_t reduce_launch(const gp_variant *v, gp_call *c)
 {
-    gp_reduce_args a = {c->in, c->out, c->n, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
-                        c->scratch, c->scratch_bytes, c->stream, c->counter};
+    gp_reduce_args a = {c->in, c->out, c->len, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
+                        c->scratch, c->scratch_bytes, c->stream, c->counter, batch_of(c)};
     cudaError_t err = ((gp_reduce_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;
@@ -56,16 +101,15 @@ static cudaError_t reduce_launch(const gp_variant *v, gp_call *c)
 
 /* -------------------------------------------------------------- scan */
 
-/* (n, in_t, acc_t, op, inclusive) */
 static int scan_parse(PyObject *params, gp_call *c)
 {
-    return parse_typed(params, "Liiip:scan", c);
+    return parse_typed(params, 1, c);
 }
 
 static cudaError_t scan_launch(const gp_variant *v, gp_call *c)
 {
-    gp_scan_args a = {c->in, c->out, c->n, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
-                      c->inclusive, c->scratch, c->scratch_bytes, c->stream};
+    gp_scan_args a = {c->in, c->out, c->len, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
+                      c->inclusive, c->scratch, c->scratch_bytes, c->stream, batch_of(c)};
     cudaError_t err = ((gp_scan_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;
@@ -98,7 +142,9 @@ static int int64_tuple(PyObject *t, const char *what, int64_t *out)
 
 /* The checks of a planned problem that keep every element the kernels read
  * inside the caller's buffer: a permutation, sizes without overflow, and the
- * span of the strides within [0, span) from `offset` (span -1: n). */
+ * span of the strides within [0, span) from `offset` (span -2: the n
+ * elements of a C-contiguous input; -1: a device address, not checkable
+ * here, which call.c refuses for a host buffer). */
 static int transpose_check(gp_call *c, long long offset, long long span)
 {
     gp_transpose_args *a = &c->transpose;
@@ -125,8 +171,13 @@ static int transpose_check(gp_call *c, long long offset, long long span)
             hi += st * (d - 1);
     }
     c->n = c->out_n = n;
-    if (span < 0) /* C-contiguous: the n elements */
+    if (span == -2) /* C-contiguous: the n elements */
         span = n;
+    if (span == -1) { /* a device address: the kernels read where the strides point */
+        c->in_span = n > 0 ? -1 : 0;
+        c->in_offset = 0;
+        return 0;
+    }
     if (n > 0 && (offset < 0 || offset + lo < 0 || span < 0 || offset + hi >= span)) {
         PyErr_Format(PyExc_ValueError, "transpose: strides reach [%lld, %lld] from element %lld, "
                      "outside a buffer of %lld elements", (long long)lo, (long long)hi, offset, span);
@@ -140,7 +191,8 @@ static int transpose_check(gp_call *c, long long offset, long long span)
 /* (shape, strides or None, perm, elem_size, dtype name, offset, span): the
  * problem as python/gpuprims/_transpose.py plans it (gpuprims.h,
  * gp_transpose_args); strides and offset in elements, span the elements of
- * the input buffer (None strides: C-contiguous, offset 0, span n). */
+ * the input buffer, or -1 for a device address read through the strides
+ * wherever they point (None strides: C-contiguous, offset 0, span n). */
 static int transpose_parse(PyObject *params, gp_call *c)
 {
     gp_transpose_args *a = &c->transpose;
@@ -176,10 +228,8 @@ static int transpose_parse(PyObject *params, gp_call *c)
             PyErr_SetString(PyExc_ValueError, "transpose strides do not match the shape");
         return -1;
     }
-    if (transpose_check(c, strides == Py_None ? 0 : offset, strides == Py_None ? -1 : span) < 0)
+    if (transpose_check(c, strides == Py_None ? 0 : offset, strides == Py_None ? -2 : span) < 0)
         return -1;
-    if (strides == Py_None)
-        c->in_span = 0; /* n */
     /* The 2-D journey's view: a C-contiguous matrix transposed (rank 2, perm
      * (1, 0)), or 1 x n (rank 0 or 1: its transpose has the same bytes). */
     a->rows = a->cols = -1;
@@ -299,10 +349,38 @@ PyObject *gp_ops_py(PyObject *module, PyObject *noargs)
     return names_tuple(gp_op_names, GP_NOPS, sizeof(char *));
 }
 
+/* The names of the gp_variant.flags bits, in bit order. */
+static const char *const gp_flag_names[] = {"auto", "baseline", "library", "batched", "segmented",
+                                            "auto_batched", "matrix"};
+
+/* The names of the bits set in flags, as a tuple. */
+static PyObject *flag_names(unsigned flags)
+{
+    const Py_ssize_t known = (Py_ssize_t)(sizeof(gp_flag_names) / sizeof(gp_flag_names[0]));
+    Py_ssize_t i, k = 0, count = 0;
+    PyObject *t;
+    for (i = 0; i < known; i++)
+        count += (flags >> i) & 1u;
+    if ((t = PyTuple_New(count)) == NULL)
+        return NULL;
+    for (i = 0; i < known; i++) {
+        PyObject *name;
+        if (!((flags >> i) & 1u))
+            continue;
+        if ((name = PyUnicode_FromString(gp_flag_names[i])) == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SetItem(t, k++, name);
+    }
+    return t;
+}
+
 /* variants(family) -> [(name, title, source, description, max_n or None,
- *   dtypes or None, block_size, where, backends, auto, baseline, library,
- *   instead or None, matrix), ...] in journey order, from the emulator's registry
- * (which every build has): backends is ("cuda",) for the rows the emulator
+ *   dtypes or None, block_size, where, backends, roles, instead or None),
+ *   ...] in journey order, from the emulator's registry (roles: the names of
+ *   the row's flags, "auto", "baseline", "library", "batched", ...)
+ * which every build has: backends is ("cuda",) for the rows the emulator
  * cannot run (NVIDIA library code). */
 PyObject *gp_variants(PyObject *module, PyObject *args)
 {
@@ -321,18 +399,15 @@ PyObject *gp_variants(PyObject *module, PyObject *args)
         const gp_variant *v = &rows[i];
         PyObject *max_n = v->max_n < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(v->max_n);
         PyObject *row = max_n == NULL ? NULL
-                                      : Py_BuildValue("(ssssNzisNNNNzN)", v->name, v->title, v->source,
+                                      : Py_BuildValue("(ssssNzisNNz)", v->name, v->title, v->source,
                                                       v->description, max_n, v->dtypes,
                                                       v->block_size,
                                                       v->where == GP_ON_HOST ? "host" : "device",
                                                       v->launch != NULL
                                                           ? Py_BuildValue("(ss)", "cuda", "emulator")
                                                           : Py_BuildValue("(s)", "cuda"),
-                                                      PyBool_FromLong(v->flags & GP_AUTO),
-                                                      PyBool_FromLong(v->flags & GP_BASELINE),
-                                                      PyBool_FromLong(v->flags & GP_LIBRARY),
-                                                      v->instead,
-                                                      PyBool_FromLong(v->flags & GP_MATRIX));
+                                                      flag_names(v->flags),
+                                                      v->instead);
         if (row == NULL || PyList_Append(list, row) < 0) {
             Py_XDECREF(row);
             Py_CLEAR(list);

@@ -1,6 +1,11 @@
-// cast.cu - element-wise conversion between the gpuprims dtypes, used when a
-// caller asks for an accumulator type (dtype=) that the kernels have no
-// instance for (see GP_COMBOS): the input is converted into scratch first.
+// cast.cu - element-wise conversion between the gpuprims dtypes.  The
+// reduction and scan kernels compute in int32, int64, float32 and float64
+// (GP_COMBOS); an input of another dtype, or a dtype= request without an
+// instance, is converted into scratch first, and an array result whose
+// dtype is not the accumulator's (float16 sums accumulate in float32, a
+// uint8 minimum is found in int32) is converted back.  Conversions follow
+// C's (and NumPy's astype): integers wrap modulo 2^bits, floats round to
+// nearest even, bool is x != 0.
 #include "common.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -8,39 +13,110 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
+// IEEE binary16, kept as its bits: the conversions are written out so that
+// the emulator build (no cuda_fp16.h) runs the same code.
+struct Half {
+    uint16_t bits;
+};
+
+__host__ __device__ inline float half_to_float(uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+    if (exp == 0x1fu) {
+        bits = sign | 0x7f800000u | (man << 13);  // inf, NaN (payload kept)
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112u) << 23) | (man << 13);  // normal: rebias 15 -> 127
+    } else if (man == 0) {
+        bits = sign;  // zero
+    } else {  // subnormal: normalize
+        int e = -1;
+        do {
+            man <<= 1;
+            e++;
+        } while (!(man & 0x400u));
+        bits = sign | (uint32_t(112 - e) << 23) | ((man & 0x3ffu) << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+// Round to nearest, ties to even, as NumPy's float32 -> float16.
+__host__ __device__ inline uint16_t float_to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
+    const uint32_t absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u)  // inf or NaN (a quiet NaN stays a NaN)
+        return uint16_t(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
+    if (absx >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds past 65504: inf
+    if (absx < 0x38800000u) {  // below 2^-14: a subnormal half (or zero)
+        if (absx < 0x33000000u) return sign;  // below half the smallest subnormal: zero
+        const uint32_t man = (absx & 0x7fffffu) | 0x800000u;
+        const int shift = 126 - int(absx >> 23);  // 14..24
+        const uint32_t kept = man >> shift, rest = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        return uint16_t(sign | (kept + (rest > half || (rest == half && (kept & 1u)))));
+    }
+    const uint32_t rounded = absx + 0xfffu + ((absx >> 13) & 1u);  // ties to even on bit 13
+    return uint16_t(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+// What a value becomes in the To type.
+template <class To> struct Convert {
+    template <class From> __host__ __device__ static To from(From x) { return To(x); }
+    __host__ __device__ static To from(Half h) { return To(half_to_float(h.bits)); }
+};
+template <> struct Convert<bool> {
+    template <class From> __host__ __device__ static bool from(From x) { return x != From(0); }
+    __host__ __device__ static bool from(Half h) { return (h.bits & 0x7fffu) != 0; }
+};
+template <> struct Convert<Half> {
+    template <class From> __host__ __device__ static Half from(From x) { return Half{float_to_half(float(x))}; }
+    __host__ __device__ static Half from(Half h) { return h; }
+};
+
 template <class From, class To>
 __global__ void cast_kernel(const From *in, To *out, int64_t n) {
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-        out[i] = To(in[i]);
+        out[i] = Convert<To>::from(in[i]);
 }
 
-template <class From>
-cudaError_t cast_from(const From *in, void *out, gp_dtype to, int64_t n, cudaStream_t s) {
-    const unsigned block = 256;
-    const int64_t want = ceil_div<int64_t>(n, block);
-    const unsigned grid = unsigned(want < 65535 ? want : 65535);
-    switch (to) {
-    case GP_INT32: GP_LAUNCH((cast_kernel<From, int>), grid, block, 0, s, in, static_cast<int *>(out), n); break;
-    case GP_INT64: GP_LAUNCH((cast_kernel<From, long long>), grid, block, 0, s, in, static_cast<long long *>(out), n); break;
-    case GP_FLOAT32: GP_LAUNCH((cast_kernel<From, float>), grid, block, 0, s, in, static_cast<float *>(out), n); break;
-    case GP_FLOAT64: GP_LAUNCH((cast_kernel<From, double>), grid, block, 0, s, in, static_cast<double *>(out), n); break;
+// The C type of each gp_dtype code, for the conversions only.
+template <class F> cudaError_t with_type(gp_dtype t, F &&f) {
+    switch (t) {
+    case GP_INT32: return f(int());
+    case GP_INT64: return f((long long)0);
+    case GP_FLOAT32: return f(float());
+    case GP_FLOAT64: return f(double());
+    case GP_BOOL: return f(bool());
+    case GP_INT8: return f((signed char)0);
+    case GP_INT16: return f(short());
+    case GP_UINT8: return f((unsigned char)0);
+    case GP_UINT16: return f((unsigned short)0);
+    case GP_UINT32: return f(0u);
+    case GP_UINT64: return f(0ull);
+    case GP_FLOAT16: return f(Half{0});
     default: return cudaErrorInvalidValue;
     }
-    return cudaSuccess;
 }
 }  // namespace
 
 extern "C" cudaError_t GP_SYM(gp_cast)(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
                                cudaStream_t s) {
     if (n <= 0) return cudaSuccess;
-    switch (from) {
-    case GP_INT32: return cast_from(static_cast<const int *>(in), out, to, n, s);
-    case GP_INT64: return cast_from(static_cast<const long long *>(in), out, to, n, s);
-    case GP_FLOAT32: return cast_from(static_cast<const float *>(in), out, to, n, s);
-    case GP_FLOAT64: return cast_from(static_cast<const double *>(in), out, to, n, s);
-    default: return cudaErrorInvalidValue;
-    }
+    const unsigned block = 256;
+    const int64_t want = ceil_div<int64_t>(n, block);
+    const unsigned grid = unsigned(want < 65535 ? want : 65535);
+    return with_type(from, [&](auto f) {
+        using From = decltype(f);
+        return with_type(to, [&](auto t) -> cudaError_t {
+            using To = decltype(t);
+            GP_LAUNCH((cast_kernel<From, To>), grid, block, 0, s, static_cast<const From *>(in),
+                      static_cast<To *>(out), n);
+            return cudaSuccess;
+        });
+    });
 }
 
 extern "C" int GP_SYM(gp_combo_supported)(gp_op op, gp_dtype in_t, gp_dtype acc_t) {

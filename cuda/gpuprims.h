@@ -28,13 +28,24 @@ extern "C" {
 #define GP_CUDA_ONLY(launcher) ((gp_any_fn)launcher)
 #endif
 
-/* Element types.  The codes are part of the ABI with python/gpuprims. */
+/* Element types.  The codes are part of the ABI with python/gpuprims.  The
+ * reduction and scan kernels compute in the first four (GP_COMBOS in
+ * cuda/common.cuh); the others are converted to one of them first (gp_cast)
+ * and, for an array result, back into the result's dtype. */
 typedef enum gp_dtype {
     GP_INT32 = 0,
     GP_INT64 = 1,
     GP_FLOAT32 = 2,
     GP_FLOAT64 = 3,
-    GP_NDTYPES = 4
+    GP_BOOL = 4,
+    GP_INT8 = 5,
+    GP_INT16 = 6,
+    GP_UINT8 = 7,
+    GP_UINT16 = 8,
+    GP_UINT32 = 9,
+    GP_UINT64 = 10,
+    GP_FLOAT16 = 11,
+    GP_NDTYPES = 12
 } gp_dtype;
 
 typedef enum gp_op { GP_SUM = 0, GP_MIN = 1, GP_MAX = 2, GP_NOPS = 3 } gp_op;
@@ -42,8 +53,33 @@ typedef enum gp_op { GP_SUM = 0, GP_MIN = 1, GP_MAX = 2, GP_NOPS = 3 } gp_op;
 /* Where a variant runs. */
 typedef enum gp_where { GP_ON_DEVICE = 0, GP_ON_HOST = 1 } gp_where;
 
+/* The layout of a batched or segmented reduction or scan, which only the
+ * rows flagged GP_BATCHED or GP_SEGMENTED read: `outer x inner` independent
+ * problems of `n` elements each.
+ *
+ * Batched (offsets == NULL): problem (o, i) is in[o*s_outer + k*s_n +
+ * i*s_inner] for 0 <= k < n (strides in elements, any sign: `in` points at
+ * element (0, 0, 0)).  A reduction writes out[o*inner + i]; a scan writes
+ * out[(o*n + k)*inner + i] (C order of (outer, n, inner)).  This is an axis
+ * of an N-D array: outer and inner are the axes before and after it.
+ *
+ * Segmented (offsets != NULL, device memory, outer + 1 non-decreasing
+ * values, offsets[outer] <= n): inner == 1; problem o is in[offsets[o]] ..
+ * in[offsets[o+1] - 1] of a contiguous input of n elements.  A reduction
+ * writes out[o] (the identity for an empty segment); a scan writes out[k]
+ * for k in that range (the caller guarantees offsets[0] == 0 and
+ * offsets[outer] == n for a scan).
+ *
+ * A 1-D call is outer = inner = 1, s_n = 1, offsets = NULL: what the rows
+ * without those flags are given. */
+typedef struct gp_batch {
+    int64_t outer, inner;
+    int64_t s_outer, s_n, s_inner;
+    const int64_t *offsets;
+} gp_batch;
+
 /* Arguments of one reduction.  `in` holds n elements of in_t; `out` receives
- * one element of acc_t.  Both live where the variant runs (device memory for
+ * one element of acc_t (or one per problem of `batch`).  Both live where the variant runs (device memory for
  * GP_ON_DEVICE, host memory for GP_ON_HOST).
  *
  * Two-phase like CUB: called with scratch == NULL, a launcher only stores the
@@ -66,6 +102,7 @@ typedef struct gp_reduce_args {
      * and leaves it 0 again; with NULL it takes a word from its scratch and
      * zeroes it itself (one more operation on the stream). */
     unsigned *counter;
+    gp_batch batch;
 } gp_reduce_args;
 
 typedef cudaError_t (*gp_reduce_fn)(gp_reduce_args *args);
@@ -112,7 +149,10 @@ enum {
                         the host reference; listed after the journey */
     GP_LIBRARY = 4,  /* the production library the journey is measured against
                         (its title starts with the library's name: "CUB ...") */
-    GP_MATRIX = 8    /* transpose: takes matrices only (gp_transpose_args.rows and
+    GP_BATCHED = 8,  /* reads gp_batch's outer/inner/strides: an axis of an N-D array */
+    GP_SEGMENTED = 16, /* reads gp_batch's offsets: ragged segments */
+    GP_AUTO_BATCHED = 32, /* what variant="auto" runs for an axis or segments */
+    GP_MATRIX = 64   /* transpose: takes matrices only (gp_transpose_args.rows and
                         cols), not a transpose of any rank */
 };
 
@@ -167,6 +207,7 @@ typedef struct gp_scan_args {
     void *scratch;
     size_t scratch_bytes;
     cudaStream_t stream;
+    gp_batch batch; /* GP_BATCHED / GP_SEGMENTED rows */
 } gp_scan_args;
 
 typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);

@@ -131,7 +131,7 @@ def test_unsupported_objects_raise_typeerror(bad):
         gpuprims.cumsum(bad)
 
 
-@pytest.mark.parametrize("dtype", ["int16", "uint8", "float16", "complex64", "bool", "O"])
+@pytest.mark.parametrize("dtype", ["O", "U2", "datetime64[s]"])
 def test_unsupported_dtypes_raise_typeerror(dtype):
     with pytest.raises(TypeError, match="does not support dtype"):
         gpuprims.scan(np.ones(4, dtype=dtype))
@@ -142,10 +142,8 @@ def test_bad_op_variant_and_shape():
         gpuprims.scan(np.ones(4, np.float32), "prod")
     with pytest.raises(ValueError, match="unknown scan variant 'sklansky'"):
         gpuprims.scan(np.ones(4, np.float32), variant="sklansky")
-    with pytest.raises(ValueError, match="at least one dimension"):
-        gpuprims.cumsum(np.float32(3))
-    with pytest.raises(TypeError, match="dtype=int8 is not supported"):
-        gpuprims.cumsum(np.ones(4, np.float32), dtype=np.int8)
+    with pytest.raises(TypeError, match="dtype=bool is not supported"):
+        gpuprims.cumsum(np.ones(4, np.float32), dtype=np.bool_)
 
 
 @pytest.mark.skipif(GPU_OK, reason="checks the no-GPU error; a GPU is visible here")

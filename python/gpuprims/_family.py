@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from . import _core
-from ._arrays import DeviceArray, to_device
+from . import _backend, _core
+from ._arrays import DeviceArray, c_contiguous_strides, check_backend, to_device
 from ._registry import Variant, lookup, variants
 
 # The core's codes: position in _core.dtypes() / _core.ops().
@@ -67,22 +67,113 @@ def random_input(shape, dtype, seed=0) -> np.ndarray:
     return (rng.random(shape, dtype=np.float64) * 2 - 1).astype(dtype)
 
 
-def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params):
-    """One _core.call of variant v on an Operand (_arrays.take).  A device
-    input on a device variant stays in place (addresses) and the output is
-    a new DeviceArray; otherwise NumPy buffers go in (the core stages them
-    through the device) and the output is a new NumPy array, uploaded if the
-    caller's input was on the device.  out_shape None: the core's return
-    value is the result (a reduction's)."""
-    if operand.on_device and v.where == "device":
-        out = None if out_shape is None else DeviceArray(out_shape, out_dtype)
-        value = _core.call(family, v.index, operand.device.ptr, None if out is None else out.ptr, params)
-        return value if out is None else out
-    out = None if out_shape is None else np.empty(out_shape, dtype=out_dtype)
-    value = _core.call(family, v.index, operand.to_host(), out, params)
+class Out:
+    """A validated out= argument (take_out): `buffer` is what the core
+    writes (a NumPy array or a device address), `result` what the call
+    returns (the caller's out)."""
+
+    __slots__ = ("buffer", "result", "on_device", "_host")
+
+    def __init__(self, buffer, result, on_device, host=None):
+        self.buffer, self.result, self.on_device, self._host = buffer, result, on_device, host
+
+    def finish(self):
+        """The caller's out, once the core has written `buffer`."""
+        if self._host is not None:  # a non-contiguous NumPy out: written through a C-ordered copy
+            np.copyto(self._host, self.buffer)
+        return self.result
+
+
+def take_out(out, shape, dtype, operand, x, who: str):
+    """Validate out= before any GPU work: on the same side as the input
+    (NumPy for NumPy, a device array for a device input), the result's
+    exact shape and dtype, writable, not overlapping the input.  A device
+    out must be C-contiguous; a NumPy out may have any strides.  Returns
+    None for out=None, else an Out.  TypeError or ValueError otherwise."""
     if out is None:
+        return None
+    shape, dtype = tuple(shape), np.dtype(dtype)
+    device = hasattr(out, "__cuda_array_interface__") or isinstance(out, DeviceArray)
+    if not device and not isinstance(out, np.ndarray):
+        raise TypeError(f"gpuprims.{who}: out must be a NumPy array or a device array, "
+                        f"not {type(out).__name__}")
+    if device != operand.on_device:
+        raise TypeError(f"gpuprims.{who}: the input is " +
+                        ("on the device: out must be a device array too" if operand.on_device
+                         else "a NumPy array: out must be a NumPy array too") +
+                        f" (got {type(out).__name__})")
+    if not device:
+        if type(out) is not np.ndarray and isinstance(out, np.ma.MaskedArray):
+            raise TypeError(f"gpuprims.{who}: out may not be a masked array")
+        got_shape, got_dtype = out.shape, out.dtype
+    else:
+        cai = out.__cuda_array_interface__ if not isinstance(out, DeviceArray) or out.backend == "cuda" else None
+        got_shape = tuple(out.shape) if cai is None else tuple(int(n) for n in cai["shape"])
+        got_dtype = out.dtype if cai is None else np.dtype(cai["typestr"])
+    if got_dtype != dtype:
+        raise TypeError(f"gpuprims.{who}: out has dtype {got_dtype}, the result's dtype is {dtype} "
+                        f"(dtype= chooses another)")
+    if got_shape != shape:
+        raise ValueError(f"gpuprims.{who}: out has shape {got_shape}, the result's shape is {shape}")
+    if not device:
+        if not out.flags.writeable:
+            raise ValueError(f"gpuprims.{who}: out is read-only")
+        if isinstance(x, np.ndarray) and np.may_share_memory(out, x):
+            raise ValueError(f"gpuprims.{who}: out overlaps the input; pass a separate array")
+        if out.flags.c_contiguous:
+            return Out(out, out, False)
+        return Out(np.empty(shape, dtype), out, False, host=out)
+    if isinstance(out, DeviceArray):
+        check_backend(out)
+        ptr = out.ptr
+    else:
+        if _backend.current != "cuda":
+            raise TypeError(f"gpuprims.{who}: the {_backend.current} backend cannot write GPU memory "
+                            f"({type(out).__name__})")
+        if cai["data"][1]:
+            raise ValueError(f"gpuprims.{who}: out is read-only")
+        strides = cai.get("strides")
+        if strides is not None and math.prod(shape) > 1 and \
+                tuple(strides) != c_contiguous_strides(shape, dtype.itemsize):
+            raise ValueError(f"gpuprims.{who}: a device out must be C-contiguous")
+        ptr = cai["data"][0] or 0
+    nbytes = math.prod(shape) * dtype.itemsize
+    lo, hi = operand.span()
+    if nbytes and operand.size and ptr < operand.ptr + hi and operand.ptr + lo < ptr + nbytes:
+        raise ValueError(f"gpuprims.{who}: out overlaps the input; pass a separate array")
+    return Out(ptr, out, True)
+
+
+def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: Out | None = None):
+    """One _core.call of variant v on an Operand (_arrays.take).  A device
+    input on a device variant stays in place (its address; its strides are
+    in `params` where the family reads them) and the output is `out` or a
+    new DeviceArray; otherwise NumPy buffers go in (the core stages them
+    through the device) and the output is `out` or a new NumPy array,
+    uploaded if the caller's input was on the device.  out_shape None: the
+    core's return value is the result (a reduction's)."""
+    if operand.on_device and v.where == "device":
+        if out_shape is None:
+            return _core.call(family, v.index, operand.ptr, None, params)
+        if out is not None:
+            _core.call(family, v.index, operand.ptr, out.buffer, params)
+            return out.finish()
+        result = DeviceArray(out_shape, out_dtype)
+        _core.call(family, v.index, operand.ptr, result.ptr, params)
+        return result
+    host = None
+    if out_shape is not None:
+        host = out.buffer if out is not None and not out.on_device else np.empty(out_shape, dtype=out_dtype)
+    value = _core.call(family, v.index, operand.to_host(), host, params)
+    if out_shape is None:
         return value
-    return to_device(out) if operand.on_device else out
+    if out is not None:
+        if out.on_device:  # a host variant on device data: its output uploaded into out
+            if host.nbytes:
+                _core.htod(out.buffer, host)
+            return out.result
+        return out.finish()
+    return to_device(host) if operand.on_device else host
 
 
 class Case:

@@ -3,46 +3,53 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _backend, _core
-from ._arrays import DeviceArray, take
-from ._family import DTYPE_CODES, OP_CODES, Family, invoke, op_code, register
+from . import _axes, _backend, _core
+from ._arrays import DeviceArray, take, to_device
+from ._family import DTYPE_CODES, OP_CODES, Family, invoke, op_code, register, take_out
 from ._numerics import exact_sum, sum_tolerance, ulps
 from ._registry import lookup
 
 CODES = DTYPE_CODES  # numpy dtype -> the core's dtype code
-DTYPES = tuple(CODES)
+DTYPES = _axes.DTYPES
 OPS = OP_CODES  # op name -> the core's op code
-_NUMPY_NAMES = {"sum": "add", "min": "minimum", "max": "maximum"}
 # (variant, op, dtype) -> the core's arguments, for DeviceArray calls whose
 # arguments parsed once (see the hot path in reduce)
 _PARSED: dict = {}
 
 
 def result_dtype(op: str, in_dtype: np.dtype, dtype=None) -> np.dtype:
-    """numpy's rule: sum of an integer type accumulates in int64 (the
-    platform integer); float sums keep their type; min/max keep the input
-    type.  dtype= overrides it."""
-    if dtype is not None:
-        d = np.dtype(dtype)
-        if d not in CODES:
-            names = ", ".join(t.name for t in DTYPES)
-            raise TypeError(f"dtype={d} is not supported; choose one of: {names}")
-        return d
-    if op == "sum" and in_dtype.kind == "i":
-        return np.dtype(np.int64)
-    return in_dtype
+    """numpy's rule: a sum of bool or a signed integer type accumulates in
+    int64 (the platform integer), of an unsigned one in uint64; float and
+    complex sums keep their type; min/max keep the input type.  dtype=
+    overrides it."""
+    return _axes.DtypePlan(op, in_dtype, dtype).result
 
 
-def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
-    """Reduce all elements of `x` with `op` ("sum", "min" or "max").
+def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=None, segments=None,
+           variant: str = "auto", _who="reduce"):
+    """Reduce `x` with `op` ("sum", "min" or "max") over `axis`, as numpy.
 
     x: a NumPy array (any shape, any strides) or a device array (DeviceArray,
-    CuPy, PyTorch CUDA tensor, anything with __cuda_array_interface__), used
-    in place.  Returns a NumPy scalar of numpy's result dtype (see
-    result_dtype), whatever the input.  `variant` names a step of the
+    CuPy, PyTorch CUDA tensor, anything with __cuda_array_interface__), read
+    in place through its strides.  dtypes: bool, int8..int64, uint8..uint64,
+    float16/32/64, and complex64/128 for sums, either byte order.
+    axis: None (all), an int or a tuple of ints, negatives from the end.
+    keepdims, dtype, out: as numpy's (out: a NumPy array for NumPy input, a
+    device array for device input, of the result's exact shape and dtype;
+    written and returned).  segments: k+1 int64 boundaries of ragged
+    segments of the flattened data (axis=None) or of each row (axis=-1):
+    one value per segment, the identity for an empty one; with boundaries
+    that cover the data and no empty segment this is
+    numpy.add.reduceat(x, segments[:-1]).
+    Returns a NumPy scalar for a full reduction without keepdims/out, else an
+    array: NumPy for NumPy input, DeviceArray for device input.  The result
+    dtype follows numpy (see result_dtype).  `variant` names a step of the
     journey (gpuprims.variants("reduce")); "auto" is the fastest.
+    Errors: TypeError (dtype, object, out's dtype), ValueError (op, variant,
+    axis, out's shape, segments, min/max of an empty array).
     """
-    if type(x) is DeviceArray and dtype is None and x.shape and x._backend == _backend.current:
+    if (type(x) is DeviceArray and dtype is None and axis is None and out is None and segments is None
+            and not keepdims and x.shape and x._backend == _backend.current):
         # The hot path - a DeviceArray with a (variant, op, dtype) parsed
         # before - goes straight to the core: a few hundred ns of Python.
         try:
@@ -52,37 +59,107 @@ def reduce(x, op: str = "sum", *, variant: str = "auto", dtype=None):
         if fast is not None:
             n = x.size
             if n or op == "sum":
-                index, in_code, acc_code, code, acc_type = fast
-                return acc_type(_core.call("reduce", index, x._ptr, None, (n, in_code, acc_code, code)))
+                index, in_code, acc_code, code, plan = fast
+                return plan.scalar(_core.call("reduce", index, x._ptr, None, (n, in_code, acc_code, code)))
     code = op_code(op)
     v = lookup("reduce", variant)
-    operand = take(x, op, CODES)
-    acc = result_dtype(op, operand.dtype, dtype)
-    n = operand.size
-    if n == 0 and op != "sum":
-        raise ValueError(
-            f"zero-size array to reduction operation {_NUMPY_NAMES[op]} which has no identity"
-        )
-    params = (n, CODES[operand.dtype], CODES[acc], code)
-    value = invoke("reduce", v, operand, None, acc, params)
-    if type(x) is DeviceArray and dtype is None and v.where == "device":
-        _PARSED[(variant, op, x.dtype)] = (v.index, *params[1:], acc.type)
-    return acc.type(value)  # exact: the core returns the accumulator's value
+    operand = take(x, _who, DTYPES, strided=True, allow_0d=True)
+    plan = _axes.DtypePlan(op, operand.dtype, dtype, _who)
+    shape = operand.shape
+    if segments is not None:
+        return _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, _who)
+    axes = _axes.normalize_axes(axis, len(shape), _who)
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape)) if keepdims else \
+        tuple(n for i, n in enumerate(shape) if i not in axes)
+    if op != "sum" and _axes.prod(shape[i] for i in axes) == 0 and _axes.prod(kept) > 0:
+        raise _axes.identity_error(op, _who)
+    target = take_out(out, kept, plan.result, operand, x, _who)
+    kop = plan.kernel_operand(operand)
+    in_code, acc_code, res_code = plan.codes(CODES)
+    if len(axes) == len(shape) and plan.complex_part is None and not (v.batched and not v.auto):
+        # every element into one value: the 1-D journey
+        kop = _axes.gathered(kop)
+        params = (kop.size, in_code, acc_code, code)
+        value = plan.scalar(invoke("reduce", v, kop, None, plan.acc, params))
+        if (type(x) is DeviceArray and dtype is None and v.where == "device" and kop.device is x
+                and plan.complex_part is None):
+            _PARSED[(variant, op, x.dtype)] = (v.index, in_code, acc_code, code, plan)
+        if target is None and not kept:
+            return value
+        return _axes.deliver(np.full(kept, value, plan.result), plan, kept, operand.on_device, target)
+    bv = _axes.batched_variant("reduce", v)
+    runs = _axes.blocks(axes) or [(0, 0)]
+    cur = kop
+    for i, (a, b) in enumerate(reversed(runs)):  # the innermost first: earlier axes keep their numbers
+        last = i == len(runs) - 1
+        lay = _axes.layout(cur, a, b)
+        if lay is None:
+            cur = _axes.gathered(cur)
+            lay = _axes.layout(cur, a, b)
+        out_shape = cur.shape[:a] + cur.shape[b:]
+        direct = last and target is not None and not plan.flip
+        dtype_out = (plan.complex_part or plan.result) if last and not plan.flip else plan.acc
+        params = (cur.size, CODES[cur.dtype], acc_code, code, lay,
+                  res_code if last else acc_code)
+        result = invoke("reduce", bv, cur, out_shape, dtype_out, params,
+                        out=_axes.kernel_out(target, out_shape, dtype_out) if direct else None)
+        cur = _axes.as_operand(result) if not last else None
+    return _axes.deliver(result, plan, kept, operand.on_device, target)
 
 
-def sum(x, *, variant: str = "auto", dtype=None):  # noqa: A001 - the public name
-    """Sum of all elements (numpy.sum's result dtype)."""
-    return reduce(x, "sum", variant=variant, dtype=dtype)
+def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who):
+    """Ragged segments of the flattened data (axis None) or of each row
+    (the last axis): one value per segment."""
+    shape = operand.shape
+    if keepdims:
+        raise ValueError(f"gpuprims.{who}: keepdims has no meaning with segments")
+    if plan.complex_part is not None:
+        raise TypeError(f"gpuprims.{who}: segments of complex data are not supported; reduce "
+                        f".real and .imag")
+    ndim = len(shape)
+    if axis is not None and _axes.normalize_axes(axis, ndim, who) != (ndim - 1,):
+        raise ValueError(f"gpuprims.{who}: segments split the flattened data (axis=None) or each "
+                         f"row (axis=-1), not axis {axis!r}")
+    by_row = axis is not None
+    row = shape[-1] if by_row else _axes.prod(shape)
+    rows = _axes.prod(shape[:-1]) if by_row else 1
+    off = _axes.take_segments(segments, row, who,
+                              "segments of each row must cover the row" if rows > 1 else "")
+    k = off.size - 1
+    out_shape = (shape[:-1] + (k,)) if by_row else (k,)
+    target = take_out(out, out_shape, plan.result, operand, x, who)
+    kop = _axes.gathered(plan.kernel_operand(operand))
+    if rows > 1:  # each row's segments (they cover the row), as segments of all the data
+        off = np.append((off[None, :-1] + (np.arange(rows, dtype=np.int64) * row)[:, None]).ravel(),
+                        np.int64(rows * row))
+    in_code, acc_code, res_code = plan.codes(CODES)
+    dev_off = to_device(off)
+    bv = _axes.batched_variant("reduce", v)
+    params = (kop.size, in_code, acc_code, code, (rows * k, kop.size, 1, 0, 1, 0, dev_off.ptr), res_code)
+    direct = target is not None and not plan.flip
+    dtype_out = plan.acc if plan.flip else plan.result
+    result = invoke("reduce", bv, kop, (rows * k,), dtype_out, params,
+                    out=_axes.kernel_out(target, (rows * k,), dtype_out) if direct else None)
+    return _axes.deliver(result, plan, out_shape, operand.on_device, target)
 
 
-def min(x, *, variant: str = "auto", dtype=None):  # noqa: A001
-    """Smallest element; NaN if any element is NaN (as numpy.min)."""
-    return reduce(x, "min", variant=variant, dtype=dtype)
+def sum(x, *, axis=None, keepdims=False, dtype=None, out=None, segments=None,  # noqa: A001
+        variant: str = "auto"):
+    """Sum over axis (numpy.sum's semantics and result dtype); see reduce."""
+    return reduce(x, "sum", axis=axis, keepdims=keepdims, dtype=dtype, out=out, segments=segments,
+                  variant=variant, _who="sum")
 
 
-def max(x, *, variant: str = "auto", dtype=None):  # noqa: A001
-    """Largest element; NaN if any element is NaN (as numpy.max)."""
-    return reduce(x, "max", variant=variant, dtype=dtype)
+def min(x, *, axis=None, keepdims=False, out=None, segments=None, variant: str = "auto"):  # noqa: A001
+    """Smallest element over axis; NaN if any element is NaN (as numpy.min); see reduce."""
+    return reduce(x, "min", axis=axis, keepdims=keepdims, out=out, segments=segments,
+                  variant=variant, _who="min")
+
+
+def max(x, *, axis=None, keepdims=False, out=None, segments=None, variant: str = "auto"):  # noqa: A001
+    """Largest element over axis; NaN if any element is NaN (as numpy.max); see reduce."""
+    return reduce(x, "max", axis=axis, keepdims=keepdims, out=out, segments=segments,
+                  variant=variant, _who="max")
 
 
 class ReduceFamily(Family):
@@ -90,7 +167,7 @@ class ReduceFamily(Family):
 
     name = "reduce"
     options = ("op",)
-    dtypes = DTYPES
+    dtypes = _axes.KERNEL_DTYPES  # the journey's tables: the dtypes the kernels compute in
     emulated_size = 1 << 16
 
     def result_dtype(self, in_dtype, op, dtype=None):

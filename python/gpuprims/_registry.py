@@ -33,6 +33,9 @@ class Variant:
     baseline: bool = False  # not a journey step: a library, the copy roof or the host reference
     library: bool = False  # the production library the journey is measured against
     instead: str | None = None  # for a row with max_n: the variant without the limit
+    batched: bool = False  # takes an axis of an N-D array (outer x len x inner problems)
+    segmented: bool = False  # takes ragged segments (offsets)
+    auto_batched: bool = False  # the row variant="auto" runs for an axis or segments
     matrix: bool = False  # transpose: takes matrices only (2-D work), not every rank
 
     @property
@@ -72,10 +75,11 @@ def _limits(max_n, dtypes, matrix=False) -> dict:
 @lru_cache(maxsize=None)
 def _table(family: str) -> tuple:
     return tuple(
-        Variant(family, i, name, title, source, desc, _limits(max_n, dtypes, matrix), block, where,
-                tuple(backends), bool(auto), bool(baseline), bool(library), instead, bool(matrix))
-        for i, (name, title, source, desc, max_n, dtypes, block, where, backends, auto, baseline, library,
-                instead, matrix) in enumerate(_core.variants(family))
+        Variant(family, i, name, title, source, desc, _limits(max_n, dtypes, "matrix" in roles), block, where,
+                tuple(backends), "auto" in roles, "baseline" in roles, "library" in roles, instead,
+                "batched" in roles, "segmented" in roles, "auto_batched" in roles, "matrix" in roles)
+        for i, (name, title, source, desc, max_n, dtypes, block, where, backends, roles, instead)
+        in enumerate(_core.variants(family))
     )
 
 

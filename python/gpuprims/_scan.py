@@ -3,40 +3,100 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._arrays import take
-from ._family import Family, invoke, op_code, register
+from . import _axes
+from ._arrays import take, to_device
+from ._family import Family, invoke, op_code, register, take_out
 from ._numerics import identity, scan_reference, scan_tolerance, ulps
-from ._reduce import CODES, DTYPES, result_dtype
+from ._reduce import CODES, result_dtype
+
+DTYPES = _axes.DTYPES
 from ._registry import lookup
 
 _UFUNCS = {"sum": np.add, "min": np.minimum, "max": np.maximum}
 
 
-def scan(x, op: str = "sum", *, inclusive: bool = True, variant: str = "auto", dtype=None):
-    """Prefix scan of all elements of `x` (flattened in C order) with `op`
-    ("sum", "min" or "max").
+def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, out=None, segments=None,
+         variant: str = "auto", _who="scan"):
+    """Prefix scan of `x` with `op` ("sum", "min" or "max") along `axis`.
 
-    Inclusive: out[i] = x[0] op ... op x[i] (numpy.cumsum,
-    numpy.minimum.accumulate, numpy.maximum.accumulate).  Exclusive:
-    out[0] is the identity (0, the dtype's largest value for min, its
-    smallest for max) and out[i] = x[0] op ... op x[i-1].  The result dtype
-    follows numpy.cumsum (int32 sums accumulate in int64) unless dtype=
-    says otherwise.  NumPy in, NumPy out; device in (DeviceArray, CuPy,
-    PyTorch, __cuda_array_interface__), DeviceArray out.  `variant` names a
-    step of the journey (gpuprims.variants("scan")); "auto" is the fastest.
+    axis None: the flattened data (C order), as numpy.cumsum; an int: along
+    that axis, the output having x's shape.  Inclusive: out[i] = x[0] op ...
+    op x[i] (numpy.cumsum, numpy.minimum.accumulate,
+    numpy.maximum.accumulate).  Exclusive: out[0] is the identity (0, the
+    dtype's largest value for min, its smallest for max) and out[i] = x[0]
+    op ... op x[i-1].  dtypes: bool, int8..int64, uint8..uint64,
+    float16/32/64, and complex64/128 for sums, either byte order; the
+    result dtype follows numpy.cumsum (integer sums accumulate in int64,
+    unsigned in uint64; float16 accumulates in float32) unless dtype= says
+    otherwise.  out: as numpy's (a NumPy array for NumPy input, a device
+    array for device input, of the result's exact shape and dtype).
+    segments: k+1 int64 boundaries from 0 to n of the flattened data
+    (axis=None) or of each row (axis=-1): the scan restarts at each one.
+    NumPy in, NumPy out; device in (DeviceArray, CuPy, PyTorch,
+    __cuda_array_interface__; read in place through its strides),
+    DeviceArray out.  `variant` names a step of the journey
+    (gpuprims.variants("scan")); "auto" is the fastest.
+    Errors: TypeError (dtype, object, out's dtype), ValueError (op, variant,
+    axis, out's shape, segments).
     """
     code = op_code(op)
     v = lookup("scan", variant)
-    operand = take(x, "scan", CODES)
-    acc = result_dtype(op, operand.dtype, dtype)
-    n = operand.size
-    params = (n, CODES[operand.dtype], CODES[acc], code, bool(inclusive))
-    return invoke("scan", v, operand, (n,), acc, params)
+    operand = take(x, _who, DTYPES, strided=True, allow_0d=True)
+    plan = _axes.DtypePlan(op, operand.dtype, dtype, _who)
+    shape = operand.shape
+    ndim = len(shape)
+    if isinstance(axis, tuple):
+        raise TypeError(f"gpuprims.{_who}: axis must be None or an int, not a tuple")
+    ax = None if axis is None else _axes.normalize_axes(axis, ndim, _who)[0]
+    out_shape = (_axes.prod(shape),) if ax is None else shape
+    if segments is not None:
+        if ax is not None and ax != ndim - 1:
+            raise ValueError(f"gpuprims.{_who}: segments split the flattened data (axis=None) or "
+                             f"each row (axis=-1), not axis {axis!r}")
+        if plan.complex_part is not None:
+            raise TypeError(f"gpuprims.{_who}: segments of complex data are not supported; scan "
+                            f".real and .imag")
+    target = take_out(out, out_shape, plan.result, operand, x, _who)
+    in_code, acc_code, res_code = plan.codes(CODES)
+    kop = plan.kernel_operand(operand)
+    parts = plan.complex_part is not None
+    kshape = out_shape + ((2,) if parts else ())
+    dtype_out = plan.acc if plan.flip else (plan.complex_part or plan.result)
+    kout = _axes.kernel_out(target, kshape, dtype_out) if target is not None and not plan.flip else None
+    if segments is not None:
+        row = shape[-1] if ax is not None else _axes.prod(shape)
+        rows = _axes.prod(shape) // row if row else 0
+        off = _axes.take_segments(segments, row, _who, "the segments of a scan must cover the data")
+        if rows > 1:  # each row's segments, as segments of all the data
+            off = np.append((off[None, :-1] + (np.arange(rows, dtype=np.int64) * row)[:, None]).ravel(),
+                            np.int64(rows * row))
+        kop = _axes.gathered(kop)
+        dev_off = to_device(np.ascontiguousarray(off, dtype=np.int64))
+        lay = (off.size - 1, kop.size, 1, 0, 1, 0, dev_off.ptr)
+        v = _axes.batched_variant("scan", v)
+    elif ax is None and not parts and not (v.batched and not v.auto):
+        lay = None  # the flattened data: the 1-D journey
+        kop = _axes.gathered(kop)
+    else:
+        v = _axes.batched_variant("scan", v)
+        if ax is None:  # the flattened data, complex: one problem of n float pairs
+            kop = _axes.gathered(kop)
+            lay = (1, kop.size // (2 if parts else 1), 2 if parts else 1, 0, 2 if parts else 1,
+                   1 if parts else 0, 0)
+        else:
+            lay = _axes.layout(kop, ax, ax + 1)
+            if lay is None:
+                kop = _axes.gathered(kop)
+                lay = _axes.layout(kop, ax, ax + 1)
+    params = (kop.size, in_code, acc_code, code, bool(inclusive), lay, res_code)
+    result = invoke("scan", v, kop, kshape, dtype_out, params, out=kout)
+    return _axes.deliver(result, plan, out_shape, operand.on_device, target)
 
 
-def cumsum(x, *, variant: str = "auto", dtype=None):
-    """Inclusive sum scan, as numpy.cumsum(x) (flattened, same result dtype)."""
-    return scan(x, "sum", inclusive=True, variant=variant, dtype=dtype)
+def cumsum(x, *, axis=None, dtype=None, out=None, segments=None, variant: str = "auto"):
+    """Inclusive sum scan, as numpy.cumsum(x, axis) (same result dtype); see scan."""
+    return scan(x, "sum", axis=axis, inclusive=True, dtype=dtype, out=out, segments=segments,
+                variant=variant, _who="cumsum")
 
 
 class ScanFamily(Family):
@@ -44,7 +104,7 @@ class ScanFamily(Family):
 
     name = "scan"
     options = ("op", "inclusive")
-    dtypes = DTYPES
+    dtypes = _axes.KERNEL_DTYPES  # the journey's tables: the dtypes the kernels compute in
     emulated_size = 1 << 12  # the naive step is O(n^2)
 
     def result_dtype(self, in_dtype, op, dtype=None):

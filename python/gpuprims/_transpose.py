@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._arrays import DeviceArray, Operand, take
-from ._family import Family, invoke, register
+from ._family import Family, invoke, register, take_out
 from ._numerics import ulps
 from ._registry import Variant, lookup
 
@@ -174,9 +174,11 @@ def _next_kept(keep, a):
 
 def _params(plan: TransposePlan, dtype, offset=0, span=None) -> tuple:
     """The core's params: (shape, strides or None, axes, element size,
-    dtype name, offset, span); None strides: C-contiguous."""
-    strides = None if plan.contiguous else plan.strides
+    dtype name, offset, span); None strides: C-contiguous.  offset: elements
+    from the buffer's start to x[0, ..., 0]; span: the buffer's elements
+    (None: n; -1: a device address, read wherever the strides point)."""
     n = math.prod(plan.shape)
+    strides = None if plan.contiguous and offset == 0 and span in (None, n) else plan.strides
     return (plan.shape, strides, plan.axes, *_element(np.dtype(dtype)), int(offset),
             int(n if span is None else span))
 
@@ -218,46 +220,51 @@ def _matrix_error(v: Variant, plan: TransposePlan) -> ValueError:
 def transpose(x, axes=None, *, out=None, variant: str = "auto"):
     """numpy.ascontiguousarray(numpy.transpose(x, axes)), on the GPU.
 
-    x: a NumPy array (any strides) or a device array (DeviceArray, CuPy,
-    PyTorch CUDA tensor, anything with __cuda_array_interface__) of any
-    rank, of elements of 1, 2, 4, 8 or 16 bytes (bool, integers, floats,
-    complex; either byte order).  axes as in numpy.transpose: None reverses
-    them, negative entries count from the end; a bad or repeated axis is
-    numpy's ValueError.  NumPy in, NumPy out (C-contiguous); device in,
-    DeviceArray out.  `variant` names a step of the journey
-    (gpuprims.variants("transpose")); "auto" is the fastest.  The 2-D steps
-    (serial ... tiled_wide, cublas, cpu) take calls whose plan
-    (transpose_plan) is a matrix transpose; nd_naive and nd_tiled take any.
-    The `copy` variant is the bandwidth roof: it returns a copy of x with
-    x's own shape, not the transpose.
+    x: a NumPy array or a device array (DeviceArray, CuPy, PyTorch CUDA
+    tensor, anything with __cuda_array_interface__) of any rank and any
+    strides (negative ones included: read in place, not gathered), of
+    elements of 1, 2, 4, 8 or 16 bytes (bool, integers, floats, complex;
+    either byte order, kept in the output).  axes as in numpy.transpose:
+    None reverses them, negative entries count from the end; a bad or
+    repeated axis raises numpy's ValueError (AxisError).  NumPy in, NumPy
+    out (C-contiguous); device in, DeviceArray out.  A 0-d x gives a 0-d
+    copy (where numpy.ascontiguousarray would give shape (1,)).
+
+    out: an array of the result's shape and dtype on the same side as x
+    (NumPy, or a C-contiguous device array) that receives the result;
+    nothing is allocated for it.
+
+    `variant` names a step of the journey (gpuprims.variants("transpose"));
+    "auto" is the fastest.  The 2-D steps (serial ... tiled_wide, cublas,
+    cpu: Variant.matrix) take calls whose plan (gpuprims.transpose_plan) is
+    a matrix transpose, on a C-contiguous copy of x; nd_naive and nd_tiled
+    take any.  The `copy` variant is the bandwidth roof: it returns a copy
+    of x with x's own shape, not the transpose.
     """
     v = lookup("transpose", variant)
-    if out is not None:
-        raise NotImplementedError("out= lands with the shared helper")
-    device = hasattr(x, "__cuda_array_interface__") or isinstance(x, DeviceArray)
-    if device:
-        operand = take(x, "transpose", SUPPORTED)
-        shape, dtype = operand.shape, operand.dtype
+    strided = not v.matrix and v.name != "copy"  # reads through strides
+    if hasattr(x, "__cuda_array_interface__") or isinstance(x, DeviceArray):
+        operand = take(x, "transpose", SUPPORTED, strided=strided, allow_0d=True)
+        plan = transpose_plan(operand.shape, axes, operand.strides)
+        # a device address: the kernels read where the strides point (span -1)
+        params = _params(plan, operand.dtype, 0, None if operand.strides is None else -1)
     else:
         a = _host_input(x)
-        shape, dtype = a.shape, a.dtype
-    plan = transpose_plan(shape, axes)
-    out_shape = shape if v.name == "copy" else plan.out_shape
+        plan = transpose_plan(a.shape, axes)
+        offset, span = 0, None
+        spanned = _host_span(a) if strided and not a.flags.c_contiguous and a.size else None
+        if spanned is not None:  # NumPy read in place: the memory its elements span
+            buf, strides, offset, span = spanned
+            plan = transpose_plan(a.shape, axes, strides)
+            operand = Operand(a.shape, a.dtype, buf, None)
+        else:
+            operand = Operand(a.shape, a.dtype, np.ascontiguousarray(a), None)
+        params = _params(plan, a.dtype, offset, span)
     if v.matrix and plan.rank > 1 and plan.kind != "matrix":
         raise _matrix_error(v, plan)
-    if device:
-        return invoke("transpose", v, operand, out_shape, dtype, _params(plan, dtype))
-    # NumPy: read in place through its strides where a variant takes strides
-    offset, span = 0, None
-    if not a.flags.c_contiguous and not v.matrix and v.name != "copy" and a.size:
-        spanned = _host_span(a)
-        if spanned is not None:
-            buf, strides, offset, span = spanned
-            plan = transpose_plan(shape, axes, strides)
-            a = buf
-    a = np.ascontiguousarray(a)
-    operand = Operand(a.shape, dtype, a, None)
-    return invoke("transpose", v, operand, out_shape, dtype, _params(plan, dtype, offset, span))
+    out_shape = operand.shape if v.name == "copy" else plan.out_shape
+    target = take_out(out, out_shape, operand.dtype, operand, x, "transpose")
+    return invoke("transpose", v, operand, out_shape, operand.dtype, params, out=target)
 
 
 def _host_input(x) -> np.ndarray:

@@ -1,0 +1,310 @@
+"""How a NumPy-style call of reduce or scan becomes calls of the core.
+
+Three things are decided here, once for both families:
+
+- the dtypes (`DtypePlan`): NumPy's result dtype, the accumulator the
+  kernels compute in (int32, int64, float32 or float64) and the dtype an
+  array result is converted to afterwards.  Complex data is computed as
+  its real and imaginary parts: a trailing axis of 2 floats;
+- the axes (`normalize_axes`, `layout`): an axis of an N-D array is
+  `outer x len x inner` problems read through the input's strides
+  (gpuprims.h, gp_batch); several axes that are not one block are reduced
+  one block after another;
+- the segments (`take_segments`): k+1 int64 boundaries, checked.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._arrays import DeviceArray, Operand, c_contiguous_strides, to_device
+
+try:  # NumPy >= 1.25
+    from numpy.exceptions import AxisError
+except ImportError:  # pragma: no cover - older NumPy
+    AxisError = np.AxisError
+
+KERNEL_DTYPES = tuple(np.dtype(t) for t in ("int32", "int64", "float32", "float64"))
+# The input dtypes reduce and scan take: NumPy's numeric ones.
+DTYPES = tuple(np.dtype(t) for t in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128"))
+_NUMPY_NAMES = {"sum": "add", "min": "minimum", "max": "maximum"}
+
+
+class DtypePlan:
+    """The dtypes of one call: `result` (NumPy's), `acc` (the kernels'),
+    `complex_part` (the float dtype of a complex input's parts, or None)
+    and `flip` (uint64 min/max: computed on int64 with the sign bit
+    flipped, which maps unsigned order onto signed order)."""
+
+    __slots__ = ("result", "acc", "complex_part", "flip", "kernel_in")
+
+    def __init__(self, op: str, in_dtype, dtype=None, who="reduce"):
+        in_dtype = np.dtype(in_dtype)
+        result = _result_dtype(op, in_dtype, dtype, who)
+        self.result = result
+        self.complex_part = None
+        self.flip = False
+        self.kernel_in = in_dtype
+        if result.kind == "c":
+            if in_dtype.kind == "c":
+                self.kernel_in = np.dtype(f"f{in_dtype.itemsize // 2}")
+            self.complex_part = np.dtype(f"f{result.itemsize // 2}")
+            self.acc = self.complex_part
+        elif op == "sum":
+            self.acc = {"b": np.dtype("int64"), "i": np.dtype("int64"), "u": np.dtype("int64"),
+                        "f": np.dtype("float64") if result == np.float64 else np.dtype("float32")}[result.kind]
+            if result == np.int32:
+                self.acc = result
+        elif result == np.uint64:
+            self.acc, self.flip, self.kernel_in = np.dtype("int64"), True, np.dtype("int64")
+        elif result.kind == "f":
+            self.acc = np.dtype("float64") if result == np.float64 else np.dtype("float32")
+        else:
+            self.acc = np.dtype("int64") if result.itemsize == 8 or result == np.uint32 else np.dtype("int32")
+        if in_dtype.kind == "c" and result.kind != "c":
+            raise TypeError(f"gpuprims.{who}: dtype={result} would drop the imaginary part of a "
+                            f"{in_dtype} input; pass a complex dtype")
+
+    def codes(self, codes: dict) -> tuple:
+        """(input code, accumulator code, result code) for the core's params."""
+        res = self.complex_part if self.complex_part is not None else (
+            np.dtype("int64") if self.flip else self.result)
+        return codes[self.kernel_in], codes[self.acc], codes[res]
+
+    def to_kernel(self, x: np.ndarray) -> np.ndarray:
+        """A host input as the kernels read it: in native byte order, a
+        complex one as float pairs, a uint64 one for min/max with its sign
+        bit flipped."""
+        if not x.dtype.isnative:
+            x = x.astype(x.dtype.newbyteorder("="))
+        if self.complex_part is not None and x.dtype.kind == "c":
+            x = np.ascontiguousarray(x).view(self.kernel_in).reshape(x.shape + (2,))
+        elif self.flip:
+            x = np.ascontiguousarray(x).view(np.int64) ^ np.int64(-(1 << 63))
+        return x
+
+    def from_kernel(self, y):
+        """A host result of the kernels (a NumPy array) in the result dtype."""
+        if self.complex_part is not None:
+            y = np.ascontiguousarray(y)
+            return y.view(self.result).reshape(y.shape[:-1])
+        if self.flip:
+            return (np.asarray(y, dtype=np.int64) ^ np.int64(-(1 << 63))).view(np.uint64)
+        return y
+
+    def scalar(self, value):
+        """The core's value of a full reduction as a NumPy scalar of the
+        result dtype (uint64 sums wrap as NumPy's do)."""
+        a = np.asarray(value, dtype=self.acc)
+        if self.flip:
+            return (a ^ np.int64(-(1 << 63))).view(np.uint64)[()]
+        return a.astype(self.result)[()]
+
+    def host_only(self, operand) -> bool:
+        """Whether a device input must be brought to the host first: a
+        conversion only done there (non-native byte order, uint64 min/max)."""
+        return self.flip or not operand.dtype.isnative
+
+    def kernel_operand(self, operand: Operand) -> Operand:
+        """The operand as the kernels read it: complex data as a trailing axis
+        of 2 floats (a view on the device), the host conversions applied."""
+        if operand.host is not None or self.host_only(operand):
+            a = self.to_kernel(operand.to_host())
+            return Operand(a.shape, a.dtype, a, None)
+        if self.complex_part is None:
+            return operand
+        shape = operand.shape + (2,)
+        st = tuple(2 * s for s in operand.element_strides()) + (1,)
+        if st == c_contiguous_strides(shape, 1):
+            st = None
+        return Operand(shape, self.kernel_in, None, None, ptr=operand.ptr, strides=st, owner=operand)
+
+
+def _result_dtype(op, in_dtype, dtype, who) -> np.dtype:
+    """NumPy's rule: a sum of bool or of a signed integer type accumulates in
+    int64 (the platform integer), of an unsigned one in uint64; float and
+    complex sums keep their type; min/max keep the input type.  dtype=
+    overrides it."""
+    if in_dtype not in DTYPES:
+        raise TypeError(f"gpuprims.{who} does not support dtype {in_dtype}; supported: "
+                        f"{', '.join(d.name for d in DTYPES)}")
+    if op != "sum" and in_dtype.kind == "c":
+        raise TypeError(f"gpuprims.{who}: {op} of complex numbers is not supported (NumPy's "
+                        f"ordering of complex numbers is lexicographic; compare .real and .imag)")
+    if dtype is not None:
+        d = np.dtype(dtype)
+        if d not in DTYPES or (op == "sum" and d == np.bool_):
+            names = ", ".join(t.name for t in DTYPES if not (op == "sum" and t == np.bool_))
+            raise TypeError(f"gpuprims.{who}: dtype={d} is not supported; choose one of: {names}")
+        if op != "sum" and d != in_dtype:
+            raise TypeError(f"gpuprims.{who}: {op} keeps the input's dtype; dtype={d} would "
+                            f"change it (convert the input first)")
+        return d
+    if op == "sum" and in_dtype.kind in "bi":
+        return np.dtype("int64")
+    if op == "sum" and in_dtype.kind == "u":
+        return np.dtype("uint64")
+    return in_dtype.newbyteorder("=")
+
+
+def normalize_axes(axis, ndim: int, who: str) -> tuple:
+    """axis (None, an int or a tuple of ints, negatives counting from the
+    end) as a sorted tuple of axis numbers; NumPy's AxisError (a
+    ValueError) for one out of range, ValueError for a repeated one."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for a in items:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"gpuprims.{who}: axis must be None, an int or a tuple of ints, "
+                            f"not {type(a).__name__}")
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"gpuprims.{who}: repeated axis in {axis!r}")
+    return tuple(sorted(out))
+
+
+def fuse(shape, strides):
+    """A group of axes as one (length, stride), or None if their strides do
+    not make them one: each axis's stride is the next one's times its
+    length (C order)."""
+    length, stride = 1, None
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if stride is None:
+            stride = s
+        elif s != stride * length:
+            return None
+        length *= n
+    return length, (stride if stride is not None else 0)
+
+
+def layout(operand: Operand, first: int, last: int):
+    """The gp_batch layout for the problems along axes [first, last) of the
+    operand: (outer, len, inner, s_outer, s_len, s_inner, 0), or None where
+    a group of axes cannot be fused through its strides."""
+    shape, strides = operand.shape, operand.element_strides()
+    groups = [fuse(shape[:first], strides[:first]), fuse(shape[first:last], strides[first:last]),
+              fuse(shape[last:], strides[last:])]
+    if any(g is None for g in groups):
+        return None
+    (outer, so), (n, sn), (inner, si) = groups
+    return (outer, n, inner, so, sn, si, 0)
+
+
+def blocks(axes: tuple) -> list:
+    """Consecutive runs of axis numbers: (0, 1, 3) -> [(0, 2), (3, 4)]."""
+    runs = []
+    for a in axes:
+        if runs and runs[-1][1] == a:
+            runs[-1][1] = a + 1
+        else:
+            runs.append([a, a + 1])
+    return [tuple(r) for r in runs]
+
+
+def take_segments(segments, n: int, who: str, cover: str = "") -> np.ndarray:
+    """k+1 segment boundaries as a C-contiguous int64 NumPy array: integers,
+    1-D, non-decreasing, within [0, n] (and from 0 to n where `cover` says
+    why they must cover the data).  ValueError saying which rule a bad one
+    breaks."""
+    if hasattr(segments, "__cuda_array_interface__") or isinstance(segments, DeviceArray):
+        segments = to_device(segments).get()
+    off = np.asarray(segments)
+    if off.dtype.kind not in "iu" or off.dtype == np.uint64 and off.size and off.max() > n:
+        raise ValueError(f"gpuprims.{who}: segments must be integers (int64 boundaries), "
+                         f"not {off.dtype}")
+    if off.ndim != 1 or off.size < 1:
+        raise ValueError(f"gpuprims.{who}: segments must be a 1-D array of k+1 boundaries, "
+                         f"got shape {off.shape}")
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    if off.size > 1 and np.any(off[1:] < off[:-1]):
+        raise ValueError(f"gpuprims.{who}: segment boundaries must be non-decreasing")
+    if off[0] < 0 or off[-1] > n:
+        raise ValueError(f"gpuprims.{who}: segment boundaries must lie in [0, {n}], "
+                         f"got {int(off[0])} .. {int(off[-1])}")
+    if cover and (off[0] != 0 or off[-1] != n):
+        raise ValueError(f"gpuprims.{who}: {cover}: boundaries from 0 to {n}, "
+                         f"got {int(off[0])} .. {int(off[-1])}")
+    return off
+
+
+def identity_error(op, who):
+    return ValueError(f"zero-size array to reduction operation {_NUMPY_NAMES[op]} which has no "
+                      f"identity")
+
+
+def prod(shape) -> int:
+    return math.prod(shape)
+
+
+def batched_variant(family: str, v):
+    """The row that runs an axis or segments: v itself if it takes a layout,
+    else the family's auto_batched row when v is the auto one."""
+    from ._registry import variants
+    if v.batched or v.segmented:
+        return v
+    if v.auto:
+        return next(r for r in variants(family) if r.auto_batched)
+    return v  # a 1-D row: the core refuses the layout, naming the one to use
+
+
+def as_operand(result) -> Operand:
+    """A pass's output (NumPy or DeviceArray) as the next pass's input."""
+    if isinstance(result, DeviceArray):
+        return Operand(result.shape, result.dtype, None, result)
+    return Operand(result.shape, result.dtype, result, None)
+
+
+def gathered(kop: Operand) -> Operand:
+    """kop with C-contiguous elements (a strided device input gathered)."""
+    if kop.strides is None:
+        return kop
+    d = kop.to_device()
+    return Operand(d.shape, d.dtype, None, d)
+
+
+def kernel_out(target, shape, dtype):
+    """An Out writing the kernels' result (shape, dtype) straight into the
+    caller's out: the same memory seen as the kernels' shape (keepdims'
+    size-1 axes dropped, complex as float pairs)."""
+    from ._family import Out
+    if target.on_device:
+        return target
+    view = target.buffer.view(dtype).reshape(shape)
+    return Out(view, target.result, False, host=target._host)
+
+
+def deliver(result, plan: DtypePlan, shape, on_device: bool, target):
+    """The kernels' final output (NumPy or DeviceArray) as the call's
+    result: in the result dtype and shape, where the input was, or written
+    into the caller's out."""
+    from ._core import htod
+    if target is not None and result is target.result:  # written there by the kernels
+        return result
+    if isinstance(result, DeviceArray) and plan.complex_part is not None:
+        result = DeviceArray(shape, plan.result, _ptr=result.ptr, _owner=result)
+    elif isinstance(result, DeviceArray):
+        result = DeviceArray(shape, result.dtype, _ptr=result.ptr, _owner=result) \
+            if result.shape != tuple(shape) else result
+    else:
+        result = np.ascontiguousarray(plan.from_kernel(result)).reshape(shape)
+    if target is not None:
+        if target.on_device:
+            host = result.get() if isinstance(result, DeviceArray) else result
+            if host.nbytes:
+                htod(target.buffer, np.ascontiguousarray(host))
+            return target.result
+        np.copyto(target.buffer, result.get() if isinstance(result, DeviceArray) else result)
+        return target.finish()
+    if on_device and not isinstance(result, DeviceArray):
+        return to_device(result)
+    return result
