@@ -270,20 +270,49 @@ static PyObject *gp_htod(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* dtoh(dst_buffer, src_ptr): fill a writable contiguous host buffer. */
+/* The runtime whose memory `backend` names ("cuda" or "emulator"), ready
+ * to copy, whichever backend is active: a DeviceArray is read by the
+ * backend that made it.  NULL with an exception if this build has no such
+ * backend (ValueError) or its device cannot be set up (NoDeviceError). */
+static const gp_runtime *gp_memory_rt(PyObject *module, const char *backend)
+{
+    gp_state *st = gp_get_state(module);
+    if (backend == NULL || strcmp(backend, st->rt->name) == 0)
+        return gp_ensure_device(module) < 0 ? NULL : st->rt;
+    if (strcmp(backend, gp_runtime_emu.name) == 0)
+        return &gp_runtime_emu; /* host memory: nothing to set up */
+#ifdef GP_HAVE_CUDA
+    if (strcmp(backend, gp_runtime_cuda.name) == 0) {
+        const gp_runtime *active = st->rt;
+        int failed;
+        st->rt = &gp_runtime_cuda; /* set its device up (once) while the emulator stays active */
+        failed = gp_ensure_device(module) < 0;
+        st->rt = active;
+        return failed ? NULL : &gp_runtime_cuda;
+    }
+#endif
+    PyErr_Format(PyExc_ValueError, "memory of a %s backend, which this build of gpuprims does not have",
+                 backend);
+    return NULL;
+}
+
+/* dtoh(dst_buffer, src_ptr[, backend]): fill a writable contiguous host
+ * buffer from memory of `backend` (default: the active backend's). */
 static PyObject *gp_dtoh(PyObject *module, PyObject *args)
 {
     unsigned long long src;
     PyObject *obj;
     Py_buffer view;
     cudaError_t err;
+    const char *backend = NULL;
+    const gp_runtime *rt;
 
-    if (!PyArg_ParseTuple(args, "OK:dtoh", &obj, &src) || gp_ensure_device(module) < 0)
+    if (!PyArg_ParseTuple(args, "OK|s:dtoh", &obj, &src, &backend) ||
+        (rt = gp_memory_rt(module, backend)) == NULL)
         return NULL;
     if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
         return NULL;
     {
-        const gp_runtime *rt = gp_rt(module);
         Py_BEGIN_ALLOW_THREADS
         err = rt->memcpy_async(view.buf, (const void *)(uintptr_t)src, (size_t)view.len,
                                cudaMemcpyDeviceToHost, cudaStreamPerThread);
@@ -490,11 +519,21 @@ static PyObject *gp_backend(PyObject *module, PyObject *noargs)
 
 /* ------------------------------------------------------------- module */
 
+/* dlpack.c */
+PyObject *gp_dlpack_export(PyObject *module, PyObject *args);
+PyObject *gp_dlpack_import(PyObject *module, PyObject *capsule);
+PyObject *gp_dlpack_device(PyObject *module, PyObject *args);
+
 static PyMethodDef gp_methods[] = {
     {"alloc", gp_alloc, METH_VARARGS, "alloc(nbytes) -> DeviceBuffer"},
     {"htod", gp_htod, METH_VARARGS, "htod(dst_ptr, buffer): host to device copy"},
-    {"dtoh", gp_dtoh, METH_VARARGS, "dtoh(buffer, src_ptr): device to host copy"},
+    {"dtoh", gp_dtoh, METH_VARARGS, "dtoh(buffer, src_ptr[, backend]): device to host copy"},
     {"dtod", gp_dtod, METH_VARARGS, "dtod(dst_ptr, src_ptr, nbytes)"},
+    {"dlpack_export", gp_dlpack_export, METH_VARARGS,
+     "dlpack_export(owner, ptr, shape, code, bits, device_type, device_id, versioned, flags) -> capsule"},
+    {"dlpack_import", gp_dlpack_import, METH_O,
+     "dlpack_import(capsule) -> (holder, ptr, shape, strides, code, bits, device_type, device_id, ro)"},
+    {"dlpack_device", gp_dlpack_device, METH_VARARGS, "dlpack_device(backend) -> (type, id)"},
     {"wait_stream", gp_wait_stream, METH_VARARGS, "wait_stream(cai_stream_handle)"},
     {"device_info", gp_device_info, METH_NOARGS, "properties of the current device"},
     {"cuda_status", gp_cuda_status, METH_NOARGS, "(True, device_count) or (False, reason)"},

@@ -21,7 +21,7 @@ except ImportError as e:  # pragma: no cover - a broken install
     ) from e
 
 from ._backend import EmulatorWarning, backend, backends, set_backend
-from ._arrays import DeviceArray, to_device
+from ._arrays import DeviceArray, from_dlpack, to_device
 # the family modules register their Family first: everything below iterates over them
 from ._reduce import max, min, reduce, sum
 from ._scan import cumsum, scan
@@ -63,6 +63,7 @@ __all__ = [
     "backend",
     "backends",
     "device_info",
+    "from_dlpack",
     "gpu_available",
     "cumsum",
     "max",

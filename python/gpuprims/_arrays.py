@@ -1,10 +1,25 @@
-"""Device memory: DeviceArray, to_device, and how inputs are taken in.
+"""Device memory: DeviceArray, to_device, from_dlpack, and how inputs are
+taken in.
 
 A DeviceArray owns memory from the CUDA runtime's stream-ordered pool and
 frees it when the object goes away.  Anything exposing
 ``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors, DeviceArray)
-is used in place, with no copy; a NumPy input is made C-contiguous and handed
-to the core as a buffer (the core stages it through the device).
+is used in place, with no copy, and so is an object that speaks only DLPack
+(``__dlpack__``, e.g. a JAX array) when its memory is the GPU's; a NumPy
+input is made C-contiguous and handed to the core as a buffer (the core
+stages it through the device).
+
+What is taken in:
+- dtypes: the numeric ones the operations take (DEVICE_DTYPES: bool,
+  int8..int64, uint8..uint64, float16/32/64, complex64/128, either byte
+  order); object, strings, void/structured, datetime/timedelta are refused
+  with TypeError, by to_device as by every operation;
+- ndarray subclasses: numpy.matrix and numpy.memmap are read as the plain
+  arrays they hold (results are plain ndarrays, as numpy.asarray(x) would
+  give); every other subclass (numpy.ma.MaskedArray, unit-carrying arrays
+  ...) is refused with TypeError, since its mask or meaning would be lost:
+  pass numpy.asarray(x) (or x.filled(...) for a masked array) to use its
+  elements as they are.
 """
 from __future__ import annotations
 
@@ -15,29 +30,60 @@ import numpy as np
 
 from . import _backend, _core
 
+# The dtypes a DeviceArray holds and to_device takes: the operations' numeric
+# dtypes, in either byte order.
+_NUMERIC = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+            np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)
+DEVICE_DTYPES = frozenset(d for t in _NUMERIC for d in (np.dtype(t), np.dtype(t).newbyteorder()))
+
+
+def check_device_dtype(dtype: np.dtype, who: str) -> None:
+    """TypeError unless device memory may hold elements of `dtype`."""
+    if dtype not in DEVICE_DTYPES:
+        names = ", ".join(np.dtype(t).name for t in _NUMERIC)
+        raise TypeError(f"gpuprims.{who} does not take dtype {dtype}; it takes what the operations "
+                        f"take: {names} (either byte order)")
+
 
 class DeviceArray:
-    """An n-dimensional, C-contiguous array in GPU memory.
+    """An n-dimensional, C-contiguous array in GPU memory (or, on the
+    emulator backend, in the emulator's host memory).
 
-    Made by :func:`to_device` or returned by gpuprims operations on device
-    input.  ``.get()`` copies it back to a NumPy array.  It exposes
-    ``__cuda_array_interface__`` (version 3), so CuPy, PyTorch and Numba can
-    use it without a copy (``cupy.asarray(d)``, ``torch.as_tensor(d, device="cuda")``).
+    Made by :func:`to_device` or :func:`from_dlpack`, or returned by
+    gpuprims operations on device input.  ``.get()`` copies it back to a
+    NumPy array, whichever backend is active.  There is no implicit
+    conversion: ``numpy.asarray(d)`` raises TypeError (as CuPy does), so
+    that no copy from the device happens unseen; call ``.get()``.
+
+    Exchange without a copy: ``__cuda_array_interface__`` (version 3, CUDA
+    memory only), so CuPy, PyTorch and Numba can use it
+    (``cupy.asarray(d)``, ``torch.as_tensor(d, device="cuda")``), and DLPack
+    (``__dlpack__``, ``__dlpack_device__``): ``cupy.from_dlpack(d)``,
+    ``torch.from_dlpack(d)``; an emulator array is host memory, so
+    ``numpy.from_dlpack(d)`` views it.
+
+    Its memory belongs to the backend that made it (``.backend``): the
+    operations refuse a DeviceArray of the other backend with ValueError,
+    and ``to_device(d)`` copies it into the active backend's memory.
     """
 
-    __slots__ = ("_buf", "_ptr", "_owner", "_backend", "shape", "dtype")
+    __slots__ = ("_buf", "_ptr", "_owner", "_backend", "_readonly", "shape", "dtype", "__weakref__")
 
-    def __init__(self, shape, dtype, *, _buf=None, _ptr=None, _owner=None):
+    def __init__(self, shape, dtype, *, _buf=None, _ptr=None, _owner=None, _backend=None,
+                 _readonly=False):
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
+        if self.dtype not in DEVICE_DTYPES:  # an object array's pointers must never reach device memory
+            check_device_dtype(self.dtype, "DeviceArray")
         if _buf is None and _ptr is None:
             _buf = _core.alloc(self.nbytes)
         self._buf = _buf
         self._ptr = _buf.ptr if _buf is not None else int(_ptr)
         # whose memory: the emulator's is host memory; a foreign array's is the GPU's
-        self._backend = (_buf.backend if _buf is not None
+        self._backend = (_buf.backend if _buf is not None else _backend if _backend is not None
                          else _owner._backend if isinstance(_owner, DeviceArray) else "cuda")
         self._owner = _owner  # keeps a foreign array alive while viewed
+        self._readonly = bool(_readonly)  # a view of memory its producer marked read-only (DLPack)
 
     @property
     def size(self) -> int:
@@ -62,11 +108,16 @@ class DeviceArray:
         return self.shape[0]
 
     def get(self) -> np.ndarray:
-        """Copy to a new NumPy array (waits for the GPU)."""
+        """Copy to a new NumPy array (waits for the GPU).  Works whichever
+        backend is active: the copy is made by the backend whose memory it is."""
         out = np.empty(self.shape, dtype=self.dtype)
         if out.nbytes:
-            _core.dtoh(out, self._ptr)
+            _core.dtoh(out, self._ptr, self._backend)
         return out
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Implicit conversion of a gpuprims.DeviceArray to a NumPy array is not "
+                        "allowed. Please use `.get()` to construct a NumPy array explicitly.")
 
     @property
     def backend(self) -> str:
@@ -82,7 +133,7 @@ class DeviceArray:
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
-            "data": (self._ptr, False),
+            "data": (self._ptr, self._readonly),
             "strides": None,
             "version": 3,
             "stream": None,
@@ -91,29 +142,110 @@ class DeviceArray:
     def __repr__(self) -> str:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype.name})"
 
+    # -- DLPack (the Python array API standard's data interchange)
+    def __dlpack_device__(self) -> tuple:
+        """(device type, device id): (kDLCUDA = 2, the current device) for
+        CUDA memory, (kDLCPU = 1, 0) for the emulator's host memory."""
+        return _core.dlpack_device(self._backend)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the array for a consumer's from_dlpack: a
+        "dltensor_versioned" capsule (DLPack 1.0) when max_version >= (1, 0),
+        else a "dltensor" one.  The capsule keeps the array alive until the
+        consumer calls the tensor's deleter.
+
+        stream: the consumer's CUDA stream (None, -1, 1 = legacy default,
+        2 = per-thread default, or a handle; 0 is ambiguous and refused).
+        Every gpuprims call has finished its work on the device before it
+        returns, so the elements are final and nothing needs ordering on the
+        consumer's stream.  Host memory (kDLCPU) takes stream=None only.
+        dl_device: export to that device; (kDLCPU, 0) for a CUDA array is a
+        host copy (refused with copy=False).  copy=True: a copy on the same
+        device.  BufferError for what DLPack cannot carry (non-native byte
+        order; a read-only array without max_version >= (1, 0))."""
+        device = self.__dlpack_device__()
+        target = device if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
+        if stream is not None:
+            if isinstance(stream, bool) or not isinstance(stream, int):
+                raise TypeError(f"__dlpack__: stream must be None or an int, not {type(stream).__name__}")
+            if target[0] == _DL_CPU:
+                raise ValueError("__dlpack__: host memory (kDLCPU) takes stream=None only")
+            if stream == 0 or stream < -1:
+                raise ValueError(f"__dlpack__: stream={stream} is not a CUDA stream the DLPack protocol "
+                                 f"allows (None, -1, 1, 2 or a stream handle; 0 is ambiguous)")
+        versioned = max_version is not None and int(max_version[0]) >= 1
+        if not self.dtype.isnative:
+            raise BufferError(f"__dlpack__: DLPack has no byte order; {self.dtype} is not native "
+                              f"(convert: x.get().astype(x.dtype.newbyteorder('='))")
+        code, bits = _DL_CODES[self.dtype.kind], self.dtype.itemsize * 8
+        owner, ptr, flags = self, self._ptr, _DL_READ_ONLY if self._readonly else 0
+        if target != device:
+            if not (target[0] == _DL_CPU and device[0] != _DL_CPU):
+                raise BufferError(f"__dlpack__: cannot export a DeviceArray on DLPack device {device} "
+                                  f"to {target}")
+            if copy is False:
+                raise BufferError("__dlpack__: exporting to the CPU needs a copy, and copy=False")
+            owner = self.get()  # a host copy: the capsule owns it
+            ptr, flags = owner.__array_interface__["data"][0], _DL_IS_COPIED
+        elif copy:
+            if self._backend != _backend.current:
+                raise BufferError(f"__dlpack__: copy=True of {self._backend} memory needs the "
+                                  f"{self._backend} backend active")
+            owner = DeviceArray(self.shape, self.dtype)
+            if self.nbytes:
+                _core.dtod(owner.ptr, self._ptr, self.nbytes)
+            ptr, flags = owner.ptr, _DL_IS_COPIED
+        if flags & _DL_READ_ONLY and not versioned:
+            raise BufferError("__dlpack__: a read-only array can only be exported as DLPack 1.0 "
+                              "(max_version=(1, 0)), which says it is read-only")
+        return _core.dlpack_export(owner, ptr, self.shape, code, bits, *target, versioned, flags)
+
 
 def to_device(x) -> DeviceArray:
-    """Copy a NumPy array (any strides) to the GPU; a DeviceArray is returned
-    as it is, and another device array is wrapped without a copy."""
+    """Copy a NumPy array (any strides) to the GPU; a DeviceArray of the
+    active backend is returned as it is (one of the other backend is copied
+    over), and another device array (``__cuda_array_interface__``, or
+    DLPack on the GPU) is wrapped without a copy.  Takes the dtypes the
+    operations take (DEVICE_DTYPES); TypeError for any other."""
     if isinstance(x, DeviceArray):
-        return x
+        if x._backend == _backend.current:
+            return x
+        return to_device(x.get())  # the other backend's memory: copied, as CuPy copies across devices
     if hasattr(x, "__cuda_array_interface__"):
         return _wrap_foreign(x)
+    if _dlpack_only(x):
+        if x.__dlpack_device__()[0] in _DL_HOST:  # host memory: copied, like a NumPy array
+            return to_device(np.from_dlpack(x))
+        return from_dlpack(x)
     a = np.ascontiguousarray(_host_array(x, "to_device"))
+    check_device_dtype(a.dtype, "to_device")
     d = DeviceArray(a.shape, a.dtype)
     if a.nbytes:
         _core.htod(d.ptr, a)
     return d
 
 
+# ndarray subclasses whose elements are all they mean (see the module's docstring)
+_PLAIN_SUBCLASSES = (np.matrix, np.memmap)
+
+
 def _host_array(x, who: str) -> np.ndarray:
-    if isinstance(x, np.ndarray):
+    if type(x) is np.ndarray:
         return x
+    if isinstance(x, np.ndarray):
+        if isinstance(x, _PLAIN_SUBCLASSES):
+            return x.view(np.ndarray)
+        if isinstance(x, np.ma.MaskedArray):
+            raise TypeError(f"gpuprims.{who} does not take masked arrays: the mask would be ignored; "
+                            f"pass x.filled(value) or x.compressed() (the unmasked elements)")
+        raise TypeError(f"gpuprims.{who} does not take {type(x).__module__}.{type(x).__name__}, an "
+                        f"ndarray subclass whose meaning the result would lose; pass "
+                        f"numpy.asarray(x) to use its elements as a plain array")
     if isinstance(x, (list, tuple, np.generic)):
         return np.asarray(x)
     raise TypeError(
         f"gpuprims.{who} takes a NumPy array or a device array "
-        f"(an object with __cuda_array_interface__), not {type(x).__name__}"
+        f"(an object with __cuda_array_interface__ or __dlpack__), not {type(x).__name__}"
     )
 
 
@@ -156,6 +288,7 @@ def _wrap_foreign(x) -> DeviceArray:
     gathered into a new contiguous array (through the host: correct, but
     slow; operations that read through strides take it with strided=True)."""
     shape, dtype, ptr, strides = _foreign(x)
+    check_device_dtype(dtype, "to_device")
     if strides is None:
         return DeviceArray(shape, dtype, _ptr=ptr, _owner=x)
     return to_device(_gather(ptr, shape, dtype, strides))
@@ -253,6 +386,8 @@ def take(x: Any, who: str, dtypes, ndim=None, strided=False, allow_0d=False) -> 
         d = to_device(x)
         _check(d.dtype, d.ndim, who, dtypes, ndim, allow_0d)
         return Operand(d.shape, d.dtype, None, d)
+    if _dlpack_only(x):  # DLPack without __cuda_array_interface__ (e.g. JAX): see _dlpack_operand
+        return _dlpack_operand(x, who, dtypes, ndim, strided)
     a = _host_array(x, who)
     _check(a.dtype, a.ndim, who, dtypes, ndim, allow_0d)
     a = np.ascontiguousarray(a)
@@ -294,3 +429,139 @@ def _check(dtype: np.dtype, ndim: int, who: str, dtypes, want_ndim=None, allow_0
             f"gpuprims.{who} needs an array with at least one dimension, got a 0-d array "
             f"(use x.reshape(1))"
         )
+
+
+# -- DLPack: the consumer side (the producer side is DeviceArray.__dlpack__)
+# Device types and flags of the DLPack specification (dlpack.h, DLPack 1.0).
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+_DL_HOST = (_DL_CPU, _DL_CUDA_HOST)  # host memory: what the emulator reads
+_DL_GPU = (_DL_CUDA, _DL_CUDA_MANAGED, _DL_CUDA_HOST)  # what a CUDA kernel can address
+_DL_READ_ONLY, _DL_IS_COPIED = 1 << 0, 1 << 1
+_DL_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}  # numpy kind -> DLDataTypeCode
+_DL_KINDS = {code: kind for kind, code in _DL_CODES.items()}
+_DL_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDAHost", 13: "CUDAManaged"}
+
+
+def _dlpack_only(x) -> bool:
+    """Whether x is exchanged through DLPack only: it has __dlpack__ but no
+    __cuda_array_interface__ and is not a NumPy array (NumPy has both
+    protocols; its arrays take the host path)."""
+    return (hasattr(x, "__dlpack__") and not isinstance(x, (np.ndarray, np.generic))
+            and not hasattr(x, "__cuda_array_interface__"))
+
+
+def _dl_device_name(device) -> str:
+    return f"{_DL_NAMES.get(device[0], f'device type {device[0]}')}:{device[1]}"
+
+
+def from_dlpack(x, /, *, copy=None) -> DeviceArray:
+    """A DeviceArray viewing the memory of `x`, any object with
+    ``__dlpack__`` (a CuPy array, a PyTorch tensor, a JAX array, a
+    DeviceArray), without a copy: the DLPack protocol of the Python array
+    API standard.  `x` stays alive until the DeviceArray goes away.
+
+    The memory must be the active backend's: GPU memory on the cuda backend
+    (DLPack device kDLCUDA on the current device, kDLCUDAManaged or
+    kDLCUDAHost); host memory (kDLCPU, kDLCUDAHost) on the emulator, whose
+    device memory is host memory.  Host memory on the cuda backend is a
+    TypeError: pass ``gpuprims.to_device(numpy.from_dlpack(x))``, a copy.
+    A strided tensor is gathered into a new C-contiguous array (a copy).
+    copy=True always copies; copy=False raises BufferError where a copy
+    would be needed."""
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"gpuprims.from_dlpack takes an object with __dlpack__, not {type(x).__name__}")
+    holder, ptr, shape, dtype, strides, backend, readonly = _dlpack_view(x, "from_dlpack")
+    contiguous = _dl_c_contiguous(shape, strides)
+    if copy is False and not contiguous:
+        raise BufferError("gpuprims.from_dlpack: the tensor is strided and a DeviceArray is "
+                          "C-contiguous: a copy is needed and copy=False")
+    if not contiguous:
+        return to_device(_gather(ptr, shape, dtype, tuple(s * dtype.itemsize for s in strides)))
+    d = DeviceArray(shape, dtype, _ptr=ptr, _owner=holder, _backend=backend, _readonly=readonly)
+    if copy:
+        c = DeviceArray(shape, dtype)
+        if c.nbytes:
+            _core.dtod(c.ptr, d.ptr, c.nbytes)
+        return c
+    return d
+
+
+def _dlpack_view(x, who: str, gpu_only=False) -> tuple:
+    """Take x's DLPack tensor over: (holder, address, shape, dtype, element
+    strides or None, backend, read-only).  The holder owns the tensor (the
+    producer's deleter runs when it goes away).  TypeError, before anything
+    is exported, for memory the active backend cannot read (and, with
+    gpu_only, for host memory); TypeError for a dtype a DeviceArray cannot
+    hold."""
+    if not hasattr(x, "__dlpack_device__"):  # the standard asks producers for both
+        raise TypeError(f"gpuprims.{who}: {type(x).__name__} has __dlpack__ but no "
+                        f"__dlpack_device__, so where its memory is cannot be known")
+    device = tuple(int(v) for v in x.__dlpack_device__())
+    where = _dl_device_name(device)
+    backend = _backend.current
+    if gpu_only and device[0] in _DL_HOST and device[0] not in _DL_GPU:
+        raise TypeError(f"gpuprims.{who}: {type(x).__name__} is in host memory (DLPack {where}); "
+                        f"pass numpy.from_dlpack(x) (NumPy in, NumPy out) or "
+                        f"gpuprims.to_device(numpy.from_dlpack(x))")
+    if backend == "emulator" and device[0] not in _DL_HOST:
+        raise TypeError(f"gpuprims.{who}: the emulator backend cannot read GPU memory "
+                        f"({type(x).__name__} on DLPack {where}); pass a NumPy array, or "
+                        f"gpuprims.set_backend('cuda')")
+    if backend == "cuda" and device[0] not in _DL_GPU:
+        raise TypeError(f"gpuprims.{who}: {type(x).__name__} is in host memory (DLPack {where}) and "
+                        f"the cuda backend reads GPU memory; pass "
+                        f"gpuprims.to_device(numpy.from_dlpack(x)) (a copy)")
+    if backend == "cuda" and device[0] != _DL_CUDA_HOST:
+        current = _core.dlpack_device("cuda")[1]
+        if device[1] != current:
+            raise ValueError(f"gpuprims.{who}: {type(x).__name__} is on GPU {device[1]} and gpuprims "
+                             f"works on the current device, GPU {current}")
+    # On the GPU, the producer orders its writes before our (per-thread
+    # default) stream, 2 in the protocol's numbering; host memory: None.
+    stream = 2 if backend == "cuda" and device[0] != _DL_CUDA_HOST else None
+    try:
+        capsule = x.__dlpack__(stream=stream, max_version=(1, 0))
+    except TypeError:  # a producer from before DLPack 1.0: no max_version
+        capsule = x.__dlpack__(stream=stream)
+    holder, ptr, shape, strides, code, bits, _, _, readonly = _core.dlpack_import(capsule)
+    kind = _DL_KINDS.get(code)
+    try:
+        dtype = np.dtype(f"{kind}{bits // 8}") if kind is not None and bits % 8 == 0 else None
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype not in DEVICE_DTYPES or (kind == "b" and bits != 8):
+        names = ", ".join(np.dtype(t).name for t in _NUMERIC)
+        raise TypeError(f"gpuprims.{who}: DLPack dtype (code {code}, {bits} bits) is not one "
+                        f"gpuprims takes: {names}")
+    return holder, ptr, shape, dtype, strides, backend, readonly
+
+
+def _dl_c_contiguous(shape, strides) -> bool:
+    """Whether element strides (None: C order) read shape in C order; the
+    stride of a dimension of length 1 does not matter, nor any of an empty
+    array."""
+    if strides is None or math.prod(shape) <= 1:
+        return True
+    step = 1
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n != 1 and st != step:
+            return False
+        step *= n
+    return True
+
+
+def _dlpack_operand(x, who: str, dtypes, ndim, strided) -> Operand:
+    """take() of an object that speaks DLPack only, with GPU memory (a JAX
+    array on the GPU): read in place like a __cuda_array_interface__ one
+    (strided=True: through its strides).  Host memory is refused on both
+    backends with TypeError (pass numpy.from_dlpack(x)), so that a call
+    means the same on the emulator and on the GPU."""
+    holder, ptr, shape, dtype, strides, backend, readonly = _dlpack_view(x, who, gpu_only=True)
+    _check(dtype, len(shape), who, dtypes, ndim)
+    if _dl_c_contiguous(shape, strides):
+        d = DeviceArray(shape, dtype, _ptr=ptr, _owner=holder, _backend=backend, _readonly=readonly)
+        return Operand(shape, dtype, None, d)
+    if strided:
+        return Operand(shape, dtype, None, None, ptr=ptr, strides=tuple(strides), owner=holder)
+    return Operand(shape, dtype, None, to_device(_gather(ptr, shape, dtype,
+                                                          tuple(s * dtype.itemsize for s in strides))))

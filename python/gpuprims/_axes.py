@@ -283,10 +283,11 @@ def kernel_out(target, shape, dtype):
     return Out(view, target.result, False, host=target._host)
 
 
-def deliver(result, plan: DtypePlan, shape, on_device: bool, target):
-    """The kernels' final output (NumPy or DeviceArray) as the call's
-    result: in the result dtype and shape, where the input was, or written
-    into the caller's out."""
+def deliver(result, plan: DtypePlan, shape, on_device: bool, target, converted=False):
+    """The kernels' final output (NumPy or DeviceArray; converted: a NumPy
+    array already in the result dtype) as the call's result: in the result
+    dtype and shape, where the input was, or written into the caller's
+    out."""
     from ._core import htod
     if target is not None and result is target.result:  # written there by the kernels
         return result
@@ -296,7 +297,7 @@ def deliver(result, plan: DtypePlan, shape, on_device: bool, target):
         result = DeviceArray(shape, result.dtype, _ptr=result.ptr, _owner=result) \
             if result.shape != tuple(shape) else result
     else:
-        result = np.ascontiguousarray(plan.from_kernel(result)).reshape(shape)
+        result = np.ascontiguousarray(result if converted else plan.from_kernel(result)).reshape(shape)
     if target is not None:
         if target.on_device:
             host = result.get() if isinstance(result, DeviceArray) else result

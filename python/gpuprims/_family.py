@@ -125,6 +125,8 @@ def take_out(out, shape, dtype, operand, x, who: str):
         return Out(np.empty(shape, dtype), out, False, host=out)
     if isinstance(out, DeviceArray):
         check_backend(out)
+        if out._readonly:
+            raise ValueError(f"gpuprims.{who}: out is read-only")
         ptr = out.ptr
     else:
         if _backend.current != "cuda":

@@ -86,7 +86,8 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
             _PARSED[(variant, op, x.dtype)] = (v.index, in_code, acc_code, code, plan)
         if target is None and not kept:
             return value
-        return _axes.deliver(np.full(kept, value, plan.result), plan, kept, operand.on_device, target)
+        return _axes.deliver(np.full(kept, value, plan.result), plan, kept, operand.on_device, target,
+                             converted=True)
     bv = _axes.batched_variant("reduce", v)
     runs = _axes.blocks(axes) or [(0, 0)]
     cur = kop
