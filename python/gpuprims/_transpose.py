@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._arrays import DeviceArray, Operand, take
+from ._arrays import Operand, _check, _host_array, take
 from ._family import Family, invoke, register, take_out
 from ._numerics import ulps
 from ._registry import Variant, lookup
@@ -243,13 +243,14 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto"):
     """
     v = lookup("transpose", variant)
     strided = not v.matrix and v.name != "copy"  # reads through strides
-    if hasattr(x, "__cuda_array_interface__") or isinstance(x, DeviceArray):
+    if not isinstance(x, (np.ndarray, list, tuple, np.generic)):  # device arrays (or TypeError)
         operand = take(x, "transpose", SUPPORTED, strided=strided, allow_0d=True)
         plan = transpose_plan(operand.shape, axes, operand.strides)
         # a device address: the kernels read where the strides point (span -1)
         params = _params(plan, operand.dtype, 0, None if operand.strides is None else -1)
     else:
-        a = _host_input(x)
+        a = _host_array(x, "transpose")
+        _check(a.dtype, a.ndim, "transpose", SUPPORTED, allow_0d=True)
         plan = transpose_plan(a.shape, axes)
         offset, span = 0, None
         spanned = _host_span(a) if strided and not a.flags.c_contiguous and a.size else None
@@ -265,23 +266,6 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto"):
     out_shape = operand.shape if v.name == "copy" else plan.out_shape
     target = take_out(out, out_shape, operand.dtype, operand, x, "transpose")
     return invoke("transpose", v, operand, out_shape, operand.dtype, params, out=target)
-
-
-def _host_input(x) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        a = x
-    elif isinstance(x, (list, tuple, np.generic)):
-        a = np.asarray(x)
-    else:
-        raise TypeError(f"gpuprims.transpose takes a NumPy array or a device array "
-                        f"(an object with __cuda_array_interface__), not {type(x).__name__}")
-    if type(a) is not np.ndarray and isinstance(a, np.ma.MaskedArray):
-        raise TypeError("gpuprims.transpose does not take masked arrays; pass x.filled() or x.data")
-    if a.dtype not in SUPPORTED:
-        names = ", ".join(d.name for d in DTYPES)
-        raise TypeError(f"gpuprims.transpose does not support dtype {a.dtype}; supported: {names} "
-                        f"(either byte order)")
-    return a
 
 
 class TransposeFamily(Family):
