@@ -142,6 +142,112 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     }
 }
 
+// The tile for 1- and 2-byte elements.  Moving them one at a time through
+// shared memory costs a shared-memory instruction per element each way
+// (16 a thread for 16 bytes of int8) and the transpose above could not
+// keep up with the memory.  Here a thread loads P = 4 / sizeof(T) input
+// rows x 16 bytes (a 4 x 16 block of int8), transposes each P x P block
+// of elements in registers (byte permutes), so that every 32-bit word
+// holds P consecutive elements of one output row, and stores those words
+// into the staged tile: 16 word stores and 4 16-byte loads of shared
+// memory for 64 bytes, instead of 64 and 64.  The staged tile is in
+// output order (a row per position along a, TB * sizeof(T) = 128 bytes),
+// read back as 16-byte vectors for the output runs.  The 16 word columns
+// of every other a-vector are swapped with the other 16 (an XOR of the
+// word index with 16), so that the 32 lanes of a warp - 16 b-groups x 2
+// a-vectors - store to 32 different banks.
+template <class T>
+__global__ void __launch_bounds__(transpose::PackedTuning<T>::BLOCK)
+transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
+    using Tn = transpose::PackedTuning<T>;
+    constexpr int BLOCK = Tn::BLOCK, P = Tn::P, VEC = Tn::VEC, TA = Tn::TA, TB = Tn::TB, W = Tn::W;
+    constexpr int GB = TB / P, HALF = GB / 16;  // b-groups of P rows; of 16 lanes each
+    constexpr int CHUNKS = TA * (W / 4) / BLOCK;  // 16-byte output vectors per thread
+    static_assert(GB % 16 == 0 && (TA / VEC) % 2 == 0 && W == 32 && (TA * (W / 4)) % BLOCK == 0, "tile shape");
+    __shared__ uint4 staged[TA * W / 4];  // [a][16-byte group of b], groups swizzled
+    __shared__ int64_t a_in[TA], a_out[TA], b_in[TB], b_out[TB];
+    unsigned *words = reinterpret_cast<unsigned *>(staged);
+
+    for (int i = threadIdx.x; i < TA; i += BLOCK) {
+        a_in[i] = side_in(p.a, i);
+        a_out[i] = side_out(p.a, i);
+    }
+    for (int i = threadIdx.x; i < TB; i += BLOCK) {
+        b_in[i] = side_in(p.b, i);
+        b_out[i] = side_out(p.b, i);
+    }
+    __syncthreads();
+
+    for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
+        int64_t rest = id;
+        const int64_t fa = rest % p.a.tiles * p.a.P;
+        rest /= p.a.tiles;
+        const int64_t fb = rest % p.b.tiles * p.b.P;
+        rest /= p.b.tiles;
+        int64_t ib = side_in(p.a, fa) + side_in(p.b, fb), ob = side_out(p.a, fa) + side_out(p.b, fb);
+        for (int j = p.batch.rank - 1; j >= 0; --j) {
+            const int64_t c = rest % p.batch.dim[j];
+            rest /= p.batch.dim[j];
+            ib += c * p.batch.in[j];
+            ob += c * p.batch.out[j];
+        }
+        const int na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
+        const int nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+
+        uint4 v[Tn::UNITS][P];
+#pragma unroll
+        for (int k = 0; k < Tn::UNITS; ++k) {  // P input rows x 16 bytes -> registers
+            const int u = threadIdx.x + k * BLOCK, lane = u % 32, wi = u / 32;
+            const int g = lane % 16 + 16 * (wi % HALF), j = lane / 16 + 2 * (wi / HALF);
+            const int b = g * P, a = j * VEC;
+            if (b < nb && a < na) {
+#pragma unroll
+                for (int t = 0; t < P; ++t)
+                    v[k][t] = transpose::load_nc(reinterpret_cast<const uint4 *>(in + ib + b_in[b + t] + a_in[a]));
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < Tn::UNITS; ++k) {  // P x P blocks transposed -> staged words
+            const int u = threadIdx.x + k * BLOCK, lane = u % 32, wi = u / 32;
+            const int g = lane % 16 + 16 * (wi % HALF), j = lane / 16 + 2 * (wi / HALF);
+            const int b = g * P, a = j * VEC, col = g ^ ((j & 1) << 4);
+            if (b < nb && a < na) {
+                unsigned r[P][4];
+#pragma unroll
+                for (int t = 0; t < P; ++t) memcpy(r[t], &v[k][t], 16);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {  // word q of each row: elements a + q*P ... + P-1
+                    unsigned o[P];
+                    if constexpr (P == 4) {  // 4 x 4 bytes: rows r[0..3][q] -> columns o[0..3]
+                        const unsigned t0 = transpose::byte_perm(r[0][q], r[1][q], 0x5140);
+                        const unsigned t1 = transpose::byte_perm(r[0][q], r[1][q], 0x7362);
+                        const unsigned t2 = transpose::byte_perm(r[2][q], r[3][q], 0x5140);
+                        const unsigned t3 = transpose::byte_perm(r[2][q], r[3][q], 0x7362);
+                        o[0] = transpose::byte_perm(t0, t2, 0x5410);
+                        o[1] = transpose::byte_perm(t0, t2, 0x7632);
+                        o[2] = transpose::byte_perm(t1, t3, 0x5410);
+                        o[3] = transpose::byte_perm(t1, t3, 0x7632);
+                    } else {  // 2 x 2 halves
+                        o[0] = transpose::byte_perm(r[0][q], r[1][q], 0x5410);
+                        o[1] = transpose::byte_perm(r[0][q], r[1][q], 0x7632);
+                    }
+#pragma unroll
+                    for (int i = 0; i < P; ++i) words[(a + q * P + i) * W + col] = o[i];
+                }
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < CHUNKS; ++k) {  // staged rows -> output runs along b, 16 bytes a lane
+            const int c = threadIdx.x + k * BLOCK, a = c / (W / 4), G = c % (W / 4), b = G * VEC;
+            if (a < na && b < nb)
+                transpose::store_cs(reinterpret_cast<uint4 *>(out + ob + a_out[a] + b_out[b]),
+                                    staged[a * (W / 4) + (G ^ ((a / VEC & 1) << 2))]);
+        }
+        __syncthreads();  // the tile is read before the next one overwrites it
+    }
+}
+
 // Copy mode: `rows` output rows of L elements each, row r of the output at
 // out + r * L, its elements in + row_in(r) + i * s; the rows' axes (the
 // output's axes but the last), slowest first, in `batch`.  A block copies
@@ -227,26 +333,30 @@ struct NdTiled {
                    aligned(a.in, 16) && aligned(a.out, 16);
         for (int k = 0; k < a.rank && vec; ++k)
             if (k != A && a.strides[k] % VEC != 0) vec = false;
-        if constexpr (VEC > 1)
-            if (vec) return launch_tile<VEC, Tn::TILE>(a, plan_tile(a, A, B, Tn::TILE));
-        return launch_tile<1, 32>(a, plan_tile(a, A, B, 32));  // one element at a time
+        if constexpr (sizeof(T) <= 2) {
+            using Pk = transpose::PackedTuning<T>;
+            if (vec) return launch_packed(a, plan_tile(a, A, B, Pk::TA, Pk::TB));
+        } else if constexpr (VEC > 1) {
+            if (vec) return launch_tile<VEC, Tn::TILE>(a, plan_tile(a, A, B, Tn::TILE, Tn::TILE));
+        }
+        return launch_tile<1, 32>(a, plan_tile(a, A, B, 32, 32));  // one element at a time
     }
 
-    // The tile's sides for tiles of `tile` x `tile` elements, and the batch.
-    static TileArgs plan_tile(const gp_transpose_args &a, int A, int B, int tile) {
+    // The tile's sides for tiles of tile_a x tile_b elements, and the batch.
+    static TileArgs plan_tile(const gp_transpose_args &a, int A, int B, int tile_a, int tile_b) {
         const int r = a.rank;
         int64_t os[ND_MAX_RANK];
         out_strides(a, os);
         // B's second axis: the output's second fastest, where B is shorter
         // than a tile; A's: the input axis with the next smallest stride.
         int B2 = -1, A2 = -1;
-        if (a.shape[B] < tile && r > 2 && a.perm[r - 2] != A) B2 = a.perm[r - 2];
-        if (a.shape[A] < tile)
+        if (a.shape[B] < tile_b && r > 2 && a.perm[r - 2] != A) B2 = a.perm[r - 2];
+        if (a.shape[A] < tile_a)
             for (int k = r - 1; k >= 0; --k)
                 if (k != A && k != B && k != B2 && (A2 < 0 || mag(a.strides[k]) < mag(a.strides[A2]))) A2 = k;
         TileArgs t{};
-        make_side(a, os, A, A2, tile, t.a);
-        make_side(a, os, B, B2, tile, t.b);
+        make_side(a, os, A, A2, tile_a, t.a);
+        make_side(a, os, B, B2, tile_b, t.b);
         int64_t batch = 1;
         for (int j = 0; j < r; ++j) {  // the other axes, in output order
             const int k = a.perm[j];
@@ -284,6 +394,13 @@ struct NdTiled {
     static cudaError_t launch_tile(const gp_transpose_args &a, const TileArgs &t) {
         const int64_t grid = t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS;
         GP_LAUNCH((transpose_nd_tiled<T, V, TILE, Tn::BLOCK>), unsigned(grid), Tn::BLOCK, 0, a.stream,
+                  static_cast<const T *>(a.in), static_cast<T *>(a.out), t);
+        return cudaSuccess;
+    }
+
+    static cudaError_t launch_packed(const gp_transpose_args &a, const TileArgs &t) {
+        const int64_t grid = t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS;
+        GP_LAUNCH((transpose_nd_packed<T>), unsigned(grid), transpose::PackedTuning<T>::BLOCK, 0, a.stream,
                   static_cast<const T *>(a.in), static_cast<T *>(a.out), t);
         return cudaSuccess;
     }

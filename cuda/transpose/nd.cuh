@@ -58,6 +58,34 @@ struct NdTuning {
     static constexpr int COPY_ITEMS = 4;
 };
 
+// The tile of nd_tiled for 1- and 2-byte elements (09_nd_tiled.cu,
+// transpose_nd_packed): P = 4 / sizeof(T) elements to a 32-bit word, TA
+// positions along the input's fastest side, TB along the output's (one
+// 128-byte output run), BLOCK threads; each thread moves UNITS blocks of P
+// input rows x 16 bytes.
+template <class T>
+struct PackedTuning {
+    static_assert(sizeof(T) <= 2, "1- and 2-byte elements");
+    static constexpr int BLOCK = 256;
+    static constexpr int P = 4 / int(sizeof(T)), VEC = 16 / int(sizeof(T));
+    static constexpr int TA = 128, TB = 128 / int(sizeof(T));
+    static constexpr int W = TB / P;  // 32-bit words in a row of the staged tile (32)
+    static constexpr int UNITS = (TB / P) * (TA / VEC) / BLOCK;
+};
+
+// __byte_perm(x, y, s): byte k of the result is byte (s >> 4k) & 7 of the
+// 8 bytes y:x (PRMT).  The emulator's is the same loop in C++.
+__device__ inline unsigned byte_perm(unsigned x, unsigned y, unsigned s) {
+#ifdef GP_EMULATOR
+    const uint64_t v = uint64_t(x) | uint64_t(y) << 32;
+    unsigned r = 0;
+    for (int k = 0; k < 4; ++k) r |= unsigned(v >> (8 * ((s >> (4 * k)) & 7)) & 0xff) << (8 * k);
+    return r;
+#else
+    return __byte_perm(x, y, s);
+#endif
+}
+
 // Loads and stores of 1 to 16 bytes as the CUDA types the cache-hinted
 // intrinsics take: a read-only load (__ldg) and an evict-first store
 // (__stcs, the output is not read again).
