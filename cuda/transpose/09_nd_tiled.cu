@@ -69,6 +69,16 @@ struct TileArgs {
 __device__ inline int64_t side_in(const Side &s, int64_t f) { return f % s.d1 * s.in1 + f / s.d1 * s.in2; }
 __device__ inline int64_t side_out(const Side &s, int64_t f) { return f % s.d1 * s.out1 + f / s.d1 * s.out2; }
 
+// The offsets of position i < TILE of a tile, relative to the tile's first
+// (a tile starts at a multiple of d1 where the side spans two axes, so
+// these are the same for every tile): 32-bit divisions, as i < TILE.
+template <int TILE>
+__device__ inline void side_table(const Side &s, int i, int64_t &in, int64_t &out) {
+    const int d = int(s.d1 < TILE ? s.d1 : TILE), lo = i % d, hi = i / d;
+    in = lo * s.in1 + hi * s.in2;
+    out = lo * s.out1 + hi * s.out2;
+}
+
 // VEC consecutive elements as one access of VEC * sizeof(T) bytes (<= 16).
 template <class T, int VEC>
 struct alignas(VEC * sizeof(T)) Pack {
@@ -85,13 +95,9 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     __shared__ T tile[TILE][TILE + 1];                // [position along b][position along a]
     __shared__ int64_t a_in[TILE], a_out[TILE], b_in[TILE], b_out[TILE];
 
-    // Offsets of the positions within a tile, the same for every tile
-    // (a tile starts at a multiple of d1 where a side spans two axes).
-    for (int i = threadIdx.x; i < TILE; i += BLOCK) {
-        a_in[i] = side_in(p.a, i);
-        a_out[i] = side_out(p.a, i);
-        b_in[i] = side_in(p.b, i);
-        b_out[i] = side_out(p.b, i);
+    for (int i = threadIdx.x; i < TILE; i += BLOCK) {  // the positions' offsets within a tile
+        side_table<TILE>(p.a, i, a_in[i], a_out[i]);
+        side_table<TILE>(p.b, i, b_in[i], b_out[i]);
     }
     __syncthreads();
 
@@ -168,14 +174,8 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     __shared__ int64_t a_in[TA], a_out[TA], b_in[TB], b_out[TB];
     unsigned *words = reinterpret_cast<unsigned *>(staged);
 
-    for (int i = threadIdx.x; i < TA; i += BLOCK) {
-        a_in[i] = side_in(p.a, i);
-        a_out[i] = side_out(p.a, i);
-    }
-    for (int i = threadIdx.x; i < TB; i += BLOCK) {
-        b_in[i] = side_in(p.b, i);
-        b_out[i] = side_out(p.b, i);
-    }
+    for (int i = threadIdx.x; i < TA; i += BLOCK) side_table<TA>(p.a, i, a_in[i], a_out[i]);
+    for (int i = threadIdx.x; i < TB; i += BLOCK) side_table<TB>(p.b, i, b_in[i], b_out[i]);
     __syncthreads();
 
     for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
