@@ -128,17 +128,18 @@ def test_negative_axes_and_scalars(backend, variant):
 
 # --------------------------------------------------------- strided input
 
-def views(x):
-    """Views of x that are not C-contiguous: reversed, stepped, permuted,
-    broadcast, and a mix."""
+def views(x, xp=np):
+    """Views of x (a NumPy array, or a CuPy one with xp=cupy) that are not
+    C-contiguous: reversed, stepped, permuted, broadcast, and a mix."""
     r = x.ndim
+    roll = [tuple(int(a) for a in np.roll(np.arange(r), k)) for k in (1, -1)]
     yield "reversed", x[::-1]
     yield "all reversed", x[(slice(None, None, -1),) * r]
     yield "stepped", x[(slice(None, None, 2),) * r]
-    yield "permuted view", x.transpose(np.roll(np.arange(r), 1))
+    yield "permuted view", x.transpose(roll[0])
     yield "last reversed", x[..., ::-1]
-    yield "broadcast", np.broadcast_to(x[:1], x.shape)
-    yield "mixed", x[::-1, ..., 1::3].transpose(np.roll(np.arange(r), -1))
+    yield "broadcast", xp.broadcast_to(x[:1], x.shape)
+    yield "mixed", x[::-1, ..., 1::3].transpose(roll[1])
 
 
 @pytest.mark.parametrize("variant", [v.name for v in ND])
@@ -253,3 +254,75 @@ def test_large_permutations_on_the_gpu(dtype):
     for axes in perms(6):
         y = random_array((16, 15, 8, 9, 16, 8), dtype)
         np.testing.assert_array_equal(gpuprims.transpose(gpuprims.to_device(y), axes).get(), expect(y, axes))
+
+
+# ------------------------------------------------------------------- out=
+
+OUT_VARIANTS = [v.name for v in ND] + ["tiled_wide", "cpu"]
+
+
+@pytest.mark.parametrize("variant", OUT_VARIANTS)
+def test_out_receives_the_result(backend, variant):
+    need(backend, BY_NAME[variant])
+    matrix = BY_NAME[variant].matrix
+    x = random_array((6, 10) if matrix else (4, 6, 10), "float32")
+    axes = None if matrix else (2, 0, 1)
+    want = expect(x, axes)
+    out = np.full(want.shape, -1, np.float32)
+    assert gpuprims.transpose(x, axes, out=out, variant=variant) is out
+    np.testing.assert_array_equal(out, want)
+    strided = np.full((want.shape[0] * 2,) + want.shape[1:], -1, np.float32)[::2]  # not contiguous
+    assert gpuprims.transpose(x, axes, out=strided, variant=variant) is strided
+    np.testing.assert_array_equal(strided, want)
+    if BY_NAME[variant].where == "device":
+        d_out = gpuprims.DeviceArray(want.shape, np.float32)
+        assert gpuprims.transpose(gpuprims.to_device(x), axes, out=d_out, variant=variant) is d_out
+        np.testing.assert_array_equal(d_out.get(), want)
+
+
+def test_out_of_a_0d_and_an_empty_array(backend):
+    s = np.array(3.5, np.float64)
+    out = np.empty((), np.float64)
+    assert gpuprims.transpose(s, out=out) is out and out[()] == 3.5
+    e = np.empty((3, 0, 2), np.int16)
+    out = np.empty((2, 0, 3), np.int16)
+    assert gpuprims.transpose(e, out=out) is out
+
+
+def test_bad_out_raises_before_any_work(backend):
+    x = random_array((3, 4, 5), "float32")
+    with pytest.raises(ValueError, match="shape"):
+        gpuprims.transpose(x, out=np.empty((3, 4, 5), np.float32))  # the input's shape, not the result's
+    with pytest.raises(TypeError, match="dtype"):
+        gpuprims.transpose(x, out=np.empty((5, 4, 3), np.float64))
+    ro = np.empty((5, 4, 3), np.float32)
+    ro.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        gpuprims.transpose(x, out=ro)
+    with pytest.raises(TypeError, match="NumPy array"):
+        gpuprims.transpose(x, out=gpuprims.DeviceArray((5, 4, 3), np.float32))
+    with pytest.raises(TypeError, match="device array"):
+        gpuprims.transpose(gpuprims.to_device(x), out=np.empty((5, 4, 3), np.float32))
+    with pytest.raises(TypeError, match="out must be"):
+        gpuprims.transpose(x, out=[0.0] * 60)
+    sq = np.array(random_array((4, 4), "float32"))
+    with pytest.raises(ValueError, match="overlaps"):
+        gpuprims.transpose(sq, out=sq)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ELEMENTS)
+def test_strided_device_inputs_read_in_place(monkeypatch, dtype):
+    gpuprims.set_backend("cuda")
+    cp = pytest.importorskip("cupy")
+    base = random_array((6, 32, 48), dtype)
+    # nothing may be gathered through the host: the kernels read through the strides
+    monkeypatch.setattr(gpuprims._arrays, "_gather", lambda *a: pytest.fail("a strided input was gathered"))
+    c = cp.asarray(base)
+    for name, view in views(c, cp):
+        want_in = cp.asnumpy(view)
+        for v in ND:
+            for axes in [(2, 1, 0), (0, 2, 1), (1, 0, 2), (1, 2, 0)]:
+                got = gpuprims.transpose(view, axes, variant=v.name)
+                np.testing.assert_array_equal(got.get(), expect(want_in, axes), err_msg=f"{v.name} {name}")
+        np.testing.assert_array_equal(cp.asnumpy(view), want_in)
