@@ -16,7 +16,6 @@ Writes bench/results/transpose-<gpu>-<date>.md (and a copy, with the JSON,
 under $OUT).  Exits 1 if any gpuprims result differs from NumPy's.
 `--quick` times only the N-D part at a quarter of the sizes (a smoke run).
 """
-import json
 import math
 import statistics
 import sys
@@ -25,9 +24,8 @@ import time
 import numpy as np
 
 import gpuprims
-from gpuprims import _core
-from gpuprims._bench import FLUSH_L2_TIMES, copy_roof
-from gpuprims._transpose import _params, transpose_plan
+from gpuprims._bench import FLUSH_L2_TIMES
+from gpuprims._family import random_input
 
 from benchlib import begin, journey_tables, save_results
 
@@ -89,63 +87,33 @@ class EventTimer:
         return ms
 
 
-def random_array(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    if np.dtype(dtype).kind == "i":
-        return rng.integers(-128, 128, size=shape, dtype=dtype)
-    return rng.random(shape, dtype=np.float32).astype(dtype)
-
-
-def time_variant(v, d, out, shape, axes, dtype, flush_bytes):
-    params = _params(transpose_plan(shape, axes), np.dtype(dtype))
-    ms, _ = _core.time("transpose", v.index, d.ptr, out.ptr, params, WARMUP, REPEAT, flush_bytes)
-    return list(ms)
-
-
 def nd_tables(parts, data, dtypes, scale=1):
-    info = gpuprims.device_info()
-    l2 = int(info["l2_cache_bytes"])
-    flush_bytes = FLUSH_L2_TIMES * l2
+    """The any-rank tables: gpuprims.compare_permutations (every variant that
+    takes any rank, the copy roof, checked against NumPy), then CuPy and
+    PyTorch on a device array of the same shape and dtype."""
+    l2 = int(gpuprims.device_info()["l2_cache_bytes"])
     cp, torch = optional("cupy"), optional("torch")
     if torch is not None and not torch.cuda.is_available():
         torch = None
-    cp_timer = EventTimer(cp, l2) if cp is not None else None
-    torch_timer = EventTimer(torch, l2) if torch is not None else None
-    variants = [v for v in gpuprims.variants("transpose") if not v.matrix and v.name != "copy"]
+    timers = {"cupy": EventTimer(cp, l2) if cp is not None else None,
+              "torch": EventTimer(torch, l2) if torch is not None else None}
     libs = ("CuPy " + cp.__version__ if cp else "CuPy not installed") + ", " + \
            ("PyTorch " + torch.__version__ if torch else "PyTorch not installed")
     for dtype in dtypes:
         rows = []
         for shape, axes in CASES_ND[dtype]:
-            shape = tuple(max(1, s // scale) if k == 0 else s for k, s in enumerate(shape))
-            x = random_array(shape, dtype)
-            nbytes = x.nbytes
-            d = gpuprims.to_device(x)
-            out = gpuprims.DeviceArray(tuple(shape[a] for a in axes), dtype)
-            want = np.ascontiguousarray(np.transpose(x, axes))
-            roof = copy_roof(nbytes, warmup=WARMUP, repeat=REPEAT)
-            row = {"shape": list(shape), "axes": list(axes), "dtype": dtype, "bytes": 2 * nbytes,
-                   "plan": str(transpose_plan(shape, axes)), "roof_gbps": roof["gbps"],
-                   "roof_ms": roof["median_ms"], "variants": {}}
-            ok = True
-            for v in variants:
-                ms = time_variant(v, d, out, shape, axes, dtype, flush_bytes)
-                matches = bool(np.array_equal(out.get(), want))
-                ok &= matches
-                med = statistics.median(ms)
-                row["variants"][v.name] = {"median_ms": med, "min_ms": min(ms), "max_ms": max(ms),
-                                           "gbps": 2 * nbytes / med / 1e6, "matches": matches}
-            if cp_timer is not None:
-                c = cp.asarray(d)
-                med = statistics.median(cp_timer(lambda: cp.ascontiguousarray(c.transpose(axes))))
-                row["cupy_ms"] = med
-            if torch_timer is not None:
-                t = torch.as_tensor(d, device="cuda")
-                med = statistics.median(torch_timer(lambda: t.permute(*axes).contiguous()))
-                row["torch_ms"] = med
-            row["matches"] = ok
+            shape = (max(1, shape[0] // scale),) + shape[1:]
+            row = gpuprims.compare_permutations([(shape, axes)], dtype, repeat=REPEAT, warmup=WARMUP).rows[0]
+            if timers["cupy"] or timers["torch"]:
+                d = gpuprims.to_device(random_input(shape, dtype))
+                if timers["cupy"]:
+                    c = cp.asarray(d)
+                    row["cupy_ms"] = statistics.median(timers["cupy"](lambda: cp.ascontiguousarray(c.transpose(axes))))
+                if timers["torch"]:
+                    t = torch.as_tensor(d, device="cuda")
+                    row["torch_ms"] = statistics.median(timers["torch"](lambda: t.permute(*axes).contiguous()))
+                del d
             rows.append(row)
-            del d, out
         parts.append(nd_markdown(dtype, rows, libs))
         data["tables"].append({"title": f"any rank, {dtype}", "rows": rows})
         print(parts[-1], flush=True)
@@ -153,19 +121,18 @@ def nd_tables(parts, data, dtypes, scale=1):
 
 def nd_markdown(dtype, rows, libs) -> str:
     auto = gpuprims._registry.lookup("transpose", "auto").name
-    names = [v.name for v in gpuprims.variants("transpose") if not v.matrix and v.name != "copy"]
+    names = [k[:-3] for k in rows[0] if k.endswith("_ms") and k not in ("median_ms", "cupy_ms", "torch_ms")]
     head = (f"\n## Any rank, {dtype} ({math.prod(rows[0]['shape'])} elements; {libs})\n\n"
             "| shape | axes | " + " | ".join(f"{n} ms" for n in names) +
             f" | {auto} GB/s | % roof | CuPy ms | x CuPy | PyTorch ms | x PyTorch | ok | plan |\n"
             "|---|---|" + "---:|" * (len(names) + 6) + "---|---|\n")
     lines = []
     for r in rows:
-        a = r["variants"][auto]
         cells = [" x ".join(map(str, r["shape"])), str(tuple(r["axes"]))]
-        cells += [f"{r['variants'][n]['median_ms']:.4f}" for n in names]
-        cells += [f"{a['gbps']:.0f}", f"{100 * a['gbps'] / r['roof_gbps']:.1f}"]
+        cells += [f"{r[n + '_ms']:.4f}" for n in names]
+        cells += [f"{r['gbps']:.0f}", f"{r['roof_pct']:.1f}"]
         for key in ("cupy_ms", "torch_ms"):
-            cells += ([f"{r[key]:.4f}", f"{r[key] / a['median_ms']:.2f}"] if key in r else ["-", "-"])
+            cells += ([f"{r[key]:.4f}", f"{r[key] / r['median_ms']:.2f}"] if key in r else ["-", "-"])
         cells += ["yes" if r["matches"] else "NO", r["plan"]]
         lines.append("| " + " | ".join(cells) + " |")
     return head + "\n".join(lines)

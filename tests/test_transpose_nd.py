@@ -326,3 +326,32 @@ def test_strided_device_inputs_read_in_place(monkeypatch, dtype):
                 got = gpuprims.transpose(view, axes, variant=v.name)
                 np.testing.assert_array_equal(got.get(), expect(want_in, axes), err_msg=f"{v.name} {name}")
         np.testing.assert_array_equal(cp.asnumpy(view), want_in)
+
+
+# ------------------------------------------------------- the timing table
+
+def test_compare_permutations_table(monkeypatch):
+    # the table's shape and checks, with the GPU's timer stood in for (the
+    # kernels run on the emulator, the "times" are made up)
+    from gpuprims import _core
+    monkeypatch.setattr(_core, "device_info", lambda: {"l2_cache_bytes": 1 << 20})
+    monkeypatch.setattr(_core, "time_copy", lambda nbytes, w, r, f: [0.5] * r)
+
+    def fake_time(family, index, src, dst, params, warmup, repeat, flush):
+        v = gpuprims.variants("transpose")[index]
+        before = gpuprims.backend()
+        gpuprims.set_backend("emulator")
+        try:  # the kernel's real output, on the emulator
+            _core.call(family, index, src, dst, params)
+        finally:
+            gpuprims.set_backend(before)
+        return [1.0 if v.name == "nd_naive" else 0.25] * repeat, None
+
+    monkeypatch.setattr(_core, "time", fake_time)
+    gpuprims.set_backend("emulator")
+    t = gpuprims.compare_permutations([((6, 32, 48), (2, 0, 1)), ((2, 3, 4, 5), None), ((6, 10), None)],
+                                      "int8", repeat=3)
+    assert len(t) == 3 and all(r["matches"] for r in t)
+    assert t.rows[0]["nd_naive_ms"] == 1.0 and t.rows[0]["nd_tiled_ms"] == 0.25
+    assert t.rows[0]["roof_pct"] == pytest.approx(200.0)  # 0.25 ms against a 0.5 ms copy
+    assert "->" in t.rows[1]["plan"] and "nd_tiled ms" in str(t)

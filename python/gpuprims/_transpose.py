@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._arrays import Operand, _check, _host_array, take
+from . import _core
+from ._arrays import DeviceArray, Operand, _check, _host_array, take, to_device
 from ._family import Family, invoke, register, take_out
 from ._numerics import ulps
-from ._registry import Variant, lookup
+from ._registry import Variant, lookup, variants
+from ._table import Column, Table
 
 # Any element of 1, 2, 4, 8 or 16 bytes: a transpose only moves bits.  Each
 # maps to what the core's params take of it: its size and its name (for a
@@ -266,6 +268,75 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto"):
     out_shape = operand.shape if v.name == "copy" else plan.out_shape
     target = take_out(out, out_shape, operand.dtype, operand, x, "transpose")
     return invoke("transpose", v, operand, out_shape, operand.dtype, params, out=target)
+
+
+# ------------------------------------------------------- timing any rank
+
+
+def _any_rank_variants() -> list:
+    """The device variants that take any rank, in journey order (not the copy roof)."""
+    return [v for v in variants("transpose") if not v.matrix and v.where == "device" and v.name != "copy"]
+
+
+def compare_permutations(cases, dtype="float32", *, variants=None, repeat: int = 20, warmup: int = 3,
+                         check: bool = True, flush: bool = True, progress=None) -> Table:
+    """Time transposes of any rank on the GPU: one row per (shape, axes)
+    case of `cases`, a column of milliseconds per variant (default: those
+    that take any rank), the GB/s and % of the copy roof of variant="auto",
+    and the plan.  Method as gpuprims.compare: CUDA events around the
+    kernel only, `warmup` runs, the median of `repeat`, the L2 flushed and
+    the output poisoned before each run, the roof a device-to-device copy
+    of the same bytes in this call; every output checked against NumPy
+    (check=False: not).  A variant that takes matrices only gets no time
+    where the plan is not a matrix transpose.
+
+    >>> gpuprims.compare_permutations([((512, 256, 512), (2, 1, 0)), ((16,) * 6, None)])
+    """
+    from ._bench import FLUSH_L2_TIMES, Progress, _l2_bytes, copy_roof, random_input
+
+    dtype = np.dtype(dtype)
+    chosen = _any_rank_variants() if variants is None else [lookup("transpose", n) for n in variants]
+    auto = lookup("transpose", "auto")
+    if auto not in chosen:
+        chosen.append(auto)
+    _core.device_info()  # NoDeviceError before any work where there is no GPU
+    flush_bytes = FLUSH_L2_TIMES * _l2_bytes() if flush else 0
+    cases = [(tuple(shape), axes) for shape, axes in cases]
+    if progress is True:
+        progress = Progress()
+    rows = []
+    for i, (shape, axes) in enumerate(cases):
+        plan = transpose_plan(shape, axes)
+        x = random_input(shape, dtype, seed=i)
+        d, out = to_device(x), DeviceArray(plan.out_shape, dtype)
+        roof = copy_roof(x.nbytes, warmup=warmup, repeat=repeat, flush=flush)
+        want = np.transpose(x, plan.in_axes).copy(order="C") if check else None
+        row = {"variant": f"{' x '.join(map(str, shape))} {plan.in_axes}", "shape": list(shape),
+               "axes": list(plan.in_axes), "dtype": dtype.name, "bytes": 2 * x.nbytes,
+               "plan": str(plan), "roof_gbps": roof["gbps"], "matches": None if not check else True}
+        for v in chosen:
+            if v.matrix and plan.rank > 1 and plan.kind != "matrix":
+                continue
+            ms, _ = _core.time("transpose", v.index, d.ptr, out.ptr, _params(plan, dtype), int(warmup),
+                               int(repeat), int(flush_bytes))
+            row[f"{v.name}_ms"] = float(np.median(ms))
+            if check:
+                row["matches"] = row["matches"] and bool(np.array_equal(out.get(), want))
+        row["median_ms"] = row[f"{auto.name}_ms"]
+        row["gbps"] = 2 * x.nbytes / (row["median_ms"] * 1e-3) / 1e9
+        row["roof_pct"] = 100 * row["gbps"] / roof["gbps"]
+        rows.append(row)
+        if progress:
+            progress(i + 1, len(cases), row["variant"])
+    columns = [Column("variant", "shape, axes", align="<")]
+    columns += [Column(f"{v.name}_ms", f"{v.name} ms", ".4f") for v in chosen]
+    columns += [Column("gbps", f"GB/s ({auto.name})", ".0f"), Column("roof_pct", "% roof", ".1f"),
+                Column("matches", "ok", align="<"), Column("plan", "plan", align="<")]
+    title = (f"transpose of any rank, {dtype.name} - CUDA events, median of {repeat}"
+             f"{', L2 flushed' if flush else ''}")
+    return Table(rows, columns, title=title, meta={"family": "transpose", "dtype": dtype.name,
+                                                   "repeat": repeat, "warmup": warmup,
+                                                   "auto": auto.name})
 
 
 class TransposeFamily(Family):
