@@ -276,14 +276,21 @@ transpose_nd_copy(const T *__restrict__ in, T *__restrict__ out, CopyArgs p) {
             row_in[t] = off;
         }
         __syncthreads();
+        V v[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {  // every load in flight before the first store
+            const int i = threadIdx.x + k * BLOCK;
+            if (i < nr * nc) {
+                const int r = i / nc, c = i % nc;
+                v[k] = transpose::load_nc(reinterpret_cast<const V *>(in + row_in[r] + (c0 + c) * VEC * p.s));
+            }
+        }
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const int i = threadIdx.x + k * BLOCK;
             if (i < nr * nc) {
                 const int r = i / nc, c = i % nc;
-                const int64_t col = (c0 + c) * VEC;
-                transpose::store_cs(reinterpret_cast<V *>(out + (r0 + r) * p.L + col),
-                                    transpose::load_nc(reinterpret_cast<const V *>(in + row_in[r] + col * p.s)));
+                transpose::store_cs(reinterpret_cast<V *>(out + (r0 + r) * p.L + (c0 + c) * VEC), v[k]);
             }
         }
         __syncthreads();  // row_in is read before the next rows overwrite it
@@ -303,7 +310,8 @@ struct NdTiled {
 
     static cudaError_t run(const gp_transpose_args &a) {
         // tiled_wide's kernel for a C-contiguous matrix of 4- or 8-byte elements
-        if ((sizeof(T) == 4 || sizeof(T) == 8) && a.rank == 2 && a.rows >= 0) return Wide<T>::run(a);
+        if constexpr (sizeof(T) == 4 || sizeof(T) == 8)
+            if (a.rank == 2 && a.rows >= 0) return Wide<T>::run(a);
         const int r = a.rank;
         if (r == 0) return copy_mode(a, -1);
         // A: the input's fastest axis (smallest |stride|, the last on ties)
