@@ -133,8 +133,8 @@ static int check_layout(const gp_job *j)
     int count, i;
     if (need == GP_BATCHED && c->in_t >= 0 &&
         !j->rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t) &&
-        (c->batch.s_inner != 1 || c->batch.s_n != c->batch.inner ||
-         c->batch.s_outer != c->len * c->batch.inner)) {
+        ((c->batch.inner > 1 && c->batch.s_inner != 1) || (c->len > 1 && c->batch.s_n != c->batch.inner) ||
+         (c->batch.outer > 1 && c->batch.s_outer != c->len * c->batch.inner))) {
         PyErr_SetString(PyExc_ValueError, "an input converted to the accumulator's dtype must be "
                                           "C-contiguous: pass a contiguous copy");
         return -1;

@@ -3,7 +3,7 @@
 // all read their lists from here.  A row is a gp_variant (gpuprims.h), in
 // field order: name, title, source, description; max_n, dtypes, block_size,
 // where, launch; kernel, dynamic_smem; flags, instead, error_detail.
-#include "reduce.cuh"
+#include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
 
@@ -19,7 +19,15 @@ cudaError_t gp_reduce_complete_unroll_warp8(gp_reduce_args *);
 cudaError_t gp_reduce_complete_unroll_template(gp_reduce_args *);
 cudaError_t gp_reduce_warp_shuffle(gp_reduce_args *);
 cudaError_t gp_reduce_single_pass(gp_reduce_args *);
+cudaError_t gp_reduce_batched_thread(gp_reduce_args *);
+cudaError_t gp_reduce_segmented_block(gp_reduce_args *);
+cudaError_t gp_reduce_segmented_warp(gp_reduce_args *);
+cudaError_t gp_reduce_segmented_subwarp(gp_reduce_args *);
+cudaError_t gp_reduce_segmented_split(gp_reduce_args *);
+cudaError_t gp_reduce_batched_columns(gp_reduce_args *);
+cudaError_t gp_reduce_segmented_adaptive(gp_reduce_args *);
 cudaError_t gp_reduce_cub(gp_reduce_args *);
+cudaError_t gp_reduce_cub_segmented(gp_reduce_args *);
 extern "C" cudaError_t gp_reduce_cpu(gp_reduce_args *); /* csrc/reduce_cpu.c, in C */
 
 /* the main kernels, for occupancy (in each variant's file) */
@@ -34,6 +42,13 @@ const void *gp_reduce_complete_unroll_warp8_kernel(void);
 const void *gp_reduce_complete_unroll_template_kernel(void);
 const void *gp_reduce_warp_shuffle_kernel(void);
 const void *gp_reduce_single_pass_kernel(void);
+const void *gp_reduce_batched_thread_kernel(void);
+const void *gp_reduce_segmented_block_kernel(void);
+const void *gp_reduce_segmented_warp_kernel(void);
+const void *gp_reduce_segmented_subwarp_kernel(void);
+const void *gp_reduce_segmented_split_kernel(void);
+const void *gp_reduce_batched_columns_kernel(void);
+const void *gp_reduce_segmented_adaptive_kernel(void);
 
 extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
     {"neighbored", "Neighbored pairs, in place",
@@ -112,12 +127,87 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      -1, NULL, reduce::SinglePassTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_single_pass,
      gp_reduce_single_pass_kernel, NULL,
      GP_AUTO, NULL, NULL},
+    {"batched_thread", "Batched: a thread per problem",
+     "one thread per output, a sequential loop: the mapping of column reductions in NumPy-on-GPU "
+     "libraries (CuPy's reduction kernels along a non-contiguous axis)",
+     "The first of the axis and segment steps: each of the outer x inner problems (or each segment) "
+     "is one thread's sequential loop, several loads in flight. Neighbouring threads read "
+     "neighbouring words where the problems are columns (axis 0 of a C array): coalesced; a row "
+     "apart where they are rows or segments: 32 cache lines per warp load.",
+     -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_batched_thread,
+     gp_reduce_batched_thread_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"segmented_block", "Segmented: a block per problem",
+     "a block per segment: cub::DeviceSegmentedReduce's kernel (CUB, CCCL) for every segment length",
+     "Each problem gets a block of 256 threads: a block-stride loop reads the row coalesced, the "
+     "warp shuffles and one barrier combine it. Wasteful on short rows (most threads idle, a tree "
+     "and a barrier per row) and on a few long rows (a few blocks on a GPU that holds a thousand).",
+     -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_block,
+     gp_reduce_segmented_block_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"segmented_warp", "Segmented: a warp per problem",
+     "a warp per segment: CUB's medium-segment policy (cub::DeviceSegmentedReduce, CCCL); "
+     "__shfl_down_sync reductions (CUDA Programming Guide)",
+     "Each problem gets one warp: lane l reads elements l, l + 32, ..., five shuffles combine the "
+     "lanes; no shared memory and no barrier, 8 problems per block and several in flight per warp. "
+     "Short rows still idle most lanes.",
+     -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_warp,
+     gp_reduce_segmented_warp_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"segmented_subwarp", "Segmented: groups of 2-16 lanes per problem",
+     "sub-warp groups per segment: CUB's small-segment policy (cub::DeviceSegmentedReduce, CCCL); "
+     "__shfl_down_sync with a width (CUDA Programming Guide)",
+     "A problem gets the power of two of lanes covering its (mean) length, 2 to 16, so a warp "
+     "holds several short problems side by side and reads 32 neighbouring words per load; "
+     "shuffles of that width combine each group. Lengths far from the mean keep a warp waiting "
+     "on its longest group.",
+     -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_subwarp,
+     gp_reduce_segmented_subwarp_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"segmented_split", "Segmented: several blocks per long problem",
+     "split reductions: partials per block combined by a second kernel in a fixed order "
+     "(Harris, Optimizing Parallel Reduction in CUDA, NVIDIA 2007; CUB's two-pass DeviceReduce)",
+     "Each problem is cut into equal chunks, one block each, so that a few long rows still fill "
+     "the GPU; a second kernel combines each problem's partials in chunk order (no floating-point "
+     "atomics: the same input gives the same bits). One chunk, one launch, where the problems "
+     "alone fill the GPU.",
+     -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_split,
+     gp_reduce_segmented_split_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"batched_columns", "Batched: column tiles, rows split over blocks",
+     "coalesced column reductions: threads across columns, a shared-memory tree across rows "
+     "(the column pass of Harris' and CUB's 2-D reductions; CUB's fixed-size segment path)",
+     "For a reduction over a strided axis (axis 0 of a C array): a block is TX neighbouring columns "
+     "x 256/TX rows, so each warp load reads 32 neighbouring words even with 4 columns; rows are "
+     "cut into chunks over blocks when the columns alone cannot fill the GPU, partials combined in "
+     "a fixed order. An axis only, not segments.",
+     -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_batched_columns,
+     gp_reduce_batched_columns_kernel, NULL,
+     GP_BATCHED, NULL, NULL},
+    {"segmented_adaptive", "Adaptive: the mapping chosen by layout and length",
+     "CUB's small/medium/large segment policies (cub::DeviceSegmentedReduce, CCCL); CuPy's "
+     "reduction kernels' choice between the axis orders",
+     "What variant='auto' runs for an axis or segments: column tiles where neighbouring problems "
+     "are closer in memory than a problem's own elements; otherwise, by the (mean) problem length, "
+     "1 to 32 lanes per problem, a warp per problem, or one or several blocks per problem, so that "
+     "every layout reads coalesced and fills the GPU. Deterministic.",
+     -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_adaptive,
+     gp_reduce_segmented_adaptive_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED | GP_AUTO_BATCHED, NULL, NULL},
     {"cub", "CUB DeviceReduce (baseline)",
      "cub::DeviceReduce::Reduce, CUDA toolkit (CCCL)",
      "NVIDIA's production reduction, with the same operator and accumulator type: the baseline "
      "every other variant is measured against.",
      -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_reduce_cub), NULL, NULL,
      GP_BASELINE | GP_LIBRARY, NULL, NULL},
+    {"cub_segmented", "CUB DeviceSegmentedReduce (baseline for axes and segments)",
+     "cub::DeviceSegmentedReduce::Reduce, CUDA toolkit (CCCL)",
+     "NVIDIA's production segmented reduction, with the same operator and accumulator type, given "
+     "the segments' offsets, or for an axis offsets computed from the problem index (a transform "
+     "of a counting iterator). Only layouts whose problems are contiguous runs (axis -1 of a C "
+     "array, segments); a strided axis (columns) fails with cudaErrorInvalidValue.",
+     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_reduce_cub_segmented), NULL, NULL,
+     GP_BASELINE | GP_BATCHED | GP_SEGMENTED, NULL, NULL},
     {"cpu", "CPU recursiveReduce (host reference)",
      "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (recursiveReduce)",
      "The book's recursive pairwise reduction in C, on the host, over a copy of the input (the "

@@ -416,7 +416,7 @@ def check_backend(x: DeviceArray) -> None:
 
 
 def _check(dtype: np.dtype, ndim: int, who: str, dtypes, want_ndim=None, allow_0d=False) -> None:
-    if dtype not in dtypes:
+    if dtype not in dtypes and dtype.newbyteorder("=") not in dtypes:  # either byte order
         names = ", ".join(np.dtype(d).name for d in dtypes)
         raise TypeError(
             f"gpuprims.{who} does not support dtype {dtype}; supported: {names} "

@@ -35,17 +35,19 @@ _NUMPY_NAMES = {"sum": "add", "min": "minimum", "max": "maximum"}
 
 class DtypePlan:
     """The dtypes of one call: `result` (NumPy's), `acc` (the kernels'),
-    `complex_part` (the float dtype of a complex input's parts, or None)
-    and `flip` (uint64 min/max: computed on int64 with the sign bit
+    `complex_part` (the float dtype of a complex result's parts, or None),
+    `pairs` (the input is complex: read as a trailing axis of 2 floats),
+    `direct` (the kernels' output is the result's memory) and `flip` (uint64 min/max: computed on int64 with the sign bit
     flipped, which maps unsigned order onto signed order)."""
 
-    __slots__ = ("result", "acc", "complex_part", "flip", "kernel_in")
+    __slots__ = ("result", "acc", "complex_part", "pairs", "flip", "kernel_in")
 
     def __init__(self, op: str, in_dtype, dtype=None, who="reduce"):
-        in_dtype = np.dtype(in_dtype)
+        in_dtype = np.dtype(in_dtype).newbyteorder("=")  # the kernels read native order (to_kernel)
         result = _result_dtype(op, in_dtype, dtype, who)
         self.result = result
         self.complex_part = None
+        self.pairs = in_dtype.kind == "c"
         self.flip = False
         self.kernel_in = in_dtype
         if result.kind == "c":
@@ -70,9 +72,7 @@ class DtypePlan:
 
     def codes(self, codes: dict) -> tuple:
         """(input code, accumulator code, result code) for the core's params."""
-        res = self.complex_part if self.complex_part is not None else (
-            np.dtype("int64") if self.flip else self.result)
-        return codes[self.kernel_in], codes[self.acc], codes[res]
+        return codes[self.kernel_in], codes[self.acc], codes[self.kernel_result]
 
     def to_kernel(self, x: np.ndarray) -> np.ndarray:
         """A host input as the kernels read it: in native byte order, a
@@ -80,7 +80,7 @@ class DtypePlan:
         bit flipped."""
         if not x.dtype.isnative:
             x = x.astype(x.dtype.newbyteorder("="))
-        if self.complex_part is not None and x.dtype.kind == "c":
+        if self.pairs:
             x = np.ascontiguousarray(x).view(self.kernel_in).reshape(x.shape + (2,))
         elif self.flip:
             x = np.ascontiguousarray(x).view(np.int64) ^ np.int64(-(1 << 63))
@@ -88,12 +88,26 @@ class DtypePlan:
 
     def from_kernel(self, y):
         """A host result of the kernels (a NumPy array) in the result dtype."""
-        if self.complex_part is not None:
+        if self.complex_part is not None and self.pairs:
             y = np.ascontiguousarray(y)
             return y.view(self.result).reshape(y.shape[:-1])
+        if self.complex_part is not None:
+            return np.asarray(y).astype(self.result)
         if self.flip:
             return (np.asarray(y, dtype=np.int64) ^ np.int64(-(1 << 63))).view(np.uint64)
         return y
+
+    @property
+    def direct(self) -> bool:
+        """Whether the kernels' output can be the result's memory (no
+        conversion after them on the host)."""
+        return not self.flip and (self.complex_part is None or self.pairs)
+
+    @property
+    def kernel_result(self) -> np.dtype:
+        """The dtype the kernels' final output is written in."""
+        return self.result if self.direct and self.complex_part is None else (
+            self.complex_part if self.complex_part is not None else self.acc)
 
     def scalar(self, value):
         """The core's value of a full reduction as a NumPy scalar of the
@@ -114,7 +128,7 @@ class DtypePlan:
         if operand.host is not None or self.host_only(operand):
             a = self.to_kernel(operand.to_host())
             return Operand(a.shape, a.dtype, a, None)
-        if self.complex_part is None:
+        if not self.pairs:
             return operand
         shape = operand.shape + (2,)
         st = tuple(2 * s for s in operand.element_strides()) + (1,)
@@ -291,8 +305,10 @@ def deliver(result, plan: DtypePlan, shape, on_device: bool, target, converted=F
     from ._core import htod
     if target is not None and result is target.result:  # written there by the kernels
         return result
-    if isinstance(result, DeviceArray) and plan.complex_part is not None:
+    if isinstance(result, DeviceArray) and plan.complex_part is not None and plan.pairs:
         result = DeviceArray(shape, plan.result, _ptr=result.ptr, _owner=result)
+    elif isinstance(result, DeviceArray) and not plan.direct:  # converted on the host
+        result = to_device(np.ascontiguousarray(plan.from_kernel(result.get())).reshape(shape))
     elif isinstance(result, DeviceArray):
         result = DeviceArray(shape, result.dtype, _ptr=result.ptr, _owner=result) \
             if result.shape != tuple(shape) else result

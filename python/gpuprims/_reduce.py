@@ -76,13 +76,13 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     target = take_out(out, kept, plan.result, operand, x, _who)
     kop = plan.kernel_operand(operand)
     in_code, acc_code, res_code = plan.codes(CODES)
-    if len(axes) == len(shape) and plan.complex_part is None and not (v.batched and not v.auto):
+    if len(axes) == len(shape) and not plan.pairs and not (v.batched and not v.auto):
         # every element into one value: the 1-D journey
         kop = _axes.gathered(kop)
         params = (kop.size, in_code, acc_code, code)
         value = plan.scalar(invoke("reduce", v, kop, None, plan.acc, params))
         if (type(x) is DeviceArray and dtype is None and v.where == "device" and kop.device is x
-                and plan.complex_part is None):
+                and not plan.pairs):
             _PARSED[(variant, op, x.dtype)] = (v.index, in_code, acc_code, code, plan)
         if target is None and not kept:
             return value
@@ -98,8 +98,8 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
             cur = _axes.gathered(cur)
             lay = _axes.layout(cur, a, b)
         out_shape = cur.shape[:a] + cur.shape[b:]
-        direct = last and target is not None and not plan.flip
-        dtype_out = (plan.complex_part or plan.result) if last and not plan.flip else plan.acc
+        direct = last and target is not None and plan.direct
+        dtype_out = plan.kernel_result if last else plan.acc
         params = (cur.size, CODES[cur.dtype], acc_code, code, lay,
                   res_code if last else acc_code)
         result = invoke("reduce", bv, cur, out_shape, dtype_out, params,
@@ -114,7 +114,7 @@ def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who
     shape = operand.shape
     if keepdims:
         raise ValueError(f"gpuprims.{who}: keepdims has no meaning with segments")
-    if plan.complex_part is not None:
+    if plan.pairs:
         raise TypeError(f"gpuprims.{who}: segments of complex data are not supported; reduce "
                         f".real and .imag")
     ndim = len(shape)
@@ -137,8 +137,8 @@ def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who
     dev_off = to_device(off)
     bv = _axes.batched_variant("reduce", v)
     params = (kop.size, in_code, acc_code, code, (rows * k, kop.size, 1, 0, 1, 0, dev_off.ptr), res_code)
-    direct = target is not None and not plan.flip
-    dtype_out = plan.acc if plan.flip else plan.result
+    direct = target is not None and plan.direct
+    dtype_out = plan.kernel_result
     result = invoke("reduce", bv, kop, (rows * k,), dtype_out, params,
                     out=_axes.kernel_out(target, (rows * k,), dtype_out) if direct else None)
     return _axes.deliver(result, plan, out_shape, operand.on_device, target)

@@ -53,16 +53,16 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
         if ax is not None and ax != ndim - 1:
             raise ValueError(f"gpuprims.{_who}: segments split the flattened data (axis=None) or "
                              f"each row (axis=-1), not axis {axis!r}")
-        if plan.complex_part is not None:
+        if plan.pairs:
             raise TypeError(f"gpuprims.{_who}: segments of complex data are not supported; scan "
                             f".real and .imag")
     target = take_out(out, out_shape, plan.result, operand, x, _who)
     in_code, acc_code, res_code = plan.codes(CODES)
     kop = plan.kernel_operand(operand)
-    parts = plan.complex_part is not None
+    parts = plan.pairs
     kshape = out_shape + ((2,) if parts else ())
-    dtype_out = plan.acc if plan.flip else (plan.complex_part or plan.result)
-    kout = _axes.kernel_out(target, kshape, dtype_out) if target is not None and not plan.flip else None
+    dtype_out = plan.kernel_result
+    kout = _axes.kernel_out(target, kshape, dtype_out) if target is not None and plan.direct else None
     if segments is not None:
         row = shape[-1] if ax is not None else _axes.prod(shape)
         rows = _axes.prod(shape) // row if row else 0

@@ -1,0 +1,39 @@
+// Step 14 - several problems per warp: groups of 2, 4, 8 or 16 lanes.
+//
+// What changed from step 13: a problem gets W lanes, W the power of two
+// that covers its (mean) length, between 2 and 16; a warp holds 32 / W
+// problems side by side.  For rows of 4 elements a warp reads 8 rows = 32
+// neighbouring words in one load, and two shuffle steps of width 4
+// (__shfl_down_sync(mask, v, offset, 4)) combine each group.  Each group
+// keeps several problems in flight per trip (SegTuning::ROUNDS), so even a
+// problem of one element per lane leaves several loads in flight per
+// thread.  The kernel is reduce_groups<W> (segmented.cuh).
+// Why step 13 was slow on short problems: 28 of the 32 lanes of a warp
+// idle on a row of 4, and a warp load fetches 4 useful words.
+// Why this is slow in turn: segments whose lengths differ a lot from the
+// mean (the width is chosen from the mean, n / count) make the group loop
+// over a long one while its warp's other groups wait; long problems want
+// a warp or more (step 17 chooses).
+// Assumes: nothing of the layout; W is chosen from the mean length.
+#include "segmented.cuh"
+
+GP_NAMESPACE_BEGIN
+
+namespace {
+using namespace reduce::seg;
+
+template <class In, class Op>
+struct LanesPerProblem {
+    static size_t scratch(const Problems &) { return 0; }
+    static cudaError_t run(const gp_reduce_args &a, const Problems &P) {
+        return launch_groups<In, Op, 2, 16>(a, P, lanes_for(P.len, 2, 16));
+    }
+};
+}  // namespace
+
+cudaError_t gp_reduce_segmented_subwarp(gp_reduce_args *a) {
+    return reduce::seg::dispatch<LanesPerProblem>(a);
+}
+
+GP_KERNEL_OF(gp_reduce_segmented_subwarp_kernel, reduce::seg::reduce_groups<4, float, Sum<float>>)
+GP_NAMESPACE_END

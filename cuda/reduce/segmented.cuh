@@ -1,0 +1,425 @@
+// segmented.cuh - what the batched and segmented reductions share (steps 11
+// to 17, cuda/reduce/11_*.cu ...): the problems of a gp_batch seen one way,
+// the dispatch from dtype codes with the two-phase scratch protocol, and the
+// kernels, one per mapping of work to threads:
+//
+//   reduce_groups    a group of W lanes per problem (W = 1: a thread, W = 32:
+//                    a warp, 2..16: several problems per warp)
+//   reduce_blocks    `chunks` blocks per problem (1: a block per problem),
+//                    the partials combined by combine_* in a second launch
+//   reduce_columns   threads across neighbouring problems (columns), a
+//                    tile of rows per block, the rows split over blocks
+//
+// The steps' files say which mapping they teach and why; the kernels live
+// here because the adaptive step (17) launches all of them.
+//
+// Every problem is reduced in an order fixed by its length and the launch
+// shape (which the launcher computes from the layout and the SM count): no
+// atomics, so the same input gives the same bits run to run on one GPU.
+#pragma once
+
+#include "reduce.cuh"
+
+GP_NAMESPACE_BEGIN
+namespace reduce {
+namespace seg {
+
+// Launch shapes and the adaptive choice's thresholds, one home.  Initial
+// values from the arithmetic in each comment; GPU measurements pending
+// (bench/bench_reduce.py, "axis and segments").
+struct SegTuning {
+    static constexpr int BLOCK = 256;          // threads per block, every kernel here
+    static constexpr int BLOCKS_PER_SM = 8;    // 2048 resident threads per SM / BLOCK
+    static constexpr int UNROLL = 8;           // loads in flight per thread (block, column kernels)
+    static constexpr int ROUNDS = 4;           // groups: problems in flight per group (8: ~128 registers)
+    static constexpr int GROUP_UNROLL = 2;     // groups: loads per problem per lane per trip
+    static constexpr int WAVES = 2;            // splits: aim at WAVES x the resident blocks
+    static constexpr int64_t MIN_CHUNK = 4096; // splits: elements per block, at least (16/thread)
+    static constexpr int64_t MIN_ROWS = 16;    // columns: rows per thread of a split, at least
+    static constexpr int64_t WARP_MAX = 4096;  // adaptive: lanes per problem up to this length
+    static constexpr int64_t MAX_GRID = 0x7fffffff;  // gridDim.x; kernels loop beyond
+};
+using Seg = SegTuning;
+
+// ------------------------------------------------------------ the problems
+// One problem's elements: base[k * stride] for 0 <= k < len, base an
+// element offset from `in` (negative strides make it negative).
+struct Span {
+    int64_t base, len, stride;
+};
+
+// The `count` problems of a call, numbered p = o * inner + i (the output's
+// order).  Batched: problem (o, i) starts at o*s_outer + i*s_inner, its
+// elements s_n apart, len of them.  Segmented: problem o is
+// offsets[o] .. offsets[o+1] - 1, contiguous.
+struct Problems {
+    int64_t count, outer, inner, len;
+    int64_t s_outer, s_n, s_inner;
+    const int64_t *offsets;
+
+    __device__ Span span(int64_t p) const {
+        if (offsets != nullptr) {
+            const int64_t b = __ldg(offsets + p), e = __ldg(offsets + p + 1);
+            return {b, e > b ? e - b : 0, 1};
+        }
+        const int64_t o = outer == 1 ? 0 : p / inner, i = p - o * inner;
+        return {o * s_outer + i * s_inner, len, s_n};
+    }
+};
+
+// The problems of a call in one normal form: an inner extent of 1 folds into
+// it (problem o is then i = o), and outer folds into inner where the
+// problems are evenly spaced across both (s_outer == inner * s_inner), so
+// that `inner` counts the problems whose starts are s_inner apart.  A 1-D
+// call (rows without the flags get those) is one problem of n elements.
+inline Problems problems_of(const gp_reduce_args &a) {
+    const gp_batch &b = a.batch;
+    Problems P{};
+    if (b.offsets != nullptr) {
+        P.count = P.outer = b.outer;
+        P.inner = 1;
+        P.len = b.outer > 0 ? a.n / b.outer : 0;  // the mean length: what the choices read
+        P.s_n = 1;
+        P.offsets = b.offsets;
+        return P;
+    }
+    P.outer = b.outer, P.inner = b.inner, P.len = a.n;
+    P.s_outer = b.s_outer, P.s_n = b.s_n, P.s_inner = b.s_inner;
+    if (P.inner == 1) P.inner = P.outer, P.s_inner = P.s_outer, P.outer = 1, P.s_outer = 0;
+    if (P.outer > 1 && P.s_outer == P.inner * P.s_inner) P.inner *= P.outer, P.outer = 1, P.s_outer = 0;
+    P.count = P.outer * P.inner;
+    return P;
+}
+
+inline int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+
+// Columns: neighbouring problems sit closer in memory than neighbouring
+// elements of one problem, so threads should run across problems.
+inline bool column_like(const Problems &P) {
+    return P.offsets == nullptr && P.inner > 1 && abs64(P.s_inner) < abs64(P.s_n);
+}
+
+inline int64_t pow2_ceil(int64_t v) {
+    int64_t p = 1;
+    while (p < v) p <<= 1;
+    return p;
+}
+
+inline int64_t grid_of(int64_t blocks) { return blocks < 1 ? 1 : blocks < Seg::MAX_GRID ? blocks : Seg::MAX_GRID; }
+
+inline int sms() {  // 1 where it cannot be read: a small grid, still right
+    DeviceFacts d;
+    return device_facts(d) == cudaSuccess && d.sms >= 1 ? d.sms : 1;
+}
+
+// How many blocks share each problem of length len in a split: enough
+// blocks to fill the GPU WAVES times over, none with fewer than min_chunk
+// elements.  1: a block per problem.
+inline int64_t split_chunks(int64_t count, int64_t len, int64_t min_chunk) {
+    if (count <= 0) return 1;
+    const int64_t target = int64_t(sms()) * Seg::BLOCKS_PER_SM * Seg::WAVES;
+    int64_t c = ceil_div<int64_t>(target, count);
+    const int64_t most = ceil_div<int64_t>(len, min_chunk);
+    if (c > most) c = most;
+    return c < 1 ? 1 : c;
+}
+
+// ---------------------------------------------------- the device helpers
+// acc op in[k*stride] for k = k0, k0 + step, ... < end, UNROLL loads issued
+// before the first of their adds (each predicated: short problems and
+// tails need no second loop).  The order of the adds depends only on
+// (k0, step, end).
+template <int UNROLL, class Op, class In>
+__device__ inline typename Op::type fold_strided(typename Op::type acc, const In *in, int64_t stride,
+                                                 int64_t k0, int64_t step, int64_t end, Op op) {
+    using Acc = typename Op::type;
+    const In *p = in + k0 * stride;
+    const int64_t jump = step * stride;  // elements between one thread's loads
+    for (int64_t left = end - k0; left > 0; left -= UNROLL * step, p += UNROLL * jump) {
+        Acc r[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) r[u] = u * step < left ? Acc(__ldg(p + u * jump)) : Op::identity();
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) acc = op(acc, r[u]);
+    }
+    return acc;
+}
+
+// Reduce over each aligned group of W lanes; lane 0 of the group holds the
+// result.  Every lane of the warp must call it.
+template <int W, class V, class Op>
+__device__ inline V group_reduce(V v, Op op) {
+#pragma unroll
+    for (int offset = W / 2; offset > 0; offset >>= 1)
+        v = op(v, __shfl_down_sync(FULL_MASK, v, offset, W));
+    return v;
+}
+
+// ---------------------------------------------------------------- kernels
+
+// A group of W lanes per problem.  The grid sweeps the problems in rounds
+// of gridDim.x * (BLOCK / W) * rounds: group g takes the `rounds` problems
+// sweep + r * groups + g, so that for each r neighbouring groups hold
+// neighbouring problems (neighbouring columns for W = 1; neighbouring rows
+// for small W).  A lane loads elements sub, sub + W, ... of each of its
+// problems, all `rounds` problems in the same trip (short problems still
+// keep rounds * GROUP_UNROLL loads in flight), then each group combines its
+// lanes by shuffles.  The sweep count is the same for every lane of a warp,
+// so all lanes reach the shuffles.
+template <int W, class In, class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+reduce_groups(const In *__restrict__ in, Problems P, int rounds, typename Op::type *out) {
+    using Acc = typename Op::type;
+    constexpr int R = Seg::ROUNDS, U = Seg::GROUP_UNROLL;
+    const Op op;
+    const int sub = threadIdx.x % W;
+    const int64_t groups = int64_t(gridDim.x) * (Seg::BLOCK / W);
+    const int64_t g = int64_t(blockIdx.x) * (Seg::BLOCK / W) + threadIdx.x / W;
+    const int64_t stride = P.offsets != nullptr ? 1 : P.s_n;  // the same for every problem
+    const int64_t jump = W * stride;                             // between a lane's loads
+    for (int64_t sweep = 0; sweep < P.count; sweep += groups * rounds) {
+        const In *q[R];   // the lane's next element of each problem
+        int64_t left[R];  // how many of the problem's elements from there on
+        Acc acc[R];
+        int64_t longest = 0;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int64_t p = sweep + r * groups + g;
+            const Span s = r < rounds && p < P.count ? P.span(p) : Span{0, 0, 1};
+            q[r] = in + s.base + sub * stride;
+            left[r] = s.len - sub;
+            acc[r] = Op::identity();
+            longest = left[r] > longest ? left[r] : longest;
+        }
+        for (int64_t done = 0; done < longest; done += U * W) {
+            Acc x[R][U];
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+#pragma unroll
+                for (int u = 0; u < U; ++u)
+                    x[r][u] = done + u * W < left[r] ? Acc(__ldg(q[r] + u * jump)) : Op::identity();
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                q[r] += U * jump;
+#pragma unroll
+                for (int u = 0; u < U; ++u) acc[r] = op(acc[r], x[r][u]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int64_t p = sweep + r * groups + g;
+            const Acc v = group_reduce<W>(acc[r], op);
+            if (sub == 0 && r < rounds && p < P.count) out[p] = v;
+        }
+    }
+}
+
+// `chunks` blocks per problem: block w takes chunk c = w % chunks of problem
+// p = w / chunks (a block-stride loop over it, UNROLL loads in flight per
+// thread, then the block's tree) and writes dst[c * count + p]: the result
+// itself when chunks == 1 (dst = out), else a partial for combine_*.
+template <class In, class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+reduce_blocks(const In *__restrict__ in, Problems P, int64_t chunks, typename Op::type *dst) {
+    using Acc = typename Op::type;
+    const Op op;
+    __shared__ Acc warp_results[Seg::BLOCK / WARP];
+    const int64_t items = P.count * chunks;
+    for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {  // uniform over the block
+        const int64_t p = w / chunks, c = w - p * chunks;
+        const Span s = P.span(p);
+        const int64_t piece = ceil_div<int64_t>(s.len, chunks);
+        const int64_t k0 = c * piece, k1 = k0 + piece < s.len ? k0 + piece : s.len;
+        Acc v = fold_strided<Seg::UNROLL>(Op::identity(), in + s.base, s.stride, k0 + threadIdx.x,
+                                        Seg::BLOCK, k1, op);
+        v = block_reduce<Seg::BLOCK>(v, op, warp_results);
+        if (threadIdx.x == 0) dst[c * P.count + p] = v;
+        __syncthreads();  // warp_results is read before the next problem writes it
+    }
+}
+
+// Threads across neighbouring problems: a block is TX = 2^tx_log2 problems
+// (columns i of one o) by TY = BLOCK / TX rows.  Thread (tx, ty) folds rows
+// k0 + ty, k0 + ty + TY, ... of column tile * TX + tx: each warp reads
+// 32 / TX rows of TX neighbouring columns, the closest addresses the layout
+// has.  Rows are split into `chunks` pieces over blocks (work item w = (o,
+// tile, c)); the TY values of a column meet in a shared-memory tree (fixed
+// order) and row 0 writes dst[c * count + p].
+template <class In, class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+reduce_columns(const In *__restrict__ in, Problems P, int tx_log2, int64_t tiles, int64_t chunks,
+               int64_t piece, typename Op::type *dst) {
+    using Acc = typename Op::type;
+    const Op op;
+    __shared__ Acc cell[Seg::BLOCK];
+    const int TX = 1 << tx_log2, TY = Seg::BLOCK >> tx_log2;
+    const int tx = threadIdx.x & (TX - 1), ty = threadIdx.x >> tx_log2;
+    const int64_t items = P.outer * tiles * chunks;
+    for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {  // uniform over the block
+        const int64_t rest = w / chunks, c = w - rest * chunks;
+        const int64_t o = rest / tiles, i = (rest - o * tiles) * TX + tx;
+        const int64_t k0 = c * piece, k1 = k0 + piece < P.len ? k0 + piece : P.len;
+        Acc v = Op::identity();
+        if (i < P.inner)
+            v = fold_strided<Seg::UNROLL>(v, in + o * P.s_outer + i * P.s_inner, P.s_n, k0 + ty, TY, k1, op);
+        cell[threadIdx.x] = v;
+        __syncthreads();
+        for (int half = TY / 2; half > 0; half >>= 1) {
+            if (ty < half) cell[threadIdx.x] = op(cell[threadIdx.x], cell[threadIdx.x + half * TX]);
+            __syncthreads();
+        }
+        // Row 0 reads its own cell; no thread writes another's cell before
+        // the next iteration's barrier.
+        if (ty == 0 && i < P.inner) dst[c * P.count + o * P.inner + i] = cell[threadIdx.x];
+    }
+}
+
+// The partials of a split, partial[c * count + p] for c < chunks, combined
+// in c order: a thread per problem (many problems) ...
+template <class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+combine_threads(const typename Op::type *__restrict__ partial, int64_t count, int64_t chunks,
+                typename Op::type *out) {
+    const Op op;
+    const int64_t step = int64_t(gridDim.x) * Seg::BLOCK;
+    for (int64_t p = int64_t(blockIdx.x) * Seg::BLOCK + threadIdx.x; p < count; p += step)
+        out[p] = fold_strided<Seg::UNROLL>(Op::identity(), partial + p, count, 0, 1, chunks, op);
+}
+
+// ... or a block per problem (few problems with many partials each).
+template <class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int64_t chunks,
+               typename Op::type *out) {
+    using Acc = typename Op::type;
+    const Op op;
+    __shared__ Acc warp_results[Seg::BLOCK / WARP];
+    for (int64_t p = blockIdx.x; p < count; p += gridDim.x) {
+        Acc v = fold_strided<Seg::UNROLL>(Op::identity(), partial + p, count, threadIdx.x, Seg::BLOCK,
+                                        chunks, op);
+        v = block_reduce<Seg::BLOCK>(v, op, warp_results);
+        if (threadIdx.x == 0) out[p] = v;
+        __syncthreads();
+    }
+}
+
+// --------------------------------------------------------------- launchers
+
+// A group of W lanes per problem; rounds from the fill: enough problems in
+// flight per group that short problems keep loads in flight, but not so
+// many that the grid no longer fills the GPU.
+template <class In, class Op, int W>
+cudaError_t launch_groups_w(const gp_reduce_args &a, const Problems &P) {
+    const int64_t per_block = Seg::BLOCK / W;
+    const int64_t fill = int64_t(sms()) * Seg::BLOCKS_PER_SM * per_block;  // groups resident at once
+    int64_t rounds = P.count / fill;
+    rounds = rounds < 1 ? 1 : rounds > Seg::ROUNDS ? Seg::ROUNDS : rounds;
+    const int64_t grid = grid_of(ceil_div<int64_t>(P.count, per_block * rounds));
+    GP_LAUNCH((reduce_groups<W, In, Op>), unsigned(grid), Seg::BLOCK, 0, a.stream,
+              static_cast<const In *>(a.in), P, int(rounds), static_cast<typename Op::type *>(a.out));
+    return cudaSuccess;
+}
+
+// W lanes per problem for the W given at run time, one of LO, 2 LO, ..., HI
+// (a step instantiates only the widths it can choose).
+template <class In, class Op, int LO, int HI>
+cudaError_t launch_groups(const gp_reduce_args &a, const Problems &P, int64_t lanes) {
+    if (lanes == LO) return launch_groups_w<In, Op, LO>(a, P);
+    if constexpr (LO < HI) return launch_groups<In, Op, 2 * LO, HI>(a, P, lanes);
+    return cudaErrorInvalidValue;
+}
+
+// The lanes a group gives a problem of (mean) length len: the power of two
+// that covers it, between lo and hi.
+inline int64_t lanes_for(int64_t len, int64_t lo, int64_t hi) {
+    const int64_t w = pow2_ceil(len < 1 ? 1 : len);
+    return w < lo ? lo : w > hi ? hi : w;
+}
+
+// Scratch of a combine after `chunks` partials per problem.
+template <class Op>
+size_t partial_bytes(const Problems &P, int64_t chunks) {
+    return chunks > 1 ? align_up(size_t(P.count) * size_t(chunks) * sizeof(typename Op::type)) : 0;
+}
+
+template <class Op>
+cudaError_t launch_combine(const gp_reduce_args &a, const Problems &P, int64_t chunks) {
+    using Acc = typename Op::type;
+    const Acc *partial = static_cast<const Acc *>(a.scratch);
+    Acc *out = static_cast<Acc *>(a.out);
+    if (P.count < int64_t(sms()) * Seg::BLOCKS_PER_SM)  // too few for a thread each to fill the GPU
+        GP_LAUNCH((combine_blocks<Op>), unsigned(grid_of(P.count)), Seg::BLOCK, 0, a.stream, partial, P.count,
+                  chunks, out);
+    else
+        GP_LAUNCH((combine_threads<Op>), unsigned(grid_of(ceil_div<int64_t>(P.count, Seg::BLOCK))), Seg::BLOCK, 0,
+                  a.stream, partial, P.count, chunks, out);
+    return cudaSuccess;
+}
+
+// `chunks` blocks per problem, then the combine where chunks > 1.
+template <class In, class Op>
+cudaError_t launch_blocks(const gp_reduce_args &a, const Problems &P, int64_t chunks) {
+    using Acc = typename Op::type;
+    Acc *dst = chunks > 1 ? static_cast<Acc *>(a.scratch) : static_cast<Acc *>(a.out);
+    GP_LAUNCH((reduce_blocks<In, Op>), unsigned(grid_of(P.count * chunks)), Seg::BLOCK, 0, a.stream,
+              static_cast<const In *>(a.in), P, chunks, dst);
+    return chunks > 1 ? launch_combine<Op>(a, P, chunks) : cudaSuccess;
+}
+
+// The columns kernel's shape: TX = the power of two covering inner (at most
+// the block), TY the rest of the block; rows split over enough blocks to
+// fill the GPU, MIN_ROWS rows per thread at least.
+struct ColumnShape {
+    int tx_log2;
+    int64_t tiles, chunks, piece;
+};
+
+inline ColumnShape column_shape(const Problems &P) {
+    ColumnShape c{};
+    const int64_t tx = lanes_for(P.inner, 2, Seg::BLOCK);
+    while ((int64_t(1) << c.tx_log2) < tx) ++c.tx_log2;
+    c.tiles = ceil_div<int64_t>(P.inner, tx);
+    c.chunks = split_chunks(P.outer * c.tiles, P.len, (Seg::BLOCK / tx) * Seg::MIN_ROWS);
+    c.piece = ceil_div<int64_t>(P.len, c.chunks);
+    return c;
+}
+
+template <class In, class Op>
+cudaError_t launch_columns(const gp_reduce_args &a, const Problems &P, const ColumnShape &c) {
+    using Acc = typename Op::type;
+    Acc *dst = c.chunks > 1 ? static_cast<Acc *>(a.scratch) : static_cast<Acc *>(a.out);
+    GP_LAUNCH((reduce_columns<In, Op>), unsigned(grid_of(P.outer * c.tiles * c.chunks)), Seg::BLOCK, 0,
+              a.stream, static_cast<const In *>(a.in), P, c.tx_log2, c.tiles, c.chunks, c.piece, dst);
+    return c.chunks > 1 ? launch_combine<Op>(a, P, c.chunks) : cudaSuccess;
+}
+
+// --------------------------------------------------------------- dispatch
+// Impl<In, Op> provides
+//   static size_t scratch(const Problems &);                         bytes of scratch
+//   static cudaError_t run(const gp_reduce_args &, const Problems &); enqueue (count >= 1)
+// dispatch() adds the dtype codes, the two-phase protocol and zero problems.
+template <template <class, class> class Impl>
+cudaError_t dispatch(gp_reduce_args *a) {
+    const Problems P = problems_of(*a);
+    if (P.count < 0 || P.len < 0) return cudaErrorInvalidValue;
+    switch (combo_key(a->op, a->in_t, a->acc_t)) {
+#define GP_CASE(OP, IN, ACC)                                                \
+    case combo_key(OP, IN, ACC): {                                          \
+        using In = typename CType<IN>::type;                                \
+        using Op = typename OpOf<OP, typename CType<ACC>::type>::type;      \
+        if (a->scratch == nullptr) {                                        \
+            a->scratch_bytes = P.count > 0 ? Impl<In, Op>::scratch(P) : 0;  \
+            return cudaSuccess;                                             \
+        }                                                                   \
+        return P.count > 0 ? Impl<In, Op>::run(*a, P) : cudaSuccess;        \
+    }
+        GP_COMBOS(GP_CASE)
+#undef GP_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
+}  // namespace seg
+}  // namespace reduce
+GP_NAMESPACE_END
