@@ -1,28 +1,164 @@
-"""The transpose benchmark (run on the GPU machine).
+"""The transpose benchmark (run on the GPU machine, one run, a few minutes).
 
-Times every variant, float32, at 1024 x 1024 (where even the one-thread
-variant fits its limit), 4000 x 6000, 8192 x 8192 and 16384 x 16384
-against cuBLAS geam, the copy roof and NumPy, measured in this one run.
-Writes bench/results/transpose-<gpu>-<date>.md (and a copy under $OUT).
+1. 2-D, the journey's fast end: `tiled_wide`, `auto` (nd_tiled) and cuBLAS
+   geam at 4000 x 6000, 8192 x 8192 and 16384 x 16384 for elements of 1, 2,
+   4 and 8 bytes (int8, float16, float32, float64), with gpuprims.compare:
+   % of the copy roof, x cuBLAS for float32 and float64.
+2. Any rank: permutations of 3-, 4- and 6-D arrays for float32 (2^26
+   elements), int8 (2^28) and float64 (2^26): every gpuprims transpose
+   variant that takes any rank, CuPy's ascontiguousarray(x.transpose(axes))
+   and PyTorch's x.permute(axes).contiguous() when installed, each on the
+   same device array, all timed with CUDA events after warm-up runs, the L2
+   flushed before each run, median of REPEAT; % of a device-to-device copy
+   of the same bytes measured in this run, and x CuPy / x PyTorch.
+
+Writes bench/results/transpose-<gpu>-<date>.md (and a copy, with the JSON,
+under $OUT).  Exits 1 if any gpuprims result differs from NumPy's.
+`--quick` times only the N-D part at a quarter of the sizes (a smoke run).
 """
+import math
+import statistics
 import sys
+import time
+
+import numpy as np
+
+import gpuprims
+from gpuprims._bench import FLUSH_L2_TIMES
+from gpuprims._family import random_input
 
 from benchlib import begin, journey_tables, save_results
 
-SHAPES = [(1024, 1024), (4000, 6000), (8192, 8192), (16384, 16384)]
+SHAPES_2D = [(4000, 6000), (8192, 8192), (16384, 16384)]
+DTYPES_2D = ["int8", "float16", "float32", "float64"]
+VARIANTS_2D = ["tiled_wide", "nd_tiled", "cublas"]
+
+# (shape, axes) by dtype: float32 and float64 at 2^26 elements, int8 at 2^28.
+CASES_ND = {
+    "float32": [((512, 256, 512), (2, 1, 0)), ((512, 256, 512), (0, 2, 1)), ((512, 256, 512), (1, 0, 2)),
+                ((64, 128, 64, 128), (0, 2, 1, 3)), ((64, 128, 64, 128), (0, 3, 1, 2)),
+                ((64, 128, 64, 128), (3, 2, 1, 0)), ((16,) * 6, (5, 4, 3, 2, 1, 0))],
+    "int8": [((1024, 512, 512), (2, 1, 0)), ((1024, 512, 512), (0, 2, 1)), ((1024, 512, 512), (1, 0, 2)),
+             ((128, 128, 128, 128), (0, 2, 1, 3)), ((128, 128, 128, 128), (0, 3, 1, 2)),
+             ((128, 128, 128, 128), (3, 2, 1, 0)), ((32, 32, 32, 32, 16, 16), (5, 4, 3, 2, 1, 0))],
+}
+CASES_ND["float64"] = CASES_ND["float32"]
+REPEAT, WARMUP = 20, 3
+
+
+def optional(name):
+    try:
+        return __import__(name)
+    except Exception:  # not installed, or installed without a usable CUDA
+        return None
+
+
+class EventTimer:
+    """Times f() with the CUDA events of a library (cupy or torch): the L2
+    flushed (a buffer of 4x the L2 written) before each of `repeat` runs,
+    after `warmup` runs; returns the milliseconds of every run."""
+
+    def __init__(self, lib, l2_bytes):
+        self.lib = lib
+        n = FLUSH_L2_TIMES * l2_bytes
+        if lib.__name__ == "cupy":
+            self.flush_buf = lib.empty(n, dtype=lib.uint8)
+            self.event = lambda: lib.cuda.Event()
+            self.sync = lib.cuda.runtime.deviceSynchronize
+        else:
+            self.flush_buf = lib.empty(n, dtype=lib.uint8, device="cuda")
+            self.event = lambda: lib.cuda.Event(enable_timing=True)
+            self.sync = lib.cuda.synchronize
+
+    def __call__(self, f, repeat=REPEAT, warmup=WARMUP):
+        for _ in range(warmup):
+            f()
+        ms = []
+        for k in range(repeat):
+            self.flush_buf.fill(k & 0xff)
+            start, end = self.event(), self.event()
+            start.record()
+            f()
+            end.record()
+            end.synchronize()
+            ms.append(self.lib.cuda.get_elapsed_time(start, end) if self.lib.__name__ == "cupy"
+                      else start.elapsed_time(end))
+        self.sync()
+        return ms
+
+
+def nd_tables(parts, data, dtypes, scale=1):
+    """The any-rank tables: gpuprims.compare_permutations (every variant that
+    takes any rank, the copy roof, checked against NumPy), then CuPy and
+    PyTorch on a device array of the same shape and dtype."""
+    l2 = int(gpuprims.device_info()["l2_cache_bytes"])
+    cp, torch = optional("cupy"), optional("torch")
+    if torch is not None and not torch.cuda.is_available():
+        torch = None
+    timers = {"cupy": EventTimer(cp, l2) if cp is not None else None,
+              "torch": EventTimer(torch, l2) if torch is not None else None}
+    libs = ("CuPy " + cp.__version__ if cp else "CuPy not installed") + ", " + \
+           ("PyTorch " + torch.__version__ if torch else "PyTorch not installed")
+    for dtype in dtypes:
+        rows = []
+        for shape, axes in CASES_ND[dtype]:
+            shape = (max(1, shape[0] // scale),) + shape[1:]
+            row = gpuprims.compare_permutations([(shape, axes)], dtype, repeat=REPEAT, warmup=WARMUP).rows[0]
+            if timers["cupy"] or timers["torch"]:
+                d = gpuprims.to_device(random_input(shape, dtype))
+                if timers["cupy"]:
+                    c = cp.asarray(d)
+                    row["cupy_ms"] = statistics.median(timers["cupy"](lambda: cp.ascontiguousarray(c.transpose(axes))))
+                if timers["torch"]:
+                    t = torch.as_tensor(d, device="cuda")
+                    row["torch_ms"] = statistics.median(timers["torch"](lambda: t.permute(*axes).contiguous()))
+                del d
+            rows.append(row)
+        parts.append(nd_markdown(dtype, rows, libs))
+        data["tables"].append({"title": f"any rank, {dtype}", "rows": rows})
+        print(parts[-1], flush=True)
+
+
+def nd_markdown(dtype, rows, libs) -> str:
+    auto = gpuprims._registry.lookup("transpose", "auto").name
+    names = [k[:-3] for k in rows[0] if k.endswith("_ms") and k not in ("median_ms", "cupy_ms", "torch_ms")]
+    head = (f"\n## Any rank, {dtype} ({math.prod(rows[0]['shape'])} elements; {libs})\n\n"
+            "| shape | axes | " + " | ".join(f"{n} ms" for n in names) +
+            f" | {auto} GB/s | % roof | CuPy ms | x CuPy | PyTorch ms | x PyTorch | ok | plan |\n"
+            "|---|---|" + "---:|" * (len(names) + 6) + "---|---|\n")
+    lines = []
+    for r in rows:
+        cells = [" x ".join(map(str, r["shape"])), str(tuple(r["axes"]))]
+        cells += [f"{r[n + '_ms']:.4f}" for n in names]
+        cells += [f"{r['gbps']:.0f}", f"{r['roof_pct']:.1f}"]
+        for key in ("cupy_ms", "torch_ms"):
+            cells += ([f"{r[key]:.4f}", f"{r[key] / r['median_ms']:.2f}"] if key in r else ["-", "-"])
+        cells += ["yes" if r["matches"] else "NO", r["plan"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return head + "\n".join(lines)
 
 
 def main():
+    quick = "--quick" in sys.argv
+    t0 = time.perf_counter()
     info, date, parts, data = begin(
         "Transpose benchmark",
-        "CUDA events around the variant's kernel only (gpuprims.compare), 3 warm-up "
-        "runs, median of 30 timed runs, a buffer of 4x the L2 overwritten and the output "
-        "poisoned before each run. GB/s = (bytes read + bytes written) / median time; the "
-        "roof is a device-to-device copy of the matrix in this run. `x cuBLAS` = "
-        "cublasSgeam's median time / the row's. Every output compared with numpy, exactly; "
-        "`distinct` = different results over 3 more runs.")
-    journey_tables("transpose", [(f"\n## float32, {r} x {c} ({r * c * 4 / 2**20:.0f} MiB)", {"shape": (r, c)})
-                                 for r, c in SHAPES], parts, data, dtype="float32", repeat=30, k=3)
+        f"CUDA events around the kernels only, {WARMUP} warm-up runs, median of {REPEAT} (2-D: 30) "
+        "timed runs, a buffer of 4x the L2 overwritten before each run (and, for gpuprims, the "
+        "output poisoned). GB/s = (bytes read + bytes written) / median time; the roof is a "
+        "device-to-device copy of the same bytes in this run. `x cuBLAS` = cublas<t>geam's "
+        "median / the row's; `x CuPy` = cupy.ascontiguousarray(x.transpose(axes))'s median / "
+        "auto's, `x PyTorch` = x.permute(axes).contiguous()'s (both on the same device array, "
+        "their output allocation from their memory pools included). Every gpuprims output "
+        "compared with NumPy's, exactly.")
+    if not quick:
+        journey_tables("transpose", [(f"\n## 2-D, {dt}, {r} x {c} "
+                                      f"({r * c * np.dtype(dt).itemsize / 2**20:.0f} MiB)",
+                                      {"shape": (r, c), "dtype": dt})
+                                     for dt in DTYPES_2D for r, c in SHAPES_2D],
+                       parts, data, variants=VARIANTS_2D, baselines=False, repeat=30, k=1)
+    nd_tables(parts, data, ["float32", "int8", "float64"], scale=4 if quick else 1)
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
     return save_results("transpose", info, date, parts, data)
 
 

@@ -50,6 +50,13 @@ static void release(gp_job *j)
     j->in.host = j->out.host = 0;
 }
 
+/* Bytes of the input buffer a call reads: n elements, or the span of a
+ * strided input (gp_call.in_span). */
+static size_t in_bytes_of(const gp_call *c)
+{
+    return (size_t)(c->in_span > 0 ? c->in_span : c->n) * c->in_elem;
+}
+
 static int take_operand(PyObject *obj, int writable, gp_operand *o)
 {
     if (PyLong_Check(obj)) {
@@ -173,7 +180,7 @@ static int take_operands(gp_job *j, PyObject *in, PyObject *out, int timing)
         release(j);
         return -1;
     }
-    if ((j->in.host && (size_t)j->in.view.len < (size_t)c->n * c->in_elem) ||
+    if ((j->in.host && (c->in_span < 0 || (size_t)j->in.view.len < in_bytes_of(c))) ||
         (j->has_out && j->out.host && (size_t)j->out.view.len < (size_t)c->out_n * c->out_elem)) {
         PyErr_SetString(PyExc_ValueError, "a buffer holds fewer elements than the call needs");
         release(j);
@@ -317,7 +324,7 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
         cast_bytes = gp_align256((size_t)c->n * gp_sizes[c->out_t]);
     }
     if (j->in.host)
-        in_bytes = gp_align256((size_t)c->n * c->in_elem);
+        in_bytes = gp_align256(in_bytes_of(c));
     if (j->has_out && j->out.host)
         out_bytes = gp_align256((size_t)c->out_n * c->out_elem);
     if (c->scalar && timing)
@@ -369,7 +376,7 @@ static cudaError_t load_input(gp_job *j, gp_layout *m)
     gp_call *c = &j->c;
     cudaError_t err = cudaSuccess;
     if (j->in.host)
-        err = j->rt->memcpy_async(m->staged_in, j->in.view.buf, (size_t)c->n * c->in_elem,
+        err = j->rt->memcpy_async(m->staged_in, j->in.view.buf, in_bytes_of(c),
                                   cudaMemcpyHostToDevice, c->stream);
     if (err == cudaSuccess && j->cast_from >= 0) {
         err = j->rt->cast(c->in, (gp_dtype)j->cast_from, m->converted, (gp_dtype)c->out_t, c->n,

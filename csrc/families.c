@@ -117,24 +117,130 @@ static cudaError_t scan_launch(const gp_variant *v, gp_call *c)
 
 /* --------------------------------------------------------- transpose */
 
-/* (rows, cols, elem_size, dtype name) */
+/* Up to GP_TRANSPOSE_MAX_RANK ints of a tuple into out[]; its length, or -1
+ * with an exception. */
+static int int64_tuple(PyObject *t, const char *what, int64_t *out)
+{
+    Py_ssize_t k, len;
+    if (!PyTuple_Check(t)) {
+        PyErr_Format(PyExc_TypeError, "transpose %s must be a tuple", what);
+        return -1;
+    }
+    len = PyTuple_Size(t);
+    if (len > GP_TRANSPOSE_MAX_RANK) {
+        PyErr_Format(PyExc_ValueError, "transpose: %zd axes, at most %d", len, GP_TRANSPOSE_MAX_RANK);
+        return -1;
+    }
+    for (k = 0; k < len; k++) {
+        long long v = PyLong_AsLongLong(PyTuple_GetItem(t, k));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        out[k] = v;
+    }
+    return (int)len;
+}
+
+/* The checks of a planned problem that keep every element the kernels read
+ * inside the caller's buffer: a permutation, sizes without overflow, and the
+ * span of the strides within [0, span) from `offset` (span -2: the n
+ * elements of a C-contiguous input; -1: a device address, not checkable
+ * here, which call.c refuses for a host buffer). */
+static int transpose_check(gp_call *c, long long offset, long long span)
+{
+    gp_transpose_args *a = &c->transpose;
+    int64_t n = 1, lo = 0, hi = 0;
+    int k, seen[GP_TRANSPOSE_MAX_RANK] = {0};
+    for (k = 0; k < a->rank; k++) {
+        const int64_t d = a->shape[k], st = a->strides[k];
+        if (d < 0 || (d > 0 && n > INT64_MAX / d)) {
+            PyErr_SetString(PyExc_ValueError, "bad transpose shape");
+            return -1;
+        }
+        n *= d;
+        if (a->perm[k] < 0 || a->perm[k] >= a->rank || seen[a->perm[k]]++) {
+            PyErr_SetString(PyExc_ValueError, "transpose axes are not a permutation");
+            return -1;
+        }
+        if (d > 1 && (st > INT64_MAX / (d - 1) || st < -(INT64_MAX / (d - 1)))) {
+            PyErr_SetString(PyExc_ValueError, "transpose strides overflow");
+            return -1;
+        }
+        if (d > 1 && st < 0)
+            lo += st * (d - 1);
+        else if (d > 1)
+            hi += st * (d - 1);
+    }
+    c->n = c->out_n = n;
+    if (span == -2) /* C-contiguous: the n elements */
+        span = n;
+    if (span == -1) { /* a device address: the kernels read where the strides point */
+        c->in_span = n > 0 ? -1 : 0;
+        c->in_offset = 0;
+        return 0;
+    }
+    if (n > 0 && (offset < 0 || offset + lo < 0 || span < 0 || offset + hi >= span)) {
+        PyErr_Format(PyExc_ValueError, "transpose: strides reach [%lld, %lld] from element %lld, "
+                     "outside a buffer of %lld elements", (long long)lo, (long long)hi, offset, span);
+        return -1;
+    }
+    c->in_span = n > 0 ? span : 0;
+    c->in_offset = offset;
+    return 0;
+}
+
+/* (shape, strides or None, perm, elem_size, dtype name, offset, span): the
+ * problem as python/gpuprims/_transpose.py plans it (gpuprims.h,
+ * gp_transpose_args); strides and offset in elements, span the elements of
+ * the input buffer, or -1 for a device address read through the strides
+ * wherever they point (None strides: C-contiguous, offset 0, span n). */
 static int transpose_parse(PyObject *params, gp_call *c)
 {
-    long long rows, cols;
-    int elem;
-    if (!PyArg_ParseTuple(params, "LLis:transpose", &rows, &cols, &elem, &c->dtype))
+    gp_transpose_args *a = &c->transpose;
+    PyObject *shape, *strides, *perm;
+    int64_t p[GP_TRANSPOSE_MAX_RANK];
+    long long offset, span;
+    int elem, k, rank;
+    if (!PyArg_ParseTuple(params, "OOOisLL:transpose", &shape, &strides, &perm, &elem, &c->dtype,
+                          &offset, &span))
         return -1;
-    if (elem != 1 && elem != 2 && elem != 4 && elem != 8) {
-        PyErr_Format(PyExc_ValueError, "element size %d: 1, 2, 4 or 8 bytes", elem);
+    if (elem != 1 && elem != 2 && elem != 4 && elem != 8 && elem != 16) {
+        PyErr_Format(PyExc_ValueError, "element size %d: 1, 2, 4, 8 or 16 bytes", elem);
         return -1;
     }
-    if (rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / cols)) {
-        PyErr_Format(PyExc_ValueError, "bad transpose shape (%lld, %lld)", rows, cols);
+    if ((rank = int64_tuple(shape, "shape", a->shape)) < 0 || (k = int64_tuple(perm, "axes", p)) < 0)
+        return -1;
+    if (k != rank) {
+        PyErr_SetString(PyExc_ValueError, "transpose axes do not match the shape");
         return -1;
     }
-    c->rows = rows;
-    c->cols = cols;
-    c->n = c->out_n = rows * cols;
+    a->rank = rank;
+    for (k = 0; k < rank; k++)
+        a->perm[k] = p[k] < 0 || p[k] >= rank ? -1 : (int)p[k];
+    if (strides == Py_None) { /* C-contiguous */
+        int64_t step = 1;
+        for (k = rank - 1; k >= 0; k--) {
+            a->strides[k] = step;
+            /* wraps only where transpose_check refuses the shape */
+            step = (int64_t)((uint64_t)step * (uint64_t)(a->shape[k] > 0 ? a->shape[k] : 1));
+        }
+    } else if ((k = int64_tuple(strides, "strides", a->strides)) != rank) {
+        if (k >= 0)
+            PyErr_SetString(PyExc_ValueError, "transpose strides do not match the shape");
+        return -1;
+    }
+    if (transpose_check(c, strides == Py_None ? 0 : offset, strides == Py_None ? -2 : span) < 0)
+        return -1;
+    /* The 2-D journey's view: a C-contiguous matrix transposed (rank 2, perm
+     * (1, 0)), or 1 x n (rank 0 or 1: its transpose has the same bytes). */
+    a->rows = a->cols = -1;
+    if (strides == Py_None && rank <= 1) {
+        a->rows = 1;
+        a->cols = c->n;
+    } else if (strides == Py_None && rank == 2 && a->perm[0] == 1) {
+        a->rows = a->shape[0];
+        a->cols = a->shape[1];
+    }
+    a->elem_size = elem;
     c->in_elem = c->out_elem = (size_t)elem;
     c->in_t = c->out_t = c->op = -1;
     return 0;
@@ -142,11 +248,14 @@ static int transpose_parse(PyObject *params, gp_call *c)
 
 static cudaError_t transpose_launch(const gp_variant *v, gp_call *c)
 {
-    gp_transpose_args a = {c->in, c->out, c->rows, c->cols, (int)c->in_elem, c->stream};
+    gp_transpose_args a = c->transpose;
     if (c->scratch == NULL) { /* a transpose needs no scratch */
         c->scratch_bytes = 0;
         return cudaSuccess;
     }
+    a.in = (const char *)c->in + c->in_offset * (int64_t)c->in_elem;
+    a.out = c->out;
+    a.stream = c->stream;
     return ((gp_transpose_fn)v->launch)(&a);
 }
 
@@ -242,7 +351,7 @@ PyObject *gp_ops_py(PyObject *module, PyObject *noargs)
 
 /* The names of the gp_variant.flags bits, in bit order. */
 static const char *const gp_flag_names[] = {"auto", "baseline", "library", "batched", "segmented",
-                                            "auto_batched"};
+                                            "auto_batched", "matrix"};
 
 /* The names of the bits set in flags, as a tuple. */
 static PyObject *flag_names(unsigned flags)

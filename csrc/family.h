@@ -25,7 +25,6 @@ typedef struct gp_call {
                              accumulator after the kernels), else -1 */
     int op;               /* gp_op, or -1 */
     int inclusive;        /* scan */
-    int64_t rows, cols;   /* transpose */
     /* reduce and scan over an axis or segments (gpuprims.h, gp_batch):
      * `n` is then all the input's elements and `len` one problem's */
     int batched;          /* params gave a layout: only GP_BATCHED / GP_SEGMENTED rows take it */
@@ -33,6 +32,12 @@ typedef struct gp_call {
     gp_batch batch;
     const char *dtype;    /* the input's dtype name, for a variant's dtypes list */
     int scalar;           /* the output is one value, returned to Python */
+    /* transpose (families.c: transpose_parse); call.c reads in_span only */
+    int64_t in_span;      /* elements of the input buffer where they differ from n (the span of
+                             a strided input), else 0; -1: a device address only (strides that
+                             reach before it) */
+    int64_t in_offset;    /* elements from the input buffer's start to element (0, ..., 0) */
+    gp_transpose_args transpose; /* the planned problem (gpuprims.h) */
     /* the memory and the stream (call.c) */
     const void *in;
     void *out;

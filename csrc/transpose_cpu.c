@@ -1,6 +1,6 @@
 /* transpose_cpu.c - the `cpu` transpose variant: transpose_CPU of Orchid's
  * "GPU program optimization (2): matrix transpose" (2016) in C, on the host,
- * for elements of 1, 2, 4 or 8 bytes.
+ * for elements of 1, 2, 4, 8 or 16 bytes.
  *
  * Fixed from the blog's loop, which copied (out[j + i*N] = in[j + i*N]):
  * here out[j + i*rows] = in[i + j*cols], for any rows x cols.
@@ -8,6 +8,10 @@
 #include <stdint.h>
 
 #include "../cuda/gpuprims.h"
+
+typedef struct {
+    uint64_t lo, hi;
+} gp_bytes16; /* a 16-byte element (complex128): moved, never read as a number */
 
 #define GP_TRANSPOSE_LOOP(T)                                                  \
     do {                                                                      \
@@ -28,6 +32,7 @@ cudaError_t gp_transpose_cpu(const gp_transpose_args *a)
     case 2: GP_TRANSPOSE_LOOP(uint16_t); break;
     case 4: GP_TRANSPOSE_LOOP(uint32_t); break;
     case 8: GP_TRANSPOSE_LOOP(uint64_t); break;
+    case 16: GP_TRANSPOSE_LOOP(gp_bytes16); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaSuccess;

@@ -151,13 +151,32 @@ enum {
                         (its title starts with the library's name: "CUB ...") */
     GP_BATCHED = 8,  /* reads gp_batch's outer/inner/strides: an axis of an N-D array */
     GP_SEGMENTED = 16, /* reads gp_batch's offsets: ragged segments */
-    GP_AUTO_BATCHED = 32 /* what variant="auto" runs for an axis or segments */
+    GP_AUTO_BATCHED = 32, /* what variant="auto" runs for an axis or segments */
+    GP_MATRIX = 64   /* transpose: takes matrices only (gp_transpose_args.rows and
+                        cols), not a transpose of any rank */
 };
 
-/* Arguments of one out-of-place transpose: `in` is rows x cols, row-major,
- * of elements of elem_size bytes (1, 2, 4 or 8); `out` receives the
- * cols x rows transpose.  A launcher enqueues its work on `stream` and
- * returns the first error met; it neither synchronizes nor allocates. */
+/* Arguments of one out-of-place transpose, numpy.ascontiguousarray(
+ * numpy.transpose(x, axes)) for any rank up to GP_TRANSPOSE_MAX_RANK.
+ *
+ * The problem as planned on the host (python/gpuprims/_transpose.py,
+ * transpose_plan: size-1 axes dropped, axes that stay adjacent and in order
+ * fused): `in` points at element (0, ..., 0) of an input of `rank` axes of
+ * shape[k] elements, element (i_0, ..., i_{rank-1}) at
+ * in + sum_k i_k * strides[k] elements (strides may be negative or 0);
+ * `out` receives the C-contiguous array of shape (shape[perm[0]], ...,
+ * shape[perm[rank-1]]): output axis j is input axis perm[j].  Elements are
+ * elem_size bytes (1, 2, 4, 8 or 16) and only moved, never interpreted.
+ *
+ * The 2-D journey (the variants flagged GP_MATRIX) reads rows and cols: the
+ * same call as a C-contiguous rows x cols matrix whose cols x rows
+ * transpose is the output (a rank-1 or rank-0 problem is 1 x n, whose
+ * transpose has the same bytes); rows = cols = -1 where the problem is not
+ * one (GP_MATRIX variants then refuse it with cudaErrorInvalidValue).
+ *
+ * A launcher enqueues its work on `stream` and returns the first error
+ * met; it neither synchronizes nor allocates. */
+#define GP_TRANSPOSE_MAX_RANK 16
 typedef struct gp_transpose_args {
     const void *in;
     void *out;
@@ -165,6 +184,10 @@ typedef struct gp_transpose_args {
     int64_t cols;
     int elem_size;
     cudaStream_t stream;
+    int rank;
+    int64_t shape[GP_TRANSPOSE_MAX_RANK];   /* input axes, elements */
+    int64_t strides[GP_TRANSPOSE_MAX_RANK]; /* input strides, elements */
+    int perm[GP_TRANSPOSE_MAX_RANK];        /* output axis j is input axis perm[j] */
 } gp_transpose_args;
 
 typedef cudaError_t (*gp_transpose_fn)(const gp_transpose_args *args);

@@ -141,6 +141,64 @@ TRANSPOSE_STEPS = [
     ("tiled_coarsened", "32 x 8 threads, 4 elements each: fewer threads, more loads in flight."),
     ("tiled_wide", "16-byte accesses, a tuned tile and block order, evict-first stores: at the "
      "copy roof."),
+    ("nd_naive", "Any rank, the textbook way: each thread takes its output index apart into "
+     "coordinates (a division and a remainder per axis) and reads the input element those "
+     "coordinates and the strides point at. On a matrix it is per_element with divisions added."),
+    ("nd_tiled", "Any rank at the copy's speed (cuTT): on a matrix of 4- or 8-byte elements it runs "
+     "tiled_wide's kernel; of 1- or 2-byte ones, a tile that transposes 4 x 4 bytes (2 x 2 halves) "
+     "in registers so that shared memory moves 32-bit words instead of single elements."),
+]
+
+TRANSPOSE_ND_CASES = """CASES = [((512, 256, 512), (2, 1, 0)), ((512, 256, 512), (0, 2, 1)), ((512, 256, 512), (1, 0, 2)),
+         ((64, 128, 64, 128), (0, 2, 1, 3)), ((64, 128, 64, 128), (0, 3, 1, 2)),
+         ((64, 128, 64, 128), (3, 2, 1, 0)), ((16,) * 6, None)]"""
+
+TRANSPOSE_ND = [
+    md("""## Any rank: `numpy.transpose(x, axes)`
+
+`gpuprims.transpose(x, axes)` takes arrays of any rank, any strides (negative ones too) and any
+permutation, and gives `numpy.ascontiguousarray(numpy.transpose(x, axes))`. The first way to
+do it, `nd_naive`, is the textbook one: thread `o` takes output element `o` apart into
+coordinates - one division and one remainder per axis, slowest last - and reads the input at
+the sum of coordinates times strides. Two things make it slow. The index arithmetic: a 64-bit
+division costs tens of instructions, and a rank-6 array pays six of them for every 4 bytes it
+moves, more work than the memory transfer itself. And the memory access: a warp's 32 writes
+are consecutive, but its reads land wherever the permutation sends them - 32 different memory
+segments when the output's fastest axis is not the input's.
+
+`nd_tiled` follows cuTT (Hynninen and Lyakh, arXiv:1705.01598). First a plan, on the host:
+axes of size 1 are dropped, and axes that stay next to each other and in the same order in the
+input and in the output are fused into one (where the strides allow). What is left is the
+transpose the kernel really has to do - often far simpler than the permutation looks:"""),
+    code(TRANSPOSE_ND_CASES + """
+for shape, axes in CASES + [((2, 3, 4, 5), (2, 3, 0, 1)), ((1, 7, 1, 5), None)]:
+    print(f"{str(shape):22} {str(axes):20} {gpuprims.transpose_plan(shape, axes)}")"""),
+    md("""Letters name the original axes (`i` for axis 0, `j` for 1, ...): `jk:8192` is axes 1
+and 2 fused into one of 8192 elements. Then one of two kernels:
+
+- **tile**: the input's fastest axis moves. A block stages a tile in shared memory whose rows
+  run along the input's fastest axis (read as runs of the input) and whose columns run along the
+  input axis that is the output's fastest (written as runs of the output); the other axes are a
+  batch, taken apart once per tile rather than once per element. Where an axis is shorter than a
+  tile (the 16^6 reversal), the tile's side continues over a second axis, so tiles stay full.
+- **copy**: the fastest axis stays in place, as in `(1, 0, 2)`: every output row is a run of
+  the input, and the transpose is a batched copy of those runs.
+
+Both move 16-byte vectors where the strides allow, for every element size. Every result is
+NumPy's:"""),
+    code("""rng = np.random.default_rng(0)
+for dtype in ("int8", "float16", "float32", "complex128"):
+    x = (rng.standard_normal((6, 10, 4, 12)) * 100).astype(dtype)
+    for axes in [(0, 3, 1, 2), (3, 2, 1, 0), (1, 0, 2, 3)]:
+        assert np.array_equal(gpuprims.transpose(x, axes), np.transpose(x, axes))
+        assert np.array_equal(gpuprims.transpose(x[::-1, ::2], axes), np.transpose(x[::-1, ::2], axes))
+print("equal to numpy.transpose")"""),
+    md("""### The table
+
+float32, 2^26 elements each (256 MiB): the naive kernel against the tiled one, with the copy
+roof - a device-to-device copy of the same bytes - measured in the same run."""),
+    code("""nd = gpuprims.compare_permutations(CASES, "float32", repeat=10)
+nd""", tags=["table"]),
 ]
 
 
@@ -226,10 +284,11 @@ def transpose():
 
 After Orchid's "GPU program optimization (2): matrix transpose" (2016) and Ruetsch and
 Micikevicius, "Optimizing Matrix Transpose in CUDA" (NVIDIA, 2009): a matrix transpose from one
-GPU thread to a kernel that moves data at the speed of a copy. The lesson is memory access: reads and writes of a warp must both be coalesced, and the
+GPU thread to a kernel that moves data at the speed of a copy, then to any rank. The lesson is memory access: reads and writes of a warp must both be coalesced, and the
 shared-memory tile that makes that possible must avoid bank conflicts. The one-thread and
 per-row steps are limited (`max_n`), so the steps run on 1024 x 1024; the table compares the
-journey on 8192 x 8192 against cuBLAS `geam` and the copy roof."""
+journey on 8192 x 8192 against cuBLAS `geam` and the copy roof. The last section permutes the
+axes of 3- to 6-D arrays (`numpy.transpose(x, axes)`), after cuTT."""
     return journey(
         "transpose", intro, TRANSPOSE_STEPS,
         'SMALL, SHAPE = (1024, 1024), (8192, 8192)\nX, KW = SMALL, {}',
@@ -241,7 +300,8 @@ journey on 8192 x 8192 against cuBLAS `geam` and the copy roof."""
         "tiled steps (Nsight Compute).",
         'show_profile("transpose", ["per_element", "tiled", "tiled_padded", "tiled_wide"], '
         'shape=(4096, 4096), metrics=["gld_efficiency", "gst_efficiency", '
-        '"shared_ld_bank_conflicts"])')
+        '"shared_ld_bank_conflicts"])',
+        extra=TRANSPOSE_ND)
 
 
 def occupancy():

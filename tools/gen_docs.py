@@ -87,6 +87,8 @@ def _count(n: int) -> str:
 
 def limits(v) -> str:
     parts = []
+    if v.limits.get("ndim") == 2:
+        parts.append("matrices only")
     if v.limits.get("max_n") is not None:
         parts.append(f"n <= {_count(v.limits['max_n'])}")
     if v.limits.get("dtypes"):

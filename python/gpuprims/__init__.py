@@ -24,7 +24,7 @@ from ._arrays import DeviceArray, from_dlpack, to_device
 # the family modules register their Family first: everything below iterates over them
 from ._reduce import max, min, reduce, sum
 from ._scan import cumsum, scan
-from ._transpose import transpose
+from ._transpose import TransposePlan, compare_permutations, transpose, transpose_plan
 from ._bench import Result, benchmark, compare
 from ._table import Table
 from ._occupancy import occupancy, occupancy_model
@@ -110,6 +110,7 @@ __all__ = [
     "Variant",
     "benchmark",
     "compare",
+    "compare_permutations",
     "backend",
     "backends",
     "device_info",
@@ -128,5 +129,7 @@ __all__ = [
     "to_device",
     "trace",
     "transpose",
+    "transpose_plan",
+    "TransposePlan",
     "variants",
 ]

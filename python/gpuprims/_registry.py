@@ -36,6 +36,7 @@ class Variant:
     batched: bool = False  # takes an axis of an N-D array (outer x len x inner problems)
     segmented: bool = False  # takes ragged segments (offsets)
     auto_batched: bool = False  # the row variant="auto" runs for an axis or segments
+    matrix: bool = False  # transpose: takes matrices only (2-D work), not every rank
 
     @property
     def max_n(self):
@@ -60,8 +61,10 @@ class Variant:
         return ""
 
 
-def _limits(max_n, dtypes) -> dict:
+def _limits(max_n, dtypes, matrix=False) -> dict:
     out = {}
+    if matrix:
+        out["ndim"] = 2
     if max_n is not None:
         out["max_n"] = max_n
     if dtypes is not None:
@@ -72,9 +75,9 @@ def _limits(max_n, dtypes) -> dict:
 @lru_cache(maxsize=None)
 def _table(family: str) -> tuple:
     return tuple(
-        Variant(family, i, name, title, source, desc, _limits(max_n, dtypes), block, where, tuple(backends),
-                "auto" in roles, "baseline" in roles, "library" in roles, instead,
-                "batched" in roles, "segmented" in roles, "auto_batched" in roles)
+        Variant(family, i, name, title, source, desc, _limits(max_n, dtypes, "matrix" in roles), block, where,
+                tuple(backends), "auto" in roles, "baseline" in roles, "library" in roles, instead,
+                "batched" in roles, "segmented" in roles, "auto_batched" in roles, "matrix" in roles)
         for i, (name, title, source, desc, max_n, dtypes, block, where, backends, roles, instead)
         in enumerate(_core.variants(family))
     )

@@ -1,0 +1,459 @@
+// Step 9 - nd_tiled: any rank at the speed of a copy, after cuTT.
+// Source: Hynninen and Lyakh, "cuTT: A High-Performance Tensor Transpose
+// Library for CUDA Compatible GPUs" (arXiv:1705.01598, 2017): plan the
+// permutation on the host, then move 2-D tiles between the input's and the
+// output's fastest axes through shared memory, the other axes a batch.
+//
+// What changed from step 8: the work is cut into tiles instead of single
+// elements, so that both the reads and the writes come in runs.
+//  * The host's plan (python/gpuprims/_transpose.py, transpose_plan) has
+//    already dropped size-1 axes and fused the axes that stay adjacent and
+//    in order: (0, 3, 1, 2) of (64, 128, 64, 128) arrives as (0, 2, 1) of
+//    (64, 8192, 128), a batch of 64 matrix transposes.
+//  * Tile mode (the input's fastest axis A moves): a block stages a
+//    TILE x TILE tile whose rows run along A (read as runs of the input)
+//    and whose columns run along B, the input axis that is the output's
+//    fastest (written as runs of the output).  Where A or B is shorter than
+//    a tile, the tile's side continues over a second axis (for A the input
+//    axis with the next smallest stride, for B the output's second fastest
+//    axis): cuTT's answer to small dimensions, so that a reversal of 16^6
+//    still moves 64 x 64 tiles, not 16 x 16 ones.  The offsets of the tile's
+//    positions along each side are computed once per block into shared
+//    memory; the remaining axes are a batch, taken apart once per tile.
+//  * Copy mode (A does not move: it is the output's fastest axis too): no
+//    tile is needed; every output row of A is a run of the input, and the
+//    block copies a few of them, their input offsets computed once.
+//  * Vector widths by element size: where A has stride 1, the strides and
+//    pointers allow it and the lengths divide, every global access is 16
+//    bytes (16 int8, 8 float16, 4 float32, 2 float64 or 1 complex128
+//    elements), as in tiled_wide; else one element at a time.
+//  * A C-contiguous matrix of 4- or 8-byte elements (rank 2 after the plan)
+//    runs tiled_wide's kernel, tuned for it (step 7).
+// Why step 8 was slow: a division chain per element, and reads (or writes)
+// scattered one element per memory transaction.
+// Assumes: the problem of gp_transpose_args, at most ND_MAX_RANK axes;
+// blocks of NdTuning::BLOCK threads.
+#include "nd.cuh"
+#include "tiled_wide.cuh"
+
+GP_NAMESPACE_BEGIN
+
+namespace {
+using namespace gp;
+using transpose::ND_MAX_RANK;
+using transpose::NdTuning;
+
+// One side of a tile: positions f in [0, d1 * d2) of an inner axis (d1
+// elements) and an outer one (d2), at input offset (f % d1) * in1 + (f / d1)
+// * in2 and output offset (f % d1) * out1 + (f / d1) * out2.  A tile holds P
+// positions (P <= TILE; P a multiple of d1 where d2 > 1), `tiles` of them
+// cover the side.
+struct Side {
+    int64_t d1, total, tiles;
+    int64_t in1, in2, out1, out2;
+    int P;
+};
+
+// The axes outside the tile's sides, slowest first.
+struct Batch {
+    int rank;
+    int64_t dim[ND_MAX_RANK], in[ND_MAX_RANK], out[ND_MAX_RANK];
+};
+
+struct TileArgs {
+    Side a, b;  // a: along the input's fastest axis; b: along the output's
+    Batch batch;
+    int64_t blocks;  // a.tiles * b.tiles * batch size
+};
+
+__device__ inline int64_t side_in(const Side &s, int64_t f) { return f % s.d1 * s.in1 + f / s.d1 * s.in2; }
+__device__ inline int64_t side_out(const Side &s, int64_t f) { return f % s.d1 * s.out1 + f / s.d1 * s.out2; }
+
+// The offsets of position i < TILE of a tile, relative to the tile's first
+// (a tile starts at a multiple of d1 where the side spans two axes, so
+// these are the same for every tile): 32-bit divisions, as i < TILE.
+template <int TILE>
+__device__ inline void side_table(const Side &s, int i, int64_t &in, int64_t &out) {
+    const int d = int(s.d1 < TILE ? s.d1 : TILE), lo = i % d, hi = i / d;
+    in = lo * s.in1 + hi * s.in2;
+    out = lo * s.out1 + hi * s.out2;
+}
+
+// VEC consecutive elements as one access of VEC * sizeof(T) bytes (<= 16).
+template <class T, int VEC>
+struct alignas(VEC * sizeof(T)) Pack {
+    T e[VEC];
+};
+
+template <class T, int VEC, int TILE, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
+    constexpr int VR = TILE / VEC;                   // vectors per tile row
+    constexpr int PASSES = TILE * VR / BLOCK;        // vectors per thread
+    static_assert(TILE % VEC == 0 && (TILE * VR) % BLOCK == 0, "whole passes over the tile");
+    using V = Pack<T, VEC>;
+    __shared__ T tile[TILE][TILE + 1];                // [position along b][position along a]
+    __shared__ int64_t a_in[TILE], a_out[TILE], b_in[TILE], b_out[TILE];
+
+    for (int i = threadIdx.x; i < TILE; i += BLOCK) {  // the positions' offsets within a tile
+        side_table<TILE>(p.a, i, a_in[i], a_out[i]);
+        side_table<TILE>(p.b, i, b_in[i], b_out[i]);
+    }
+    __syncthreads();
+
+    for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
+        int64_t rest = id;
+        const int64_t fa = rest % p.a.tiles * p.a.P;
+        rest /= p.a.tiles;
+        const int64_t fb = rest % p.b.tiles * p.b.P;
+        rest /= p.b.tiles;
+        int64_t ib = side_in(p.a, fa) + side_in(p.b, fb), ob = side_out(p.a, fa) + side_out(p.b, fb);
+        for (int j = p.batch.rank - 1; j >= 0; --j) {
+            const int64_t c = rest % p.batch.dim[j];
+            rest /= p.batch.dim[j];
+            ib += c * p.batch.in[j];
+            ob += c * p.batch.out[j];
+        }
+        const int na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
+        const int nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+
+        V v[PASSES];
+#pragma unroll
+        for (int k = 0; k < PASSES; ++k) {  // input runs along a -> registers
+            const int i = threadIdx.x + k * BLOCK, r = i / VR, c = i % VR * VEC;
+            if (r < nb && c < na) {
+                v[k] = transpose::load_nc(reinterpret_cast<const V *>(in + ib + b_in[r] + a_in[c]));
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < PASSES; ++k) {  // registers -> tile
+            const int i = threadIdx.x + k * BLOCK, r = i / VR, c = i % VR * VEC;
+            if (r < nb && c < na) {
+#pragma unroll
+                for (int q = 0; q < VEC; ++q) tile[r][c + q] = v[k].e[q];
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < PASSES; ++k) {  // tile column -> output run along b
+            const int i = threadIdx.x + k * BLOCK, r = i / VR, c = i % VR * VEC;
+            if (r < na && c < nb) {
+                V w;
+#pragma unroll
+                for (int q = 0; q < VEC; ++q) w.e[q] = tile[c + q][r];
+                transpose::store_cs(reinterpret_cast<V *>(out + ob + a_out[r] + b_out[c]), w);
+            }
+        }
+        __syncthreads();  // the tile is read before the next one overwrites it
+    }
+}
+
+// The tile for 1- and 2-byte elements.  Moving them one at a time through
+// shared memory costs a shared-memory instruction per element each way
+// (16 a thread for 16 bytes of int8) and the transpose above could not
+// keep up with the memory.  Here a thread loads P = 4 / sizeof(T) input
+// rows x 16 bytes (a 4 x 16 block of int8), transposes each P x P block
+// of elements in registers (byte permutes), so that every 32-bit word
+// holds P consecutive elements of one output row, and stores those words
+// into the staged tile: 16 word stores and 4 16-byte loads of shared
+// memory for 64 bytes, instead of 64 and 64.  The staged tile is in
+// output order (a row per position along a, TB * sizeof(T) = 128 bytes),
+// read back as 16-byte vectors for the output runs.  The 16 word columns
+// of every other a-vector are swapped with the other 16 (an XOR of the
+// word index with 16), so that the 32 lanes of a warp - 16 b-groups x 2
+// a-vectors - store to 32 different banks.
+template <class T>
+__global__ void __launch_bounds__(transpose::PackedTuning<T>::BLOCK)
+transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
+    using Tn = transpose::PackedTuning<T>;
+    constexpr int BLOCK = Tn::BLOCK, P = Tn::P, VEC = Tn::VEC, TA = Tn::TA, TB = Tn::TB, W = Tn::W;
+    constexpr int GB = TB / P, HALF = GB / 16;  // b-groups of P rows; of 16 lanes each
+    constexpr int CHUNKS = TA * (W / 4) / BLOCK;  // 16-byte output vectors per thread
+    static_assert(GB % 16 == 0 && (TA / VEC) % 2 == 0 && W == 32 && (TA * (W / 4)) % BLOCK == 0, "tile shape");
+    __shared__ uint4 staged[TA * W / 4];  // [a][16-byte group of b], groups swizzled
+    __shared__ int64_t a_in[TA], a_out[TA], b_in[TB], b_out[TB];
+    unsigned *words = reinterpret_cast<unsigned *>(staged);
+
+    for (int i = threadIdx.x; i < TA; i += BLOCK) side_table<TA>(p.a, i, a_in[i], a_out[i]);
+    for (int i = threadIdx.x; i < TB; i += BLOCK) side_table<TB>(p.b, i, b_in[i], b_out[i]);
+    __syncthreads();
+
+    for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
+        int64_t rest = id;
+        const int64_t fa = rest % p.a.tiles * p.a.P;
+        rest /= p.a.tiles;
+        const int64_t fb = rest % p.b.tiles * p.b.P;
+        rest /= p.b.tiles;
+        int64_t ib = side_in(p.a, fa) + side_in(p.b, fb), ob = side_out(p.a, fa) + side_out(p.b, fb);
+        for (int j = p.batch.rank - 1; j >= 0; --j) {
+            const int64_t c = rest % p.batch.dim[j];
+            rest /= p.batch.dim[j];
+            ib += c * p.batch.in[j];
+            ob += c * p.batch.out[j];
+        }
+        const int na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
+        const int nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+
+        uint4 v[Tn::UNITS][P];
+#pragma unroll
+        for (int k = 0; k < Tn::UNITS; ++k) {  // P input rows x 16 bytes -> registers
+            const int u = threadIdx.x + k * BLOCK, lane = u % 32, wi = u / 32;
+            const int g = lane % 16 + 16 * (wi % HALF), j = lane / 16 + 2 * (wi / HALF);
+            const int b = g * P, a = j * VEC;
+            if (b < nb && a < na) {
+#pragma unroll
+                for (int t = 0; t < P; ++t)
+                    v[k][t] = transpose::load_nc(reinterpret_cast<const uint4 *>(in + ib + b_in[b + t] + a_in[a]));
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < Tn::UNITS; ++k) {  // P x P blocks transposed -> staged words
+            const int u = threadIdx.x + k * BLOCK, lane = u % 32, wi = u / 32;
+            const int g = lane % 16 + 16 * (wi % HALF), j = lane / 16 + 2 * (wi / HALF);
+            const int b = g * P, a = j * VEC, col = g ^ ((j & 1) << 4);
+            if (b < nb && a < na) {
+                unsigned r[P][4];
+#pragma unroll
+                for (int t = 0; t < P; ++t) memcpy(r[t], &v[k][t], 16);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {  // word q of each row: elements a + q*P ... + P-1
+                    unsigned o[P];
+                    if constexpr (P == 4) {  // 4 x 4 bytes: rows r[0..3][q] -> columns o[0..3]
+                        const unsigned t0 = transpose::byte_perm(r[0][q], r[1][q], 0x5140);
+                        const unsigned t1 = transpose::byte_perm(r[0][q], r[1][q], 0x7362);
+                        const unsigned t2 = transpose::byte_perm(r[2][q], r[3][q], 0x5140);
+                        const unsigned t3 = transpose::byte_perm(r[2][q], r[3][q], 0x7362);
+                        o[0] = transpose::byte_perm(t0, t2, 0x5410);
+                        o[1] = transpose::byte_perm(t0, t2, 0x7632);
+                        o[2] = transpose::byte_perm(t1, t3, 0x5410);
+                        o[3] = transpose::byte_perm(t1, t3, 0x7632);
+                    } else {  // 2 x 2 halves
+                        o[0] = transpose::byte_perm(r[0][q], r[1][q], 0x5410);
+                        o[1] = transpose::byte_perm(r[0][q], r[1][q], 0x7632);
+                    }
+#pragma unroll
+                    for (int i = 0; i < P; ++i) words[(a + q * P + i) * W + col] = o[i];
+                }
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < CHUNKS; ++k) {  // staged rows -> output runs along b, 16 bytes a lane
+            const int c = threadIdx.x + k * BLOCK, a = c / (W / 4), G = c % (W / 4), b = G * VEC;
+            if (a < na && b < nb)
+                transpose::store_cs(reinterpret_cast<uint4 *>(out + ob + a_out[a] + b_out[b]),
+                                    staged[a * (W / 4) + (G ^ ((a / VEC & 1) << 2))]);
+        }
+        __syncthreads();  // the tile is read before the next one overwrites it
+    }
+}
+
+// Copy mode: `rows` output rows of L elements each, row r of the output at
+// out + r * L, its elements in + row_in(r) + i * s; the rows' axes (the
+// output's axes but the last), slowest first, in `batch`.  A block copies
+// R rows x C vectors.
+struct CopyArgs {
+    int64_t L, s, rows, vpr;  // vpr: vectors per row
+    int64_t C, R, col_chunks, blocks;
+    Batch batch;
+};
+
+template <class T, int VEC, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+transpose_nd_copy(const T *__restrict__ in, T *__restrict__ out, CopyArgs p) {
+    using V = Pack<T, VEC>;
+    __shared__ int64_t row_in[BLOCK * ITEMS];  // input offset of each row of the block
+    for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
+        const int64_t c0 = id % p.col_chunks * p.C, r0 = id / p.col_chunks * p.R;
+        const int nr = int(p.rows - r0 < p.R ? p.rows - r0 : p.R);
+        const int nc = int(p.vpr - c0 < p.C ? p.vpr - c0 : p.C);
+        for (int t = threadIdx.x; t < nr; t += BLOCK) {
+            int64_t rest = r0 + t, off = 0;
+            for (int j = p.batch.rank - 1; j >= 0; --j) {
+                off += rest % p.batch.dim[j] * p.batch.in[j];
+                rest /= p.batch.dim[j];
+            }
+            row_in[t] = off;
+        }
+        __syncthreads();
+        V v[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {  // every load in flight before the first store
+            const int i = threadIdx.x + k * BLOCK;
+            if (i < nr * nc) {
+                const int r = i / nc, c = i % nc;
+                v[k] = transpose::load_nc(reinterpret_cast<const V *>(in + row_in[r] + (c0 + c) * VEC * p.s));
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const int i = threadIdx.x + k * BLOCK;
+            if (i < nr * nc) {
+                const int r = i / nc, c = i % nc;
+                transpose::store_cs(reinterpret_cast<V *>(out + (r0 + r) * p.L + (c0 + c) * VEC), v[k]);
+            }
+        }
+        __syncthreads();  // row_in is read before the next rows overwrite it
+    }
+}
+
+// ------------------------------------------------------------ the host
+
+constexpr int64_t MAX_BLOCKS = int64_t(1) << 30;
+
+inline bool aligned(const void *p, int bytes) { return reinterpret_cast<uintptr_t>(p) % unsigned(bytes) == 0; }
+
+template <class T>
+struct NdTiled {
+    using Tn = NdTuning<T>;
+    static constexpr int VEC = 16 / sizeof(T);
+
+    static cudaError_t run(const gp_transpose_args &a) {
+        // tiled_wide's kernel for a C-contiguous matrix of 4- or 8-byte elements
+        if constexpr (sizeof(T) == 4 || sizeof(T) == 8)
+            if (a.rank == 2 && a.rows >= 0) return Wide<T>::run(a);
+        const int r = a.rank;
+        if (r == 0) return copy_mode(a, -1);
+        // A: the input's fastest axis (smallest |stride|, the last on ties)
+        int A = r - 1;
+        for (int k = r - 1; k >= 0; --k)
+            if (mag(a.strides[k]) < mag(a.strides[A])) A = k;
+        const int B = a.perm[r - 1];
+        if (A == B) return copy_mode(a, A);
+        return tile_mode(a, A, B);
+    }
+
+    static int64_t mag(int64_t s) { return s < 0 ? -s : s; }
+
+    // Output strides of the input's axes.
+    static void out_strides(const gp_transpose_args &a, int64_t *os) {
+        int64_t step = 1;
+        for (int j = a.rank - 1; j >= 0; --j) {
+            os[a.perm[j]] = step;
+            step *= a.shape[a.perm[j]];
+        }
+    }
+
+    static cudaError_t tile_mode(const gp_transpose_args &a, int A, int B) {
+        // 16-byte accesses: A of stride 1 and both sides' first axes whole
+        // vectors long; every other stride and both pointers on vectors
+        bool vec = VEC > 1 && a.strides[A] == 1 && a.shape[A] % VEC == 0 && a.shape[B] % VEC == 0 &&
+                   aligned(a.in, 16) && aligned(a.out, 16);
+        for (int k = 0; k < a.rank && vec; ++k)
+            if (k != A && a.strides[k] % VEC != 0) vec = false;
+        if constexpr (sizeof(T) <= 2) {
+            using Pk = transpose::PackedTuning<T>;
+            if (vec) return launch_packed(a, plan_tile(a, A, B, Pk::TA, Pk::TB));
+        } else if constexpr (VEC > 1) {
+            if (vec) return launch_tile<VEC, Tn::TILE>(a, plan_tile(a, A, B, Tn::TILE, Tn::TILE));
+        }
+        return launch_tile<1, 32>(a, plan_tile(a, A, B, 32, 32));  // one element at a time
+    }
+
+    // The tile's sides for tiles of tile_a x tile_b elements, and the batch.
+    static TileArgs plan_tile(const gp_transpose_args &a, int A, int B, int tile_a, int tile_b) {
+        const int r = a.rank;
+        int64_t os[ND_MAX_RANK];
+        out_strides(a, os);
+        // B's second axis: the output's second fastest, where B is shorter
+        // than a tile; A's: the input axis with the next smallest stride.
+        int B2 = -1, A2 = -1;
+        if (a.shape[B] < tile_b && r > 2 && a.perm[r - 2] != A) B2 = a.perm[r - 2];
+        if (a.shape[A] < tile_a)
+            for (int k = r - 1; k >= 0; --k)
+                if (k != A && k != B && k != B2 && (A2 < 0 || mag(a.strides[k]) < mag(a.strides[A2]))) A2 = k;
+        TileArgs t{};
+        make_side(a, os, A, A2, tile_a, t.a);
+        make_side(a, os, B, B2, tile_b, t.b);
+        int64_t batch = 1;
+        for (int j = 0; j < r; ++j) {  // the other axes, in output order
+            const int k = a.perm[j];
+            if (k == A || k == A2 || k == B || k == B2) continue;
+            t.batch.dim[t.batch.rank] = a.shape[k];
+            t.batch.in[t.batch.rank] = a.strides[k];
+            t.batch.out[t.batch.rank++] = os[k];
+            batch *= a.shape[k];
+        }
+        t.blocks = t.a.tiles * t.b.tiles * batch;
+        return t;
+    }
+
+    // A side over axis k1 and, where k1 is shorter than a tile, as much of
+    // axis k2 (-1: none) as fills it.
+    static void make_side(const gp_transpose_args &a, const int64_t *os, int k1, int k2, int tile, Side &s) {
+        s.d1 = a.shape[k1];
+        s.in1 = a.strides[k1];
+        s.out1 = os[k1];
+        if (s.d1 >= tile || k2 < 0) {
+            s.total = s.d1;
+            s.P = int(s.d1 < tile ? s.d1 : tile);
+            s.in2 = s.out2 = 0;
+        } else {
+            const int64_t d2 = a.shape[k2], m = tile / s.d1 < d2 ? tile / s.d1 : d2;
+            s.total = s.d1 * d2;
+            s.P = int(m * s.d1);
+            s.in2 = a.strides[k2];
+            s.out2 = os[k2];
+        }
+        s.tiles = ceil_div<int64_t>(s.total, s.P);
+    }
+
+    template <int V, int TILE>
+    static cudaError_t launch_tile(const gp_transpose_args &a, const TileArgs &t) {
+        const int64_t grid = t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS;
+        GP_LAUNCH((transpose_nd_tiled<T, V, TILE, Tn::BLOCK>), unsigned(grid), Tn::BLOCK, 0, a.stream,
+                  static_cast<const T *>(a.in), static_cast<T *>(a.out), t);
+        return cudaSuccess;
+    }
+
+    static cudaError_t launch_packed(const gp_transpose_args &a, const TileArgs &t) {
+        const int64_t grid = t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS;
+        GP_LAUNCH((transpose_nd_packed<T>), unsigned(grid), transpose::PackedTuning<T>::BLOCK, 0, a.stream,
+                  static_cast<const T *>(a.in), static_cast<T *>(a.out), t);
+        return cudaSuccess;
+    }
+
+    // Axis A (-1: a 0-d problem, one element) keeps its place: rows of A.
+    static cudaError_t copy_mode(const gp_transpose_args &a, int A) {
+        CopyArgs c{};
+        c.L = A < 0 ? 1 : a.shape[A];
+        c.s = A < 0 ? 1 : a.strides[A];
+        c.rows = 1;
+        for (int j = 0; j + 1 < a.rank; ++j) {  // the output's axes but the last
+            const int k = a.perm[j];
+            c.batch.dim[c.batch.rank] = a.shape[k];
+            c.batch.in[c.batch.rank++] = a.strides[k];
+            c.rows *= a.shape[k];
+        }
+        bool vec = VEC > 1 && c.s == 1 && c.L % VEC == 0 && aligned(a.in, 16) && aligned(a.out, 16);
+        for (int j = 0; j < c.batch.rank && vec; ++j)
+            if (c.batch.in[j] % VEC != 0) vec = false;
+        if constexpr (VEC > 1)
+            if (vec) return launch_copy<VEC>(a, c);
+        return launch_copy<1>(a, c);
+    }
+
+    template <int V>
+    static cudaError_t launch_copy(const gp_transpose_args &a, CopyArgs c) {
+        constexpr int SLOTS = Tn::BLOCK * Tn::COPY_ITEMS;
+        c.vpr = c.L / V;
+        c.C = c.vpr < SLOTS ? c.vpr : SLOTS;
+        c.R = SLOTS / c.C;
+        c.col_chunks = ceil_div<int64_t>(c.vpr, c.C);
+        c.blocks = c.col_chunks * ceil_div<int64_t>(c.rows, c.R);
+        const int64_t grid = c.blocks < MAX_BLOCKS ? c.blocks : MAX_BLOCKS;
+        GP_LAUNCH((transpose_nd_copy<T, V, Tn::BLOCK, Tn::COPY_ITEMS>), unsigned(grid), Tn::BLOCK, 0, a.stream,
+                  static_cast<const T *>(a.in), static_cast<T *>(a.out), c);
+        return cudaSuccess;
+    }
+};
+}  // namespace
+
+cudaError_t gp_transpose_nd_tiled(const gp_transpose_args *a) {
+    return transpose::dispatch_nd<NdTiled>(a);
+}
+
+// The tile kernel as it runs for 4-byte elements (float32), for gpuprims.occupancy.
+GP_KERNEL_OF(gp_transpose_nd_tiled_kernel,
+             transpose_nd_tiled<uint32_t, 4, NdTuning<uint32_t>::TILE, NdTuning<uint32_t>::BLOCK>)
+GP_NAMESPACE_END

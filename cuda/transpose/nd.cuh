@@ -1,0 +1,127 @@
+// nd.cuh - what the transpose steps of any rank share (08_nd_naive.cu,
+// 09_nd_tiled.cu): the problem as the host planned it (gpuprims.h,
+// gp_transpose_args: size-1 axes dropped, axes that stay adjacent and in
+// order fused), read into the output's axis order, and the dispatch on the
+// element size.
+#pragma once
+
+#include "transpose.cuh"
+
+GP_NAMESPACE_BEGIN
+namespace transpose {
+
+constexpr int ND_MAX_RANK = GP_TRANSPOSE_MAX_RANK;
+constexpr int ND_NAIVE_BLOCK = 256;  // 08_nd_naive.cu: threads per block, one element each
+
+// The output's axes, slowest first: axis j has dim[j] elements and moves
+// in_stride[j] elements through the input (its output stride is the
+// product of the dims after it).  A kernel parameter (16 axes: 264 bytes).
+struct OutAxes {
+    int rank;
+    int64_t dim[ND_MAX_RANK];
+    int64_t in_stride[ND_MAX_RANK];
+};
+
+inline OutAxes out_axes(const gp_transpose_args &a) {
+    OutAxes o{};
+    o.rank = a.rank;
+    for (int j = 0; j < a.rank; ++j) {
+        o.dim[j] = a.shape[a.perm[j]];
+        o.in_stride[j] = a.strides[a.perm[j]];
+    }
+    return o;
+}
+
+// Elements of the problem, or -1 where the arguments are not a problem
+// (a rank over the limit, a negative size, axes that are no permutation).
+inline int64_t nd_size(const gp_transpose_args &a) {
+    if (a.rank < 0 || a.rank > ND_MAX_RANK) return -1;
+    int64_t n = 1;
+    bool seen[ND_MAX_RANK] = {};
+    for (int k = 0; k < a.rank; ++k) {
+        if (a.shape[k] < 0 || a.perm[k] < 0 || a.perm[k] >= a.rank || seen[a.perm[k]]) return -1;
+        seen[a.perm[k]] = true;
+        n *= a.shape[k];
+    }
+    return n;
+}
+
+// The tunables of nd_tiled (09_nd_tiled.cu), by element size: TILE x TILE
+// elements a tile, 16-byte accesses (VEC = 16 / sizeof(T) elements), BLOCK
+// threads; the copy mode moves COPY_ITEMS vectors a thread.  Chosen so
+// that a tile row is 128-256 bytes and every thread moves a few vectors in
+// flight (TILE * TILE / VEC / BLOCK of them).
+template <class T>
+struct NdTuning {
+    static constexpr int BLOCK = 256;
+    static constexpr int TILE = sizeof(T) == 1 ? 128 : sizeof(T) <= 4 ? 64 : sizeof(T) == 8 ? 32 : 16;
+    static constexpr int COPY_ITEMS = 4;
+};
+
+// The tile of nd_tiled for 1- and 2-byte elements (09_nd_tiled.cu,
+// transpose_nd_packed): P = 4 / sizeof(T) elements to a 32-bit word, TA
+// positions along the input's fastest side, TB along the output's (one
+// 128-byte output run), BLOCK threads; each thread moves UNITS blocks of P
+// input rows x 16 bytes.
+template <class T>
+struct PackedTuning {
+    static_assert(sizeof(T) <= 2, "1- and 2-byte elements");
+    static constexpr int BLOCK = 256;
+    static constexpr int P = 4 / int(sizeof(T)), VEC = 16 / int(sizeof(T));
+    static constexpr int TA = 128, TB = 128 / int(sizeof(T));
+    static constexpr int W = TB / P;  // 32-bit words in a row of the staged tile (32)
+    static constexpr int UNITS = (TB / P) * (TA / VEC) / BLOCK;
+};
+
+// __byte_perm(x, y, s): byte k of the result is byte (s >> 4k) & 7 of the
+// 8 bytes y:x (PRMT).  The emulator's is the same loop in C++.
+__device__ inline unsigned byte_perm(unsigned x, unsigned y, unsigned s) {
+#ifdef GP_EMULATOR
+    const uint64_t v = uint64_t(x) | uint64_t(y) << 32;
+    unsigned r = 0;
+    for (int k = 0; k < 4; ++k) r |= unsigned(v >> (8 * ((s >> (4 * k)) & 7)) & 0xff) << (8 * k);
+    return r;
+#else
+    return __byte_perm(x, y, s);
+#endif
+}
+
+// Loads and stores of 1 to 16 bytes as the CUDA types the cache-hinted
+// intrinsics take: a read-only load (__ldg) and an evict-first store
+// (__stcs, the output is not read again).
+template <int BYTES> struct Word;
+template <> struct Word<1> { using type = unsigned char; };
+template <> struct Word<2> { using type = unsigned short; };
+template <> struct Word<4> { using type = unsigned int; };
+template <> struct Word<8> { using type = unsigned long long; };
+template <> struct Word<16> { using type = uint4; };
+
+template <class V>
+__device__ inline V load_nc(const V *p) {
+    using W = typename Word<sizeof(V)>::type;
+    const W w = __ldg(reinterpret_cast<const W *>(p));
+    V v;
+    memcpy(&v, &w, sizeof(V));
+    return v;
+}
+
+template <class V>
+__device__ inline void store_cs(V *p, const V &v) {
+    using W = typename Word<sizeof(V)>::type;
+    W w;
+    memcpy(&w, &v, sizeof(V));
+    __stcs(reinterpret_cast<W *>(p), w);
+}
+
+// The entry of the steps of any rank: Impl<T>::run(args) for T of the
+// element's size, after the checks; nothing to do for an empty array.
+template <template <class> class Impl>
+cudaError_t dispatch_nd(const gp_transpose_args *a) {
+    const int64_t n = nd_size(*a);
+    if (n < 0) return cudaErrorInvalidValue;
+    if (n == 0) return cudaSuccess;
+    return by_elem_size<Impl>(*a);
+}
+
+}  // namespace transpose
+GP_NAMESPACE_END
