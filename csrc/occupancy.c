@@ -39,7 +39,7 @@ PyObject *gp_occupancy(PyObject *module, PyObject *args)
         PyErr_Format(PyExc_ValueError, "block_size must be 1..1024 threads, got %d", block);
         return NULL;
     }
-    if (gp_require_gpu(module, "occupancy (the CUDA occupancy API)") < 0)
+    if (gp_require_gpu(module, "gpuprims.occupancy (the CUDA occupancy API)") < 0)
         return NULL;
     if (v->dynamic_smem != NULL)
         dynamic = v->dynamic_smem(block);

@@ -55,13 +55,12 @@ def assert_reduced(got, x, op, axis=None, keepdims=False, dtype=None):
         assert np.array_equal(got_a, want_a, equal_nan=True)
         return
     n = max(x.size // max(want_a.size, 1), 1)
-    mag = np.sum(np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)), axis=axis,
-                 keepdims=keepdims)
+    wide = np.complex128 if want_a.dtype.kind == "c" else np.float64
+    mag = np.sum(np.abs(x.astype(wide)), axis=axis, keepdims=keepdims)
     tol = n * acc_eps(want_a.dtype) * np.abs(mag) + (
         np.abs(want_a.astype(np.float64 if want_a.dtype.kind == "f" else np.complex128)) * 2.0 ** -10
         if want_a.dtype == np.float16 else 0)
-    exact = np.sum(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), axis=axis,
-                   keepdims=keepdims)
+    exact = np.sum(x.astype(wide), axis=axis, keepdims=keepdims)
     assert np.all(np.abs(got_a.astype(exact.dtype) - exact) <= tol + 1e-300)
 
 
@@ -79,7 +78,7 @@ def assert_scanned(got, x, op, axis=None, dtype=None):
     if want.dtype.kind not in "fc" or op != "sum":
         assert np.array_equal(got, want, equal_nan=True)
         return
-    wide = np.complex128 if x.dtype.kind == "c" else np.float64
+    wide = np.complex128 if want.dtype.kind == "c" else np.float64
     exact = np.cumsum(x.astype(wide), axis=axis)
     mag = np.cumsum(np.abs(x.astype(wide)), axis=axis)
     n = x.size if axis is None else x.shape[axis]

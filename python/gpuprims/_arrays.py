@@ -516,9 +516,12 @@ def _dlpack_view(x, who: str, gpu_only=False) -> tuple:
         if device[1] != current:
             raise ValueError(f"gpuprims.{who}: {type(x).__name__} is on GPU {device[1]} and gpuprims "
                              f"works on the current device, GPU {current}")
-    # On the GPU, the producer orders its writes before our (per-thread
-    # default) stream, 2 in the protocol's numbering; host memory: None.
-    stream = 2 if backend == "cuda" and device[0] != _DL_CUDA_HOST else None
+    # On the GPU, the producer orders its writes before the legacy default
+    # stream (1 in the protocol's numbering): our per-thread default stream
+    # is a blocking stream, ordered behind it.  (Stream 2, the per-thread
+    # default stream itself, is refused by producers such as PyTorch.)
+    # Host memory: None.
+    stream = 1 if backend == "cuda" and device[0] != _DL_CUDA_HOST else None
     try:
         capsule = x.__dlpack__(stream=stream, max_version=(1, 0))
     except TypeError:  # a producer from before DLPack 1.0: no max_version

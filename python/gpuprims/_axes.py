@@ -252,8 +252,9 @@ def take_segments(segments, n: int, who: str, cover: str = "") -> np.ndarray:
 
 
 def identity_error(op, who):
-    return ValueError(f"zero-size array to reduction operation {_NUMPY_NAMES[op]} which has no "
-                      f"identity")
+    """NumPy's error for min/max of nothing, naming the function called."""
+    return ValueError(f"gpuprims.{who}: zero-size array to reduction operation {_NUMPY_NAMES[op]} "
+                      f"which has no identity")
 
 
 def prod(shape) -> int:
