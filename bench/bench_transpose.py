@@ -63,10 +63,12 @@ class EventTimer:
         n = FLUSH_L2_TIMES * l2_bytes
         if lib.__name__ == "cupy":
             self.flush_buf = lib.empty(n, dtype=lib.uint8)
+            self.fill = self.flush_buf.fill
             self.event = lambda: lib.cuda.Event()
             self.sync = lib.cuda.runtime.deviceSynchronize
         else:
             self.flush_buf = lib.empty(n, dtype=lib.uint8, device="cuda")
+            self.fill = self.flush_buf.fill_
             self.event = lambda: lib.cuda.Event(enable_timing=True)
             self.sync = lib.cuda.synchronize
 
@@ -75,7 +77,7 @@ class EventTimer:
             f()
         ms = []
         for k in range(repeat):
-            self.flush_buf.fill(k & 0xff)
+            self.fill(k & 0xff)
             start, end = self.event(), self.event()
             start.record()
             f()
