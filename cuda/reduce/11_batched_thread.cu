@@ -6,10 +6,10 @@
 // What changed from step 10 (the 1-D journey): there are now `count`
 // independent problems (outer x inner of them, or one per segment), each
 // writing one result.  The simplest mapping gives each problem to one
-// thread, which folds its elements in a sequential loop (several loads
-// issued before their adds: fold_strided in segmented.cuh).  The kernel is
-// reduce_groups<1> (a "group" of one lane per problem; steps 13 and 14
-// widen the group).
+// thread, which folds its elements in a sequential loop (two elements of
+// each of up to four problems loaded before their adds, so that loads are
+// in flight).  The kernel is reduce_groups<1> in segmented.cuh (a "group"
+// of one lane per problem; steps 13 and 14 widen the group).
 // Why it can be fast: where the problems are columns - a reduction over
 // axis 0 of a C array, whose neighbouring problems are neighbouring
 // addresses - thread t and thread t+1 read neighbouring words at every

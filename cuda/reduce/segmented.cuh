@@ -9,13 +9,16 @@
 //                    the partials combined by combine_* in a second launch
 //   reduce_columns   threads across neighbouring problems (columns), a
 //                    tile of rows per block, the rows split over blocks
+//   reduce_deferred  the adaptive step's long segments, in chunks (Deferred)
 //
 // The steps' files say which mapping they teach and why; the kernels live
 // here because the adaptive step (17) launches all of them.
 //
 // Every problem is reduced in an order fixed by its length and the launch
 // shape (which the launcher computes from the layout and the SM count): no
-// atomics, so the same input gives the same bits run to run on one GPU.
+// floating-point atomics (the adaptive step's integer atomics only decide
+// which block reads which chunk, see Deferred), so the same input gives the
+// same bits run to run on one GPU.
 #pragma once
 
 #include "reduce.cuh"
@@ -134,7 +137,7 @@ inline int64_t split_chunks(int64_t count, int64_t len, int64_t min_chunk) {
 // mean would hold its warp (or block) for its whole length while the others
 // idle, so the kernel that takes the short ones defers every segment longer
 // than long_len to a list instead; reduce_deferred then cuts each listed
-// segment into chunks of DEFER_CHUNK elements, a block each, and the last
+// segment into chunks of CHUNK elements, a block each, and the last
 // block to finish a segment combines its chunks in order.  The list's order
 // depends on the race of atomicAdd, which decides only which block reads
 // which chunk: a segment's result depends on its length alone, so the bits
@@ -224,15 +227,16 @@ reduce_groups(const In *__restrict__ in, Problems P, int rounds, Deferred D,
         const In *q[R];   // the lane's next element of each problem
         int64_t left[R];  // how many of the problem's elements from there on
         Acc acc[R];
-        bool mine[R], deferred[R];  // in range and read here; in range and deferred
+        unsigned mine = 0, deferred = 0;  // bit r: in range and read here / deferred
         int64_t longest = 0;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int64_t p = sweep + r * groups + g;
             Span s = r < rounds && p < P.count ? P.span(p) : Span{0, 0, 1};
-            deferred[r] = r < rounds && p < P.count && D.defers(s.len);
-            mine[r] = r < rounds && p < P.count && !deferred[r];
-            if (deferred[r]) s.len = 0;
+            if (r < rounds && p < P.count) {
+                if (D.defers(s.len)) deferred |= 1u << r, s.len = 0;
+                else mine |= 1u << r;
+            }
             q[r] = in + s.base + sub * stride;
             left[r] = s.len - sub;
             acc[r] = Op::identity();
@@ -256,8 +260,8 @@ reduce_groups(const In *__restrict__ in, Problems P, int rounds, Deferred D,
         for (int r = 0; r < R; ++r) {
             const int64_t p = sweep + r * groups + g;
             const Acc v = group_reduce<W>(acc[r], op);
-            if (sub == 0 && mine[r]) out[p] = v;
-            if (sub == 0 && deferred[r]) D.push(p, P.span(p).len);  // rare: after the hot loop
+            if (sub == 0 && (mine >> r & 1u)) out[p] = v;
+            if (sub == 0 && (deferred >> r & 1u)) D.push(p, P.span(p).len);  // rare: after the hot loop
         }
     }
 }
