@@ -4,8 +4,9 @@ every kernel.  Exits 1 on a wrong result.
 
     compute-sanitizer --tool memcheck --error-exitcode 9 python3 bench/sanitize.py [FAMILY ...]
 
-With names (reduce, scan, transpose, staged: NumPy arrays through the
-core's staging), only those parts run.
+With names (reduce, scan, scan-batched: the scan rows flagged batched or
+segmented on axes and segments, transpose, staged: NumPy arrays through
+the core's staging), only those parts run.
 """
 import sys
 
@@ -65,6 +66,54 @@ def scans():
     return bad
 
 
+# (outer, n, inner) of the batched scans: short and long rows, columns over
+# several chunks, fewer columns than a warp; segment lengths with empty ones
+# and one over several tiles.
+BATCHED_SHAPES = [(3, 5000, 1), (40, 3, 70), (1, 300, 40), (2, 1025, 3), (5, 33, 1)]
+SEGMENT_LENGTHS = [0, 1, 31, 32, 33, 1025, 0, 9000, 2, 0, 4097, 5]
+
+
+def batched_scans():
+    """Every scan row flagged batched or segmented, called through the core
+    with a layout (gp_batch) on device arrays: C arrays along their middle
+    axis, one of them read back to front (negative strides), and segments."""
+    from gpuprims import _core
+    dtypes, ops = list(_core.dtypes()), list(_core.ops())
+    bad = 0
+    rng = np.random.default_rng(5)
+    for v in gpuprims.variants("scan"):
+        if v.where != "device" or not (v.batched or v.segmented):
+            continue
+        for dtype in ("float32", "int64"):
+            params = lambda n, layout: (n, dtypes.index(dtype), dtypes.index(dtype), ops.index("sum"), True,  # noqa: E731
+                                        layout)
+            cases = []
+            if v.batched:
+                for (o, n, i) in BATCHED_SHAPES:
+                    x = (rng.integers(-1000, 1000, (o, n, i)) if dtype == "int64" else rng.random((o, n, i)) - 0.5
+                         ).astype(dtype)
+                    cases.append((x, 0, (o, n, i, n * i, i, 1, 0), np.cumsum(x, axis=1).ravel()))
+                    r = x[:, ::-1, :]  # element (0, 0, 0) at x[0, n-1, 0]: s_n = -inner
+                    cases.append((x, (n - 1) * i, (o, n, i, n * i, -i, 1, 0),
+                                  np.cumsum(r, axis=1).ravel()))
+            if v.segmented:
+                offs = np.concatenate([[0], np.cumsum(SEGMENT_LENGTHS)]).astype(np.int64)
+                x = (rng.integers(-1000, 1000, offs[-1]) if dtype == "int64" else rng.random(offs[-1]) - 0.5
+                     ).astype(dtype)
+                want = np.concatenate([np.cumsum(x[a:b]) for a, b in zip(offs[:-1], offs[1:])])
+                d_offs = gpuprims.to_device(offs)
+                cases.append((x, 0, (len(SEGMENT_LENGTHS), x.size, 1, 0, 1, 0, d_offs.ptr), want))
+            for x, first, layout, want in cases:
+                d = gpuprims.to_device(x)
+                out = gpuprims.to_device(np.full(x.size, -1, dtype))
+                _core.call("scan", v.index, d.ptr + first * x.itemsize, out.ptr, params(x.size, layout))
+                if not np.allclose(out.get(), want, rtol=1e-4, atol=1e-2):
+                    print(f"WRONG batched scan {v.name} {dtype} layout {layout[:6]}")
+                    bad += 1
+        print(f"scan-batched {v.name}: done", flush=True)
+    return bad
+
+
 def reductions():
     bad = 0
     rng = np.random.default_rng(1)
@@ -105,7 +154,8 @@ def staged():
     return bad
 
 
-FAMILIES = {"transpose": transposes, "scan": scans, "reduce": reductions, "staged": staged}
+FAMILIES = {"transpose": transposes, "scan": scans, "scan-batched": batched_scans, "reduce": reductions,
+            "staged": staged}
 
 
 def main(argv):

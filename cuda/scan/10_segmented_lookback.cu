@@ -43,9 +43,14 @@ using namespace gp;
 
 constexpr int BLOCK = 256, WARPS = BLOCK / WARP;
 
-// Elements a thread: 16 4-byte accumulators (a tile of 4096), 8 wider ones.
-template <class Acc>
-__host__ __device__ constexpr int items_of() { return sizeof(Acc) > 4 ? 8 : 16; }
+// Elements a thread: 16 4-byte accumulators (a tile of 4096), 8 wider ones;
+// half as many where each element's address is computed (a layout other
+// than contiguous rows: its addresses take the registers).  Chosen for the
+// registers, not yet timed: no spills at 3 blocks an SM for contiguous
+// 4-byte results (74-78 registers), 2 for the others (ptxas of CUDA 13.0,
+// sm_90).
+template <class Acc, bool CONTIGUOUS>
+__host__ __device__ constexpr int items_of() { return (sizeof(Acc) > 4 ? 8 : 16) / (CONTIGUOUS ? 1 : 2); }
 
 // The first index in [0, count) with a[index] >= key (count where none),
 // a 32-way search by the whole warp: each lane probes one of 32 evenly
@@ -88,12 +93,12 @@ struct Cursor {
 // rows): element e is in[e] and out[e].  Otherwise each element's address
 // comes from the layout.
 template <class In, class Op, bool CONTIGUOUS>
-__global__ void __launch_bounds__(BLOCK, !CONTIGUOUS ? 1 : sizeof(typename Op::type) > 4 ? 2 : 3)
+__global__ void __launch_bounds__(BLOCK, !CONTIGUOUS ? 2 : sizeof(typename Op::type) > 4 ? 2 : 3)
 scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, bool vector_ok,
           unsigned long long *ticket, seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv) {
     using Acc = typename Op::type;
     using F = seg::Flagged<Acc>;
-    constexpr int ITEMS = items_of<Acc>(), TILE = BLOCK * ITEMS;
+    constexpr int ITEMS = items_of<Acc, CONTIGUOUS>(), TILE = BLOCK * ITEMS;
     const Op op;
     const seg::SegOp<Op> sop;
     __shared__ unsigned char head_s[TILE];  // segments: 1 where a segment starts
@@ -115,7 +120,7 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
     // The thread's elements (issued before the search of the offsets).
     Acc x[ITEMS];
     unsigned heads = 0;  // bit j: element j starts a problem
-    if (CONTIGUOUS) {
+    if constexpr (CONTIGUOUS) {
         scan::load_items<ITEMS, Op>(in, first, total, vector_ok, x);
     } else {
         Cursor c(lay, first < total ? first : 0);
@@ -194,7 +199,7 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
             x[j] = ((heads >> j) & 1u) ? Op::identity() : prev;
         }
     }
-    if (CONTIGUOUS) {
+    if constexpr (CONTIGUOUS) {
         scan::store_items(out, first, total, vector_ok, x);
     } else {
         Cursor c(lay, first < total ? first : 0);
@@ -210,33 +215,37 @@ template <class In, class Op>
 struct FlatLookback {
     using Acc = typename Op::type;
     using S = seg::FlaggedSlots<Acc>;
-    static constexpr int64_t TILE = int64_t(BLOCK) * items_of<Acc>();
-    static lookback::Levels levels(const gp_scan_args &a, int64_t &count) {
-        return lookback::Levels::of(ceil_div<int64_t>(seg::Layout::of(a).elements(), TILE), count);
+    // Contiguous problems: 16-byte loads straight from the input.
+    static bool contiguous(const seg::Layout &lay) { return lay.offsets != nullptr || lay.contiguous_rows(); }
+    static int64_t tile(const seg::Layout &lay) {
+        return int64_t(BLOCK) * (contiguous(lay) ? items_of<Acc, true>() : items_of<Acc, false>());
+    }
+    static lookback::Levels levels(const seg::Layout &lay, int64_t &count) {
+        return lookback::Levels::of(ceil_div<int64_t>(lay.elements(), tile(lay)), count);
     }
     static size_t scratch(const gp_scan_args &a) {
         int64_t count;
-        levels(a, count);
+        levels(seg::Layout::of(a), count);
         return 256 + S::bytes(count);
     }
     static cudaError_t run(const gp_scan_args &a) {
         const seg::Layout lay = seg::Layout::of(a);
-        const int64_t tiles = ceil_div<int64_t>(lay.elements(), TILE);
+        const int64_t tiles = ceil_div<int64_t>(lay.elements(), tile(lay));
         if (tiles >= (int64_t(1) << 35) || tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
         int64_t count;
-        const lookback::Levels lv = levels(a, count);
+        const lookback::Levels lv = levels(lay, count);
         char *p = static_cast<char *>(a.scratch);
         GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
-        const bool contiguous = lay.offsets != nullptr || lay.contiguous_rows();
-        const bool vec = contiguous && scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         const In *in = static_cast<const In *>(a.in);
         unsigned long long *ticket = reinterpret_cast<unsigned long long *>(p);
-        if (contiguous)
+        if (contiguous(lay)) {
+            const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
             GP_LAUNCH((scan_flat<In, Op, true>), unsigned(tiles), BLOCK, 0, a.stream, in, static_cast<Acc *>(a.out),
                       lay, a.inclusive != 0, vec, ticket, S(p + 256, count), lv);
-        else
+        } else {
             GP_LAUNCH((scan_flat<In, Op, false>), unsigned(tiles), BLOCK, 0, a.stream, in,
                       static_cast<Acc *>(a.out), lay, a.inclusive != 0, false, ticket, S(p + 256, count), lv);
+        }
         return cudaSuccess;
     }
 };

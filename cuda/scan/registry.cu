@@ -146,7 +146,7 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "Sengupta et al., Scan primitives for GPU computing (2007: head flags); Merrill & Garland, "
      "decoupled look-back (2016)",
      "The problems laid end to end are cut into fixed tiles of 4096 elements (2048 for 8-byte "
-     "results), one block each, whatever the lengths: elements that start a problem (row starts, "
+     "results; half that for strided layouts), one block each, whatever the lengths: elements that start a problem (row starts, "
      "or segment offsets found by a 32-way warp search) restart the scan, the thread, warp and "
      "block totals are combined with the segmented operator, and a tile continuing a problem gets "
      "its prefix from the tiles before through the deterministic look-back. Input read once, "
