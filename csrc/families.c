@@ -161,7 +161,8 @@ static int transpose_check(gp_call *c, long long offset, long long span)
             PyErr_SetString(PyExc_ValueError, "transpose axes are not a permutation");
             return -1;
         }
-        if (d > 1 && (st > INT64_MAX / (d - 1) || st < -(INT64_MAX / (d - 1)))) {
+        /* |stride| * (d - 1) of each axis below 2^62 / 16: the sums cannot overflow */
+        if (d > 1 && (st > (INT64_C(1) << 58) / (d - 1) || st < -((INT64_C(1) << 58) / (d - 1)))) {
             PyErr_SetString(PyExc_ValueError, "transpose strides overflow");
             return -1;
         }

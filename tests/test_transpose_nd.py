@@ -139,6 +139,7 @@ def views(x, xp=np):
     yield "permuted view", x.transpose(roll[0])
     yield "last reversed", x[..., ::-1]
     yield "broadcast", xp.broadcast_to(x[:1], x.shape)
+    yield "broadcast fastest", xp.broadcast_to(x[..., :1], x.shape)
     yield "mixed", x[::-1, ..., 1::3].transpose(roll[1])
 
 
