@@ -128,7 +128,10 @@ static int int64_tuple(PyObject *t, const char *what, int64_t *out)
     }
     len = PyTuple_Size(t);
     if (len > GP_TRANSPOSE_MAX_RANK) {
-        PyErr_Format(PyExc_ValueError, "transpose: %zd axes, at most %d", len, GP_TRANSPOSE_MAX_RANK);
+        PyErr_Format(PyExc_ValueError,
+                     "transpose: %zd axes after the plan (size-1 axes dropped, axes that stay together "
+                     "fused), at most %d: the kernels' limit (gpuprims.transpose_plan shows the plan)",
+                     len, GP_TRANSPOSE_MAX_RANK);
         return -1;
     }
     for (k = 0; k < len; k++) {
