@@ -370,7 +370,8 @@ class TransposeFamily(Family):
 
     def as_kernel_input(self, x):
         if x.ndim != 2:
-            raise ValueError(f"transpose needs a 2-D array, got {x.ndim}-D")
+            raise ValueError(f"transpose needs a 2-D array here, got {x.ndim}-D; time other ranks "
+                             f"with gpuprims.compare_permutations")
         if x.dtype not in DTYPES:
             raise TypeError(f"transpose does not support dtype {x.dtype}")
         return np.ascontiguousarray(x)
