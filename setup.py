@@ -2,42 +2,78 @@
 cuda/**/*.cu compiled by nvcc into objects linked into the same module, plus
 the same cuda/**/*.cu compiled a second time by the host C++ compiler with
 GP_EMULATOR defined, against emu/ (the emulator backend, which runs the
-kernels on the CPU).  Without nvcc only the emulator backend is built.
+kernels on the CPU).
 
 The nvcc step follows CuPy's builder: a build_ext subclass takes the .cu
 sources, compiles them with nvcc, hands the objects to the linker, and lets
 setuptools link one extension against the static CUDA runtime, so that
 `import gpuprims` works on a machine without a GPU or a driver.
 
+Which backends are built:
+  - the CUDA backend and the emulator, where nvcc is found.  nvcc is looked
+    for, in this order, at $CUDA_HOME/bin/nvcc, $CUDA_PATH/bin/nvcc, nvcc
+    on PATH, /usr/local/cuda/bin/nvcc;
+  - the emulator only, where none of these is there, or with
+    GPUPRIMS_NO_CUDA=1.  GPUPRIMS_CUDA=1 makes a missing nvcc an error.
+The build says which and why, on stderr.
+
+Every object is compiled once per content: an object is named by a hash of
+its compiler's identity (path and --version), its flags, its source and
+every project header it includes, and kept in a cache directory (see
+GPUPRIMS_BUILD_CACHE).  A second build - another `pip install`, a change of
+mode and back, another checkout of the same sources - takes its objects
+from there; a changed source, header, flag, architecture list or compiler
+gets new ones.  The C glue is compiled and the module linked on every build,
+so the module always holds the objects of the mode asked for.  Progress
+lines ("[12/52] nvcc cuda/reduce/04_unroll.cu") go to stderr: pip shows them
+with `pip install -v .`.
+
 Environment:
   GPUPRIMS_CUDA_ARCH  e.g. "90" or "75;80;86;89;90"; SASS for each listed
-                      architecture plus PTX for the newest. Default below,
-                      less the architectures the installed nvcc lacks.
-  CUDA_HOME / CUDA_PATH  the toolkit (else nvcc's location on PATH, else
-                      /usr/local/cuda).
-  GPUPRIMS_NVCC_JOBS  parallel compiler processes (default: CPU count).
+                      architecture plus PTX for the newest.  "all": the
+                      default list below.  Unset: the architectures of the
+                      GPUs nvidia-smi lists, where it lists some (a build for
+                      this machine); else the default list, less the
+                      architectures the installed nvcc lacks.
+  CUDA_HOME / CUDA_PATH  the toolkit (see the search order above).
   GPUPRIMS_NO_CUDA=1  build the emulator backend only, even where nvcc is.
+  GPUPRIMS_CUDA=1     the CUDA backend is required: no nvcc is an error.
+  GPUPRIMS_NVCC_JOBS  parallel compiler processes (default: CPU count).
+  GPUPRIMS_BUILD_CACHE  the object cache (default
+                      $XDG_CACHE_HOME/gpuprims/objects, else
+                      ~/.cache/gpuprims/objects); "off" keeps the objects in
+                      the build directory only.  Entries unused for 30 days
+                      are deleted; deleting the directory is always safe.
   GPUPRIMS_EMU_ASAN=1 build the emulator objects with AddressSanitizer
                       (run Python with LD_PRELOAD=$(g++ -print-file-name=libasan.so)).
   CXX                 the host C++ compiler for the emulator (default: c++).
 """
+import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
-import sysconfig
+import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from glob import glob
 from pathlib import Path
 
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
-
 HERE = Path(__file__).resolve().parent
 DEFAULT_ARCHS = "75;80;86;89;90;100;120"
+CACHE_DAYS = 30
+NVCC_CANDIDATES = ("$CUDA_HOME/bin/nvcc", "$CUDA_PATH/bin/nvcc", "nvcc on PATH", "/usr/local/cuda/bin/nvcc")
+
+
+def say(text):
+    """A build message on stderr (pip shows it with -v, and on failure)."""
+    print(f"gpuprims: {text}", file=sys.stderr, flush=True)
 
 
 def find_cuda_home():
+    """The CUDA toolkit's root, searched in NVCC_CANDIDATES order, or None."""
     for var in ("CUDA_HOME", "CUDA_PATH"):
         home = os.environ.get(var)
         if home and (Path(home) / "bin" / "nvcc").exists():
@@ -50,6 +86,21 @@ def find_cuda_home():
     return None
 
 
+def build_mode():
+    """("cuda", toolkit root) or ("emulator", None), and the reason."""
+    if os.environ.get("GPUPRIMS_NO_CUDA") == "1":
+        if os.environ.get("GPUPRIMS_CUDA") == "1":
+            raise SystemExit("gpuprims: GPUPRIMS_CUDA=1 and GPUPRIMS_NO_CUDA=1 contradict each other")
+        return "emulator", None, "GPUPRIMS_NO_CUDA=1"
+    home = find_cuda_home()
+    if home is None:
+        if os.environ.get("GPUPRIMS_CUDA") == "1":
+            raise SystemExit("gpuprims: GPUPRIMS_CUDA=1 asks for the CUDA backend and no nvcc was found (looked "
+                             f"at {', '.join(NVCC_CANDIDATES)}); install the CUDA toolkit or set CUDA_HOME")
+        return "emulator", None, f"no nvcc found (looked at {', '.join(NVCC_CANDIDATES)})"
+    return "cuda", home, f"nvcc found at {home / 'bin' / 'nvcc'}"
+
+
 def supported_archs(nvcc):
     """The real architectures this nvcc can compile for ({'75', '80', ...}),
     or None if it cannot say (nvcc before 11.1)."""
@@ -58,6 +109,20 @@ def supported_archs(nvcc):
     except (OSError, subprocess.CalledProcessError):
         return None
     return {tok[3:] for tok in out.split() if tok.startswith("sm_")}
+
+
+def present_archs():
+    """The compute capabilities of the GPUs nvidia-smi lists ({'90'}), or
+    an empty set (no nvidia-smi, no driver, no GPU)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return set()
+    try:
+        out = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return {line.strip().replace(".", "") for line in out.splitlines() if re.fullmatch(r"\d+\.\d+", line.strip())}
 
 
 def arch_flags(spec, supported=None):
@@ -77,115 +142,244 @@ def arch_flags(spec, supported=None):
     return flags
 
 
+def choose_archs(nvcc):
+    """(-gencode flags, where they come from) for this build."""
+    spec = os.environ.get("GPUPRIMS_CUDA_ARCH", "").strip()
+    if spec and spec != "all":  # as asked; nvcc says if it cannot
+        return arch_flags(spec), f"GPUPRIMS_CUDA_ARCH={spec}"
+    supported = supported_archs(nvcc)
+    present = set() if spec == "all" else present_archs()
+    if present and (supported is None or present <= supported):
+        return (arch_flags(";".join(sorted(present, key=int))),
+                "the GPUs nvidia-smi lists (GPUPRIMS_CUDA_ARCH=all for every architecture)")
+    why = "GPUPRIMS_CUDA_ARCH=all" if spec == "all" else "the default list"
+    if present:
+        why += f" (this nvcc cannot compile for the GPU's sm_{', sm_'.join(sorted(present - supported))})"
+    return arch_flags(DEFAULT_ARCHS, supported), why
+
+
 def uses_nvidia_libraries(src):
     """Sources built on CUB or cuBLAS (the baselines): GPU build only."""
-    text = Path(HERE / src).read_text()
+    text = (HERE / src).read_text()
     return "#include <cub/" in text or "#include <cublas" in text
 
 
-def run_parallel(compile_one, sources, what):
-    jobs = int(os.environ.get("GPUPRIMS_NVCC_JOBS", os.cpu_count() or 1))
+# ---------------------------------------------------------------- the cache
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
+
+
+def project_headers(src, search):
+    """Every file of the project that `src` includes, directly or not:
+    #include "x" and <x> resolved against the including file's folder and
+    `search` (what the compiler's -I says); system headers are left to the
+    compiler's identity."""
+    seen, todo = set(), [HERE / src]
+    while todo:
+        f = todo.pop()
+        for name in INCLUDE.findall(f.read_text(errors="replace")):
+            for d in (f.parent, *search):
+                p = (d / name).resolve()
+                if p.is_file():
+                    if p not in seen:
+                        seen.add(p)
+                        todo.append(p)
+                    break
+    return sorted(seen)
+
+
+@lru_cache(maxsize=None)
+def tool_identity(exe):
+    """The compiler's path and what --version says: a new compiler, new objects."""
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(compile_one, sources))
-    except subprocess.CalledProcessError as e:
-        src = next((a for a in e.cmd if a.endswith((".cu", ".cpp"))), "?")
-        raise SystemExit(f"gpuprims: {what} failed on {src} (exit {e.returncode})")
+        version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = "?"
+    return f"{shutil.which(exe) or exe}\n{version}"
 
 
-class BuildExtNvcc(build_ext):
-    def emulator_objects(self, cu_sources):
-        """cuda/**/*.cu (less the CUB/cuBLAS baselines) and emu/*.cpp,
-        compiled by the host C++ compiler against emu/include."""
-        cxx = os.environ.get("CXX") or "c++"
-        flags = ["-std=c++17", "-O2", "-fPIC", "-DGP_EMULATOR", "-Iemu/include", "-Icuda",
-                 "-Wall", "-Wextra", "-Wno-unknown-pragmas"]
-        if os.environ.get("GPUPRIMS_EMU_ASAN") == "1":
-            flags += ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"]
-        sources = [s for s in cu_sources if not uses_nvidia_libraries(s)]
-        sources += sorted(glob("emu/*.cpp"))  # emu/selftest.cu: the tests build it apart
-        obj_dir = Path(self.build_temp) / "emu"
-        obj_dir.mkdir(parents=True, exist_ok=True)
+def object_key(cmd, src, search):
+    """The hash naming an object: compiler identity, flags (the output path
+    left out), the source and its project headers."""
+    h = hashlib.sha256()
+    h.update(tool_identity(cmd[0]).encode())
+    h.update(json.dumps(cmd[1:]).encode())
+    for f in [HERE / src, *project_headers(src, search)]:
+        h.update(f.relative_to(HERE).as_posix().encode() if f.is_relative_to(HERE) else str(f).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()[:32]
 
-        def compile_one(src):
-            obj = obj_dir / (Path(src).as_posix().replace("/", "_") + ".o")
-            cmd = [*cxx.split(), "-x", "c++", "-c", src, "-o", str(obj), *flags]
-            print(" ".join(cmd), flush=True)
-            subprocess.run(cmd, check=True, cwd=HERE)
-            return str(obj)
 
-        return sources, compile_one
+def cache_dir(build_temp):
+    """Where objects are kept between builds (see GPUPRIMS_BUILD_CACHE)."""
+    value = os.environ.get("GPUPRIMS_BUILD_CACHE")
+    if value is not None and value.strip().lower() in ("", "0", "off", "no", "none"):
+        return Path(build_temp) / "objects"
+    if value:
+        return Path(value).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gpuprims" / "objects"
 
-    def build_extension(self, ext):
-        cu_sources = [s for s in ext.sources if s.endswith(".cu")]
-        ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
-        # setuptools relinks only when a source or a dependency is newer than
-        # the module: the .cu files leave `sources`, so they join `depends`
-        ext.depends = list(ext.depends or []) + cu_sources
-        emu_sources, emu_compile = self.emulator_objects(cu_sources)
-        if os.environ.get("GPUPRIMS_EMU_ASAN") == "1":
-            ext.extra_link_args = list(ext.extra_link_args or []) + ["-fsanitize=address"]
-        cuda_home = None if os.environ.get("GPUPRIMS_NO_CUDA") == "1" else find_cuda_home()
-        if cuda_home is None:
-            print("gpuprims: no CUDA toolkit (nvcc) found"
-                  + (" (GPUPRIMS_NO_CUDA=1)" if os.environ.get("GPUPRIMS_NO_CUDA") == "1" else "")
-                  + ": building the emulator backend only; the kernels will run on the CPU.\n"
-                  "  For the GPU backend install the CUDA toolkit (12.x or 13.x), put its bin/ on PATH\n"
-                  "  or set CUDA_HOME, and build again.", flush=True)
-            ext.extra_objects = run_parallel(emu_compile, emu_sources, "the C++ compiler") + list(ext.extra_objects or [])
-            ext.include_dirs = ["emu/include"] + list(ext.include_dirs or [])
-            ext.libraries = ["stdc++", "pthread"]
+
+def prune_cache(cache):
+    """Delete cache entries unused (not built or reused) for CACHE_DAYS."""
+    limit = time.time() - CACHE_DAYS * 86400
+    for f in cache.glob("*.o"):
+        try:
+            if f.stat().st_mtime < limit:
+                f.unlink()
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- the plan
+
+class Job:
+    """One object to build: the tool's short name ("nvcc", "c++"), the
+    source, the command (output path last) and its cache key."""
+
+    def __init__(self, tool, src, cmd, obj, search):
+        self.tool, self.src, self.obj = tool, src, Path(obj)
+        self.cmd = [*cmd, "-o", str(obj)]
+        self.key = object_key(cmd, src, search)
+
+
+def emulator_jobs(cu_sources, obj_dir):
+    """cuda/**/*.cu (less the CUB/cuBLAS baselines) and emu/*.cpp, compiled
+    by the host C++ compiler against emu/include."""
+    cxx = (os.environ.get("CXX") or "c++").split()
+    flags = ["-std=c++17", "-O2", "-fPIC", "-DGP_EMULATOR", "-Iemu/include", "-Icuda",
+             "-Wall", "-Wextra", "-Wno-unknown-pragmas"]
+    if os.environ.get("GPUPRIMS_EMU_ASAN") == "1":
+        flags += ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"]
+    sources = [s for s in cu_sources if not uses_nvidia_libraries(s)]
+    sources += sorted(glob("emu/*.cpp", root_dir=HERE))  # emu/selftest.cu: the tests build it apart
+    search = (HERE / "emu" / "include", HERE / "cuda")
+    return [Job(Path(cxx[0]).name, s, [*cxx, "-x", "c++", "-c", s, *flags],
+                Path(obj_dir) / "emu" / (Path(s).as_posix().replace("/", "_") + ".o"), search)
+            for s in sources]
+
+
+def nvcc_jobs(cu_sources, obj_dir, nvcc, archs):
+    return [Job("nvcc", s, [nvcc, "-c", s, "-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-Icuda", "--threads", "0",
+                            *archs],
+                Path(obj_dir) / "cuda" / (Path(s).with_suffix("").as_posix().replace("/", "_") + ".o"),
+                (HERE / "cuda",))
+            for s in cu_sources]
+
+
+def plan(build_temp="build/temp"):
+    """(mode, toolkit root, why, jobs): what a build in this environment
+    compiles; nvcc jobs first (the longest)."""
+    mode, home, why = build_mode()
+    cu = cu_sources()
+    jobs = []
+    if mode == "cuda":
+        nvcc = str(home / "bin" / "nvcc")
+        archs, where = choose_archs(nvcc)
+        why += f"; {' '.join(a.rsplit('code=', 1)[1] for a in archs)} from {where}"
+        jobs = nvcc_jobs(cu, build_temp, nvcc, archs)
+    return mode, home, why, jobs + emulator_jobs(cu, build_temp)
+
+
+def missing(jobs, cache):
+    """The jobs whose objects the cache does not hold."""
+    return [j for j in jobs if not (Path(cache) / f"{j.key}.o").is_file()]
+
+
+def run_jobs(jobs, cache):
+    """Compile (or take from the cache) every job, in parallel, with a
+    progress line each; returns the object paths in job order."""
+    cache.mkdir(parents=True, exist_ok=True)
+    workers = int(os.environ.get("GPUPRIMS_NVCC_JOBS", os.cpu_count() or 1))
+    total, done, fresh = len(jobs), [0], [0]
+    start = time.monotonic()
+
+    def one(job):
+        job.obj.parent.mkdir(parents=True, exist_ok=True)
+        cached = cache / f"{job.key}.o"
+        if cached.is_file():
+            shutil.copyfile(cached, job.obj)
+            os.utime(cached)
+            note = " (cached)"
+        else:
+            t0 = time.monotonic()
+            r = subprocess.run(job.cmd, cwd=HERE)
+            if r.returncode != 0:
+                raise SystemExit(f"gpuprims: {job.tool} failed on {job.src} (exit {r.returncode}):\n  "
+                                 + " ".join(job.cmd))
+            tmp = cache / f"{job.key}.o.{os.getpid()}.tmp"
+            shutil.copyfile(job.obj, tmp)
+            os.replace(tmp, cached)  # whole or absent, whoever else builds
+            fresh[0] += 1
+            note = f" ({time.monotonic() - t0:.0f} s)"
+        done[0] += 1
+        say(f"[{done[0]}/{total}] {job.tool} {job.src}{note}")
+        return str(job.obj)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        objects = list(pool.map(one, jobs))
+    say(f"{total} objects in {time.monotonic() - start:.0f} s: {fresh[0]} compiled, "
+        f"{total - fresh[0]} from the cache {cache}")
+    prune_cache(cache)
+    return objects
+
+
+def cu_sources():
+    return sorted(glob("cuda/**/*.cu", root_dir=HERE, recursive=True))
+
+
+# ---------------------------------------------------------------- the build
+
+if __name__ == "__main__":
+    from setuptools import Extension, setup
+    from setuptools.command.build_ext import build_ext
+
+    class BuildExtNvcc(build_ext):
+        def build_extension(self, ext):
+            ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
+            mode, home, why, jobs = plan(self.build_temp)
+            say(f"building the {'CUDA and emulator backends' if mode == 'cuda' else 'emulator backend only'}: "
+                f"{why}")
+            if mode == "emulator":
+                say("  the kernels will run on the CPU.  For the GPU backend install the CUDA toolkit "
+                    "(12.x or 13.x), put its bin/ on PATH or set CUDA_HOME, and build again.")
+            say(f"{len(jobs)} objects, {os.environ.get('GPUPRIMS_NVCC_JOBS', os.cpu_count() or 1)} at a time"
+                + (" (a first CUDA build takes minutes: `pip install -v .` shows each file)" if mode == "cuda"
+                   else ""))
+            objects = run_jobs(jobs, cache_dir(self.build_temp))
+            ext.extra_objects = objects + list(ext.extra_objects or [])
+            if os.environ.get("GPUPRIMS_EMU_ASAN") == "1":
+                ext.extra_link_args = list(ext.extra_link_args or []) + ["-fsanitize=address"]
+            if mode == "emulator":
+                ext.include_dirs = ["emu/include"] + list(ext.include_dirs or [])
+                ext.libraries = ["stdc++", "pthread"]
+            else:
+                ext.define_macros = list(ext.define_macros or []) + [("GP_HAVE_CUDA", "1")]
+                ext.include_dirs = [str(home / "include")] + list(ext.include_dirs or [])
+                lib64 = home / "lib64"
+                if not lib64.exists():
+                    lib64 = home / "lib"
+                ext.library_dirs = [str(lib64)] + list(ext.library_dirs or [])
+            # Always relink (a second or two): the module on disk may be of
+            # another mode, architecture list or compiler, which its
+            # timestamps cannot tell.
+            self.force = True
             super().build_extension(ext)
-            return
-        nvcc = str(cuda_home / "bin" / "nvcc")
-        if "GPUPRIMS_CUDA_ARCH" in os.environ:  # as asked; nvcc says if it cannot
-            archs = arch_flags(os.environ["GPUPRIMS_CUDA_ARCH"])
-        else:  # the default list, less what an older nvcc does not know
-            archs = arch_flags(DEFAULT_ARCHS, supported_archs(nvcc))
-        obj_dir = Path(self.build_temp) / "cuda"
-        obj_dir.mkdir(parents=True, exist_ok=True)
 
-        def compile_one(job):
-            kind, src = job
-            if kind == "emu":  # a host compiler job for the emulator
-                return emu_compile(src)
-            obj = obj_dir / (Path(src).with_suffix("").as_posix().replace("/", "_") + ".o")
-            cmd = [nvcc, "-c", src, "-o", str(obj), "-O3", "-std=c++17", "-Xcompiler", "-fPIC",
-                   "-Icuda", "--threads", "0", *archs]
-            print(" ".join(cmd), flush=True)
-            subprocess.run(cmd, check=True, cwd=HERE)
-            return str(obj)
+    core = Extension(
+        "gpuprims._core",
+        sources=sorted(glob("csrc/*.c", root_dir=HERE)),
+        depends=sorted(glob("csrc/*.h", root_dir=HERE)),
+        extra_compile_args=["-std=c99", "-Wall", "-Wextra", "-O2"],
+        libraries=["cudart_static", "stdc++", "rt", "pthread", "dl"],
+        define_macros=[("Py_LIMITED_API", "0x030B0000")],
+        py_limited_api=True,
+    )
 
-        # nvcc jobs first (the longest), the emulator's beside them
-        jobs = [("nvcc", s) for s in cu_sources] + [("emu", s) for s in emu_sources]
-        objects = run_parallel(compile_one, jobs, "nvcc or the C++ compiler")
-
-        ext.extra_objects = objects + list(ext.extra_objects or [])
-        ext.define_macros = list(ext.define_macros or []) + [("GP_HAVE_CUDA", "1")]
-        ext.include_dirs = [str(cuda_home / "include")] + list(ext.include_dirs or [])
-        lib64 = cuda_home / "lib64"
-        if not lib64.exists():
-            lib64 = cuda_home / "lib"
-        ext.library_dirs = [str(lib64)] + list(ext.library_dirs or [])
-        super().build_extension(ext)
-
-
-c_sources = sorted(glob("csrc/*.c"))
-cu_sources = sorted(glob("cuda/**/*.cu", recursive=True))
-
-core = Extension(
-    "gpuprims._core",
-    sources=c_sources + cu_sources,
-    depends=glob("csrc/*.h") + glob("cuda/**/*.cuh", recursive=True) + ["cuda/gpuprims.h"]
-    + glob("emu/**/*", recursive=True),
-    extra_compile_args=["-std=c99", "-Wall", "-Wextra", "-O2"],
-    libraries=["cudart_static", "stdc++", "rt", "pthread", "dl"],
-    define_macros=[("Py_LIMITED_API", "0x030B0000")],
-    py_limited_api=True,
-)
-
-setup(
-    ext_modules=[core],
-    cmdclass={"build_ext": BuildExtNvcc},
-    options={"bdist_wheel": {"py_limited_api": "cp311"}},
-)
+    setup(
+        ext_modules=[core],
+        cmdclass={"build_ext": BuildExtNvcc},
+        options={"bdist_wheel": {"py_limited_api": "cp311"}},
+    )

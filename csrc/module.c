@@ -20,6 +20,7 @@
 
 PyObject *gp_raise_cuda(PyObject *module, cudaError_t err, const char *where)
 {
+    if (PyErr_Occurred()) return NULL; /* raised while the call ran (Ctrl-C in an emulated launch): it stands */
     gp_state *st = gp_get_state(module);
     PyObject *type = (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver)
                          ? st->NoDeviceError

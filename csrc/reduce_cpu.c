@@ -14,8 +14,8 @@
 
 #define GP_SUM_OF(a, b) ((a) + (b))
 /* numpy's rule: a NaN operand makes the result NaN. */
-#define GP_MIN_OF(a, b) ((a) != (a) ? (a) : ((b) != (b) ? (b) : ((b) < (a) ? (b) : (a))))
-#define GP_MAX_OF(a, b) ((a) != (a) ? (a) : ((b) != (b) ? (b) : ((b) > (a) ? (b) : (a))))
+#define GP_MIN_OF(a, b) ((a) != (a) ? (a) : ((b) != (b) ? (b) : ((a) < (b) ? (a) : (b))))
+#define GP_MAX_OF(a, b) ((a) != (a) ? (a) : ((b) != (b) ? (b) : ((a) > (b) ? (a) : (b))))
 
 #define GP_DEFINE_RECURSIVE(NAME, T, COMBINE)                                 \
     static T NAME(T *data, int64_t size)                                     \

@@ -87,6 +87,19 @@ extern const gp_runtime gp_runtime_emu;
 extern const gp_runtime gp_runtime_cuda;
 #endif
 
+/* The emulator's report to the glue at the start of every launch
+ * (blocks_done 0) and then about every 50 ms between blocks. */
+typedef struct gp_emu_progress {
+    const char *kernel;
+    unsigned long long blocks, blocks_done;
+    unsigned threads_per_block;
+    double elapsed_s; /* since the launch began */
+} gp_emu_progress;
+/* Defined by the glue (csrc/emulator.c).  Nonzero stops the launch before
+ * its next block: it fails with cudaErrorLaunchFailure, and the exception
+ * the glue has set (KeyboardInterrupt) is what the caller sees. */
+int gp_emu_poll(const gp_emu_progress *p);
+
 /* Explain mode (emulator only, emu/runtime.cpp): record shared memory and
  * the kernel's writable pointer arguments at every block barrier. */
 typedef struct gp_trace_region {

@@ -114,7 +114,18 @@ static cudaError_t cu_event_elapsed_ms(float *ms, cudaEvent_t a, cudaEvent_t b) 
 static cudaError_t cu_event_destroy(cudaEvent_t e) { return cudaEventDestroy(e); }
 static cudaError_t cu_get_last_error(void) { return cudaGetLastError(); }
 static const char *cu_error_name(cudaError_t err) { return cudaGetErrorName(err); }
-static const char *cu_error_string(cudaError_t err) { return cudaGetErrorString(err); }
+/* The runtime says "CUDA driver version is insufficient for CUDA runtime
+ * version" both where the driver is too old and where there is none at all
+ * (a machine without an NVIDIA GPU): the second, which the driver version
+ * 0 tells apart, is said as it is. */
+static const char *cu_error_string(cudaError_t err)
+{
+    int driver = -1;
+    if (err == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+        return "no NVIDIA driver (libcuda.so.1 is not installed or not found), so no GPU can be used: "
+               "install the NVIDIA driver on a machine with an NVIDIA GPU";
+    return cudaGetErrorString(err);
+}
 static const char *cu_detail(void) { return NULL; } /* a library's own words: gp_variant.error_detail */
 
 const gp_runtime gp_runtime_cuda = {

@@ -8,8 +8,8 @@
 #include "../cuda/gpuprims.h"
 
 #define GP_SUM_OF(a, b) ((a) + (b))
-#define GP_MIN_OF(a, b) ((a) != (a) ? (a) : ((b) != (b) ? (b) : ((b) < (a) ? (b) : (a))))
-#define GP_MAX_OF(a, b) ((a) != (a) ? (a) : ((b) != (b) ? (b) : ((b) > (a) ? (b) : (a))))
+#define GP_MIN_OF(a, b) ((a) != (a) ? (a) : ((b) != (b) ? (b) : ((a) < (b) ? (a) : (b))))
+#define GP_MAX_OF(a, b) ((a) != (a) ? (a) : ((b) != (b) ? (b) : ((a) > (b) ? (a) : (b))))
 
 #define GP_ELEMENT(a, i)                                                                     \
     (a->in_t == GP_INT32 ? (T)((const int32_t *)a->in)[i]                                   \

@@ -117,7 +117,10 @@ inline cudaError_t device_facts(DeviceFacts &d) {
 
 // ---------------------------------------------------------------- operators
 // Each operator carries its identity, so padding lanes and empty inputs
-// contribute nothing.  min/max propagate NaN the way numpy.min/max do.
+// contribute nothing.  min/max propagate NaN the way numpy.min/max do, and
+// between operands that compare equal (0.0 and -0.0) they return the second,
+// as numpy.minimum/maximum do: a reduction that combines its parts in index
+// order, op(left, right), returns numpy.min's zero (the last of the tied).
 template <class T> struct Limits;
 template <> struct Limits<int> {
     __host__ __device__ static constexpr int lowest() { return INT_MIN; }
@@ -147,14 +150,14 @@ template <class T> struct Min {
     using type = T;
     __host__ __device__ static constexpr T identity() { return Limits<T>::highest(); }
     __host__ __device__ T operator()(T a, T b) const {
-        return is_nan(a) ? a : (is_nan(b) ? b : (b < a ? b : a));
+        return is_nan(a) ? a : (is_nan(b) ? b : (a < b ? a : b));
     }
 };
 template <class T> struct Max {
     using type = T;
     __host__ __device__ static constexpr T identity() { return Limits<T>::lowest(); }
     __host__ __device__ T operator()(T a, T b) const {
-        return is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a));
+        return is_nan(a) ? a : (is_nan(b) ? b : (a > b ? a : b));
     }
 };
 

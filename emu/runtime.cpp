@@ -17,6 +17,11 @@
 // lanes exited.  Launch configurations a GPU refuses are refused with the
 // status a GPU gives.
 //
+// Between blocks the launch reports its progress to the glue
+// (gp_emu_poll), which can stop it there: Ctrl-C ends an emulated launch
+// after the block it is in, with cudaErrorLaunchFailure, and the next
+// launch starts from a clean state.
+//
 // Also here: the gp_runtime table of the emulator (memory is host memory,
 // streams and events are trivial), and explain mode (gp_emu_trace_*).
 #include <sys/mman.h>
@@ -49,6 +54,9 @@
 #else
 #include <ucontext.h>
 #endif
+
+// Where no glue defines it (the self-test library): launches run to the end.
+extern "C" __attribute__((weak)) int gp_emu_poll(const gp_emu_progress *) { return 0; }
 
 namespace gp_emu_rt {
 
@@ -467,6 +475,16 @@ void note_pointer_arg(int index, void *p, int itemsize) {
 
 int multiprocessors() { return 2; }
 
+namespace {
+constexpr std::chrono::milliseconds POLL_EVERY{50};  // Ctrl-C is felt within this and one block
+
+cudaError_t interrupted(const gp_emu_progress &p) {
+    last_detail = std::string("emulator: kernel ") + p.kernel + " stopped after " + std::to_string(p.blocks_done) +
+                  " of its " + std::to_string(p.blocks) + " blocks (interrupted)";
+    return cudaErrorLaunchFailure;
+}
+}  // namespace
+
 cudaError_t launch(const char *name, dim3 grid, dim3 block, size_t smem, cudaStream_t, void (*body)(void *),
                    void *ctx) {
     std::lock_guard<std::mutex> lock(launch_mutex);
@@ -501,14 +519,30 @@ cudaError_t launch(const char *name, dim3 grid, dim3 block, size_t smem, cudaStr
         ++trace.launches;
     }
     cudaError_t err = cudaSuccess;
+    // The glue hears of the launch, then about every POLL_EVERY between
+    // blocks: it may stop the launch there (Ctrl-C) and say it is long.
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    auto next_poll = start + POLL_EVERY;
+    gp_emu_progress progress{name, 1ull * grid.x * grid.y * grid.z, 0, unsigned(threads), 0.0};
+    if (gp_emu_poll(&progress) != 0) err = interrupted(progress);
     for (unsigned z = 0; z < grid.z && err == cudaSuccess; ++z)
         for (unsigned y = 0; y < grid.y && err == cudaSuccess; ++y)
             for (unsigned x = 0; x < grid.x && err == cudaSuccess; ++x) {
+                if (progress.blocks_done > 0 && clock::now() >= next_poll) {
+                    progress.elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
+                    if (gp_emu_poll(&progress) != 0) {
+                        err = interrupted(progress);
+                        break;
+                    }
+                    next_poll = clock::now() + POLL_EVERY;
+                }
                 block_idx = uint3{x, y, z};
                 // Fresh shared memory holds garbage on a GPU; here a pattern
                 // (NaN for floats, large negative integers) a missing store shows.
                 shared_bytes.assign(smem, 0xff);
                 err = run_block();
+                ++progress.blocks_done;
             }
     shared_bytes.clear();
     trace.args.clear();

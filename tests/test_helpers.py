@@ -36,7 +36,9 @@ ROW_KEYS = {"variant", "title", "median_ms", "min_ms", "max_ms", "times_ms", "gb
 
 
 def registry_names(family, baselines=True):
-    return [v.name for v in gpuprims.variants(family) if baselines or not v.is_baseline]
+    """The 1-D journey's names (the tables of all elements), baselines last."""
+    return [v.name for v in gpuprims.variants(family)
+            if (baselines or not v.is_baseline) and not (v.batched or v.segmented)]
 
 
 def perturbed(family):
@@ -365,7 +367,13 @@ NCU_CSV = '''==PROF== Connected to process 1
 '''
 
 
-def test_profile_table_from_ncu_csv(tmp_path):
+@pytest.fixture
+def profile_sees_a_gpu(monkeypatch):
+    """profile() checks for a GPU first; these tests feed it a fake ncu."""
+    monkeypatch.setattr(gpuprims._profile, "require_gpu", lambda who: None)
+
+
+def test_profile_table_from_ncu_csv(tmp_path, profile_sees_a_gpu):
     ncu = fake_ncu(tmp_path, "cat <<'EOF'\n" + NCU_CSV + "EOF\n")
     t = gpuprims.profile("reduce", ["interleaved", "neighbored"], n=1 << 20, ncu=ncu,
                          metrics=["gld_efficiency", "dram_read_throughput", "stall_sync"])
@@ -378,13 +386,13 @@ def test_profile_table_from_ncu_csv(tmp_path):
     json.loads(t.to_json())
 
 
-def test_profile_skips_variants_over_their_limit(tmp_path):
+def test_profile_skips_variants_over_their_limit(tmp_path, profile_sees_a_gpu):
     ncu = fake_ncu(tmp_path, "cat <<'EOF'\n" + NCU_CSV + "EOF\n")
     t = gpuprims.profile("scan", ["blelloch"], n=1 << 20, ncu=ncu, metrics="bank_conflicts")
     assert t[0]["note"] == "skipped: n > max_n 2048"
 
 
-def test_profile_errors_say_why(tmp_path, monkeypatch):
+def test_profile_errors_say_why(tmp_path, monkeypatch, profile_sees_a_gpu):
     perm = fake_ncu(tmp_path, "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission'; exit 1\n")
     with pytest.raises(gpuprims.ProfilerError, match="not permitted.*ERR_NVGPUCTRPERM"):
         gpuprims.profile("reduce", ["interleaved"], ncu=perm)

@@ -26,6 +26,8 @@ def data(shape, dtype, seed=0):
     2^62 for uint64 (so that sums wrap as NumPy's do)."""
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(seed)
+    if not dtype.isnative:
+        return data(shape, dtype.newbyteorder("="), seed).astype(dtype)
     if dtype == np.uint64:
         return rng.integers(1, 1 << 62, size=shape, dtype=np.uint64)
     return random_input(shape, dtype, seed)

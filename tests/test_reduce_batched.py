@@ -316,6 +316,35 @@ def test_segments_inside_a_longer_input(backend, v):
     run_segments(v, x, d, offsets, "min", "float64")
 
 
+# Segment lengths far from their mean: the adaptive step defers the long
+# ones of each mapping (groups of lanes, a warp, blocks) to its chunked pass.
+SKEWED = {
+    "lanes + outlier": [1, 4, 0, 7, 3] * 200 + [5000] + [2, 5] * 100 + [300, 129, 128],
+    "warp + outlier": [100, 90, 140, 0] * 50 + [5000, 2049, 2048] + [64] * 20,
+    "blocks + outliers": [200, 0, 150] * 16 + [40000, 8193, 8192 * 3 + 1],
+}
+
+
+@pytest.mark.parametrize("case", list(SKEWED), ids=str)
+@pytest.mark.parametrize("v", SEGMENTED, ids=ids)
+def test_segments_skewed(backend, v, case):
+    need(backend, v)
+    if backend == "emulator" and v.name in ("batched_thread", "segmented_subwarp") and "blocks" in case:
+        pytest.skip("emulator: a lane's sequential loop over 40000 elements is slow there")
+    lengths = SKEWED[case]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    x = data(int(offsets[-1]), "float32", 15)
+    d = gpuprims.to_device(x)
+    run_segments(v, x, d, offsets, "sum", "float32")
+    run_segments(v, x, d, offsets, "max", "float32")
+    if v.auto_batched:  # the same bits on every call, deferral and all
+        offs = gpuprims.to_device(offsets)
+        layout = (len(lengths), x.size, 1, 0, 1, 0, offs.ptr)
+        bits = {call(v, d.ptr, x.size, layout, "float32", "float32", "sum", len(lengths)).tobytes()
+                for _ in range(3)}
+        assert len(bits) == 1
+
+
 @pytest.mark.parametrize("v", [v for v in SEGMENTED if not v.baseline], ids=ids)
 def test_segments_deterministic(backend, v):
     need(backend, v)

@@ -23,7 +23,7 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct WarpPerProblem {
-    static size_t scratch(const Problems &) { return 0; }
+    static size_t scratch(const gp_reduce_args &, const Problems &) { return 0; }
     static cudaError_t run(const gp_reduce_args &a, const Problems &P) {
         return launch_groups<In, Op, WARP, WARP>(a, P, WARP);
     }

@@ -1,13 +1,13 @@
 // Step 14 - several problems per warp: groups of 2, 4, 8 or 16 lanes.
 //
 // What changed from step 13: a problem gets W lanes, W the power of two
-// that covers its (mean) length, between 2 and 16; a warp holds 32 / W
-// problems side by side.  For rows of 4 elements a warp reads 8 rows = 32
-// neighbouring words in one load, and two shuffle steps of width 4
-// (__shfl_down_sync(mask, v, offset, 4)) combine each group.  Each group
-// keeps several problems in flight per trip (SegTuning::ROUNDS), so even a
-// problem of one element per lane leaves several loads in flight per
-// thread.  The kernel is reduce_groups<W> (segmented.cuh).
+// that gives each lane SegTuning::GROUP_UNROLL = 2 of its (mean) length,
+// between 2 and 16; a warp holds 32 / W problems side by side.  For rows of
+// 8 elements a warp reads 8 rows = 64 neighbouring words in two loads, and
+// two shuffle steps of width 4 (__shfl_down_sync(mask, v, offset, 4))
+// combine each group.  Each group keeps several problems in flight per
+// trip (SegTuning::ROUNDS), so even short problems leave several loads in
+// flight per thread.  The kernel is reduce_groups<W> (segmented.cuh).
 // Why step 13 was slow on short problems: 28 of the 32 lanes of a warp
 // idle on a row of 4, and a warp load fetches 4 useful words.
 // Why this is slow in turn: segments whose lengths differ a lot from the
@@ -24,9 +24,9 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct LanesPerProblem {
-    static size_t scratch(const Problems &) { return 0; }
+    static size_t scratch(const gp_reduce_args &, const Problems &) { return 0; }
     static cudaError_t run(const gp_reduce_args &a, const Problems &P) {
-        return launch_groups<In, Op, 2, 16>(a, P, lanes_for(P.len, 2, 16));
+        return launch_groups<In, Op, 2, 16>(a, P, group_lanes(P.len, 2, 16));
     }
 };
 }  // namespace

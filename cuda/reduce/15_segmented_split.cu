@@ -26,8 +26,12 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct SplitProblems {
-    static int64_t chunks(const Problems &P) { return split_chunks(P.count, P.len, Seg::MIN_CHUNK); }
-    static size_t scratch(const Problems &P) { return partial_bytes<Op>(P, chunks(P)); }
+    static int64_t chunks(const Problems &P) {
+        return split_chunks(P.count, P.len, Seg::MIN_CHUNK);
+    }
+    static size_t scratch(const gp_reduce_args &, const Problems &P) {
+        return partial_bytes<Op>(P, chunks(P));
+    }
     static cudaError_t run(const gp_reduce_args &a, const Problems &P) {
         return launch_blocks<In, Op>(a, P, chunks(P));
     }

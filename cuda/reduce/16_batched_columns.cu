@@ -27,7 +27,9 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct Columns {
-    static size_t scratch(const Problems &P) { return partial_bytes<Op>(P, column_shape(P).chunks); }
+    static size_t scratch(const gp_reduce_args &, const Problems &P) {
+        return partial_bytes<Op>(P, column_shape(P).chunks);
+    }
     static cudaError_t run(const gp_reduce_args &a, const Problems &P) {
         if (P.offsets != nullptr) return cudaErrorInvalidValue;
         return launch_columns<In, Op>(a, P, column_shape(P));

@@ -7,9 +7,9 @@
 //   columns (neighbouring problems closer than neighbouring elements of a
 //   problem: inner > 1 and |s_inner| < |s_n|)        -> step 16's tiles
 //   otherwise, rows and segments, by length L (the mean for segments):
-//     L <= 32                                       -> W lanes per problem,
-//                                                      W = 1, 2, ..., 32 covering L
-//                                                      (steps 11, 14, 13)
+//     L <= 64                                       -> W lanes per problem,
+//                                                      W = 1, 2, ..., 32, 2 elements
+//                                                      a lane (steps 11, 14, 13)
 //     L <= SegTuning::WARP_MAX and the problems fill
 //       the GPU with a warp each                     -> a warp per problem (13)
 //     else                                          -> a block per problem,
@@ -20,9 +20,15 @@
 // warp per problem idles on rows of 4 (13) and leaves the GPU empty with
 // few long rows (13, 12); the split is a second launch the many-row shapes
 // do not need (15); the column tiles read rows one word per row (16).
-// Assumes: for segments, lengths near their mean (the choice reads n /
-// count; a few very long segments among short ones run their loop on the
-// short ones' mapping - correct, slower).
+// Segments are binned by length, as CUB's small/medium/large policies do:
+// the mapping is chosen from the mean length (n / count), and every segment
+// longer than 16 x the mean (and than a few trips of the mapping) is
+// deferred by it to a list, which a second kernel reads in chunks of 8192
+// elements, a block each, the last block of a segment combining its chunks
+// in order (Deferred in segmented.cuh).  So one segment of 2^26 elements
+// among millions of 4 costs what its bytes cost, not a group's sequential
+// loop.  Deterministic: a segment's arithmetic depends on its length only.
+// Assumes: nothing of the layout.
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -37,34 +43,56 @@ struct Adaptive {
         Kind kind;
         int64_t lanes, chunks;
         ColumnShape columns;
+        DeferShape defer;
     };
-    static Plan plan(const Problems &P) {
-        Plan p{GROUPS, 1, 1, {}};
+    // Segments longer than this are deferred: LONG_FACTOR x the mean, and
+    // at least what the mapping reads in a few trips.
+    static constexpr int64_t LONG_FACTOR = 16;
+    static Plan plan(const gp_reduce_args &a, const Problems &P) {
+        Plan p{GROUPS, 1, 1, {}, {}};
+        int64_t at_least;
         if (column_like(P)) {
             p.kind = COLUMNS;
             p.columns = column_shape(P);
-        } else if (P.len <= WARP) {
-            p.lanes = lanes_for(P.len, 1, WARP);
+            return p;
+        }
+        if (P.len <= WARP * Seg::GROUP_UNROLL) {
+            p.lanes = group_lanes(P.len, 1, WARP);
+            at_least = 32 * Seg::GROUP_UNROLL * p.lanes;
         } else if (P.len <= Seg::WARP_MAX &&
                    P.count >= int64_t(sms()) * Seg::BLOCKS_PER_SM * (Seg::BLOCK / WARP)) {
             p.lanes = WARP;
+            at_least = 32 * Seg::GROUP_UNROLL * WARP;
         } else {
             p.kind = BLOCKS;
             p.chunks = split_chunks(P.count, P.len, Seg::MIN_CHUNK);
+            at_least = 4 * Deferred::CHUNK;
         }
+        const int64_t long_len = LONG_FACTOR * P.len > at_least ? LONG_FACTOR * P.len : at_least;
+        p.defer = defer_shape(P, a.n, long_len);
         return p;
     }
-    static size_t scratch(const Problems &P) {
-        const Plan p = plan(P);
-        return partial_bytes<Op>(P, p.kind == COLUMNS ? p.columns.chunks : p.chunks);
+    static size_t scratch(const gp_reduce_args &a, const Problems &P) {
+        const Plan p = plan(a, P);
+        return partial_bytes<Op>(P, p.kind == COLUMNS ? p.columns.chunks : p.chunks) +
+               defer_bytes<Op>(p.defer);
     }
     static cudaError_t run(const gp_reduce_args &a, const Problems &P) {
-        const Plan p = plan(P);
+        const Plan p = plan(a, P);
+        Deferred D;
+        GP_TRY(defer_in(static_cast<char *>(a.scratch) + partial_bytes<Op>(P, p.chunks), p.defer,
+                        a.stream, D));
         switch (p.kind) {
-        case COLUMNS: return launch_columns<In, Op>(a, P, p.columns);
-        case BLOCKS: return launch_blocks<In, Op>(a, P, p.chunks);
-        default: return launch_groups<In, Op, 1, WARP>(a, P, p.lanes);
+            case COLUMNS:
+                return launch_columns<In, Op>(a, P, p.columns);
+            case BLOCKS:
+                GP_TRY((launch_blocks<In, Op>(a, P, p.chunks, D)));
+                break;
+            default:
+                GP_TRY((launch_groups<In, Op, 1, WARP>(a, P, p.lanes, D)));
+                break;
         }
+        return launch_deferred<In, Op>(a, P, D);
     }
 };
 }  // namespace

@@ -10,9 +10,10 @@
 // offsets come from a counting iterator through a transform (problem p =
 // (o, i) begins at o * s_outer + i * s_inner, ends len later).  Other
 // layouts (columns) return cudaErrorInvalidValue: the description says so.
-#include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+
+#include <cub/device/device_segmented_reduce.cuh>
 
 #include "segmented.cuh"
 
@@ -38,19 +39,19 @@ struct CubSegmented {
         const In *in = static_cast<const In *>(a.in);
         Acc *out = static_cast<Acc *>(a.out);
         if (P.offsets != nullptr)
-            return cub::DeviceSegmentedReduce::Reduce(tmp, bytes, in, out, P.count, P.offsets, P.offsets + 1,
-                                                      Op(), Op::identity(), a.stream);
+            return cub::DeviceSegmentedReduce::Reduce(tmp, bytes, in, out, P.count, P.offsets,
+                                                      P.offsets + 1, Op(), Op::identity(),
+                                                      a.stream);
         if (P.s_n != 1 && P.len > 1) return cudaErrorInvalidValue;
         const thrust::counting_iterator<int64_t> problems(0);
         const RowOffset begin{P.outer, P.inner, P.s_outer, P.s_inner, P.len, false};
         RowOffset end = begin;
         end.end = true;
-        return cub::DeviceSegmentedReduce::Reduce(tmp, bytes, in, out, P.count,
-                                                  thrust::make_transform_iterator(problems, begin),
-                                                  thrust::make_transform_iterator(problems, end), Op(),
-                                                  Op::identity(), a.stream);
+        return cub::DeviceSegmentedReduce::Reduce(
+            tmp, bytes, in, out, P.count, thrust::make_transform_iterator(problems, begin),
+            thrust::make_transform_iterator(problems, end), Op(), Op::identity(), a.stream);
     }
-    static size_t scratch(const Problems &P) {
+    static size_t scratch(const gp_reduce_args &, const Problems &P) {
         gp_reduce_args probe{};
         size_t bytes = 0;
         return call(probe, P, nullptr, bytes) == cudaSuccess ? bytes : 0;

@@ -28,15 +28,15 @@ namespace seg {
 // values from the arithmetic in each comment; GPU measurements pending
 // (bench/bench_reduce.py, "axis and segments").
 struct SegTuning {
-    static constexpr int BLOCK = 256;          // threads per block, every kernel here
-    static constexpr int BLOCKS_PER_SM = 8;    // 2048 resident threads per SM / BLOCK
-    static constexpr int UNROLL = 8;           // loads in flight per thread (block, column kernels)
-    static constexpr int ROUNDS = 4;           // groups: problems in flight per group (8: ~128 registers)
-    static constexpr int GROUP_UNROLL = 2;     // groups: loads per problem per lane per trip
-    static constexpr int WAVES = 2;            // splits: aim at WAVES x the resident blocks
-    static constexpr int64_t MIN_CHUNK = 4096; // splits: elements per block, at least (16/thread)
-    static constexpr int64_t MIN_ROWS = 16;    // columns: rows per thread of a split, at least
-    static constexpr int64_t WARP_MAX = 4096;  // adaptive: lanes per problem up to this length
+    static constexpr int BLOCK = 256;        // threads per block, every kernel here
+    static constexpr int BLOCKS_PER_SM = 8;  // 2048 resident threads per SM / BLOCK
+    static constexpr int UNROLL = 8;         // loads in flight per thread (block, column kernels)
+    static constexpr int ROUNDS = 4;  // groups: problems in flight per group (8: ~128 registers)
+    static constexpr int GROUP_UNROLL = 2;      // groups: loads per problem per lane per trip
+    static constexpr int WAVES = 2;             // splits: aim at WAVES x the resident blocks
+    static constexpr int64_t MIN_CHUNK = 4096;  // splits: elements per block, at least (16/thread)
+    static constexpr int64_t MIN_ROWS = 16;     // columns: rows per thread of a split, at least
+    static constexpr int64_t WARP_MAX = 4096;   // adaptive: lanes per problem up to this length
     static constexpr int64_t MAX_GRID = 0x7fffffff;  // gridDim.x; kernels loop beyond
 };
 using Seg = SegTuning;
@@ -86,12 +86,15 @@ inline Problems problems_of(const gp_reduce_args &a) {
     P.outer = b.outer, P.inner = b.inner, P.len = a.n;
     P.s_outer = b.s_outer, P.s_n = b.s_n, P.s_inner = b.s_inner;
     if (P.inner == 1) P.inner = P.outer, P.s_inner = P.s_outer, P.outer = 1, P.s_outer = 0;
-    if (P.outer > 1 && P.s_outer == P.inner * P.s_inner) P.inner *= P.outer, P.outer = 1, P.s_outer = 0;
+    if (P.outer > 1 && P.s_outer == P.inner * P.s_inner)
+        P.inner *= P.outer, P.outer = 1, P.s_outer = 0;
     P.count = P.outer * P.inner;
     return P;
 }
 
-inline int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+inline int64_t abs64(int64_t v) {
+    return v < 0 ? -v : v;
+}
 
 // Columns: neighbouring problems sit closer in memory than neighbouring
 // elements of one problem, so threads should run across problems.
@@ -105,7 +108,9 @@ inline int64_t pow2_ceil(int64_t v) {
     return p;
 }
 
-inline int64_t grid_of(int64_t blocks) { return blocks < 1 ? 1 : blocks < Seg::MAX_GRID ? blocks : Seg::MAX_GRID; }
+inline int64_t grid_of(int64_t blocks) {
+    return blocks < 1 ? 1 : blocks < Seg::MAX_GRID ? blocks : Seg::MAX_GRID;
+}
 
 inline int sms() {  // 1 where it cannot be read: a small grid, still right
     DeviceFacts d;
@@ -124,21 +129,58 @@ inline int64_t split_chunks(int64_t count, int64_t len, int64_t min_chunk) {
     return c < 1 ? 1 : c;
 }
 
+// ------------------------------------------------- long segments, apart
+// The length bins of the adaptive step: a segment much longer than the
+// mean would hold its warp (or block) for its whole length while the others
+// idle, so the kernel that takes the short ones defers every segment longer
+// than long_len to a list instead; reduce_deferred then cuts each listed
+// segment into chunks of DEFER_CHUNK elements, a block each, and the last
+// block to finish a segment combines its chunks in order.  The list's order
+// depends on the race of atomicAdd, which decides only which block reads
+// which chunk: a segment's result depends on its length alone, so the bits
+// are the same run to run.  ctl == nullptr: nothing is deferred.
+struct Entry {
+    int64_t p, first, chunks;  // the segment, its first chunk, its chunk count
+};
+
+struct Deferred {
+    static constexpr int64_t CHUNK = 8192;  // elements a block of reduce_deferred reads
+    int64_t long_len;
+    unsigned long long *ctl;  // [0]: entries, [1]: chunks (zeroed before the call)
+    Entry *list;
+    unsigned *ticket;  // per entry: chunks finished
+    int64_t *owner;    // per chunk: its entry
+    void *partial;     // per chunk: its value (Acc)
+
+    __device__ bool defers(int64_t len) const { return ctl != nullptr && len > long_len; }
+    // The segment p of len elements on the list (one thread per segment).
+    __device__ void push(int64_t p, int64_t len) const {
+        const unsigned long long e = atomicAdd(ctl, 1ull);
+        const int64_t c = ceil_div<int64_t>(len, CHUNK);
+        const int64_t first = int64_t(atomicAdd(ctl + 1, (unsigned long long)c));
+        list[e] = {p, first, c};
+        ticket[e] = 0;
+        for (int64_t j = 0; j < c; ++j) owner[first + j] = int64_t(e);
+    }
+};
+
 // ---------------------------------------------------- the device helpers
 // acc op in[k*stride] for k = k0, k0 + step, ... < end, UNROLL loads issued
 // before the first of their adds (each predicated: short problems and
 // tails need no second loop).  The order of the adds depends only on
 // (k0, step, end).
 template <int UNROLL, class Op, class In>
-__device__ inline typename Op::type fold_strided(typename Op::type acc, const In *in, int64_t stride,
-                                                 int64_t k0, int64_t step, int64_t end, Op op) {
+__device__ inline typename Op::type fold_strided(typename Op::type acc, const In *in,
+                                                 int64_t stride, int64_t k0, int64_t step,
+                                                 int64_t end, Op op) {
     using Acc = typename Op::type;
     const In *p = in + k0 * stride;
     const int64_t jump = step * stride;  // elements between one thread's loads
     for (int64_t left = end - k0; left > 0; left -= UNROLL * step, p += UNROLL * jump) {
         Acc r[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) r[u] = u * step < left ? Acc(__ldg(p + u * jump)) : Op::identity();
+        for (int u = 0; u < UNROLL; ++u)
+            r[u] = u * step < left ? Acc(__ldg(p + u * jump)) : Op::identity();
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) acc = op(acc, r[u]);
     }
@@ -168,7 +210,8 @@ __device__ inline V group_reduce(V v, Op op) {
 // so all lanes reach the shuffles.
 template <int W, class In, class Op>
 __global__ void __launch_bounds__(Seg::BLOCK)
-reduce_groups(const In *__restrict__ in, Problems P, int rounds, typename Op::type *out) {
+reduce_groups(const In *__restrict__ in, Problems P, int rounds, Deferred D,
+              typename Op::type *out) {
     using Acc = typename Op::type;
     constexpr int R = Seg::ROUNDS, U = Seg::GROUP_UNROLL;
     const Op op;
@@ -176,16 +219,20 @@ reduce_groups(const In *__restrict__ in, Problems P, int rounds, typename Op::ty
     const int64_t groups = int64_t(gridDim.x) * (Seg::BLOCK / W);
     const int64_t g = int64_t(blockIdx.x) * (Seg::BLOCK / W) + threadIdx.x / W;
     const int64_t stride = P.offsets != nullptr ? 1 : P.s_n;  // the same for every problem
-    const int64_t jump = W * stride;                             // between a lane's loads
+    const int64_t jump = W * stride;                          // between a lane's loads
     for (int64_t sweep = 0; sweep < P.count; sweep += groups * rounds) {
         const In *q[R];   // the lane's next element of each problem
         int64_t left[R];  // how many of the problem's elements from there on
         Acc acc[R];
+        bool mine[R], deferred[R];  // in range and read here; in range and deferred
         int64_t longest = 0;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int64_t p = sweep + r * groups + g;
-            const Span s = r < rounds && p < P.count ? P.span(p) : Span{0, 0, 1};
+            Span s = r < rounds && p < P.count ? P.span(p) : Span{0, 0, 1};
+            deferred[r] = r < rounds && p < P.count && D.defers(s.len);
+            mine[r] = r < rounds && p < P.count && !deferred[r];
+            if (deferred[r]) s.len = 0;
             q[r] = in + s.base + sub * stride;
             left[r] = s.len - sub;
             acc[r] = Op::identity();
@@ -209,7 +256,8 @@ reduce_groups(const In *__restrict__ in, Problems P, int rounds, typename Op::ty
         for (int r = 0; r < R; ++r) {
             const int64_t p = sweep + r * groups + g;
             const Acc v = group_reduce<W>(acc[r], op);
-            if (sub == 0 && r < rounds && p < P.count) out[p] = v;
+            if (sub == 0 && mine[r]) out[p] = v;
+            if (sub == 0 && deferred[r]) D.push(p, P.span(p).len);  // rare: after the hot loop
         }
     }
 }
@@ -220,7 +268,8 @@ reduce_groups(const In *__restrict__ in, Problems P, int rounds, typename Op::ty
 // itself when chunks == 1 (dst = out), else a partial for combine_*.
 template <class In, class Op>
 __global__ void __launch_bounds__(Seg::BLOCK)
-reduce_blocks(const In *__restrict__ in, Problems P, int64_t chunks, typename Op::type *dst) {
+reduce_blocks(const In *__restrict__ in, Problems P, int64_t chunks, Deferred D,
+              typename Op::type *dst) {
     using Acc = typename Op::type;
     const Op op;
     __shared__ Acc warp_results[Seg::BLOCK / WARP];
@@ -228,10 +277,17 @@ reduce_blocks(const In *__restrict__ in, Problems P, int64_t chunks, typename Op
     for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {  // uniform over the block
         const int64_t p = w / chunks, c = w - p * chunks;
         const Span s = P.span(p);
+        if (D.defers(s.len)) {  // uniform over the block
+            if (threadIdx.x == 0) {
+                if (c == 0) D.push(p, s.len);
+                dst[c * P.count + p] = Op::identity();  // reduce_deferred writes the result
+            }
+            continue;
+        }
         const int64_t piece = ceil_div<int64_t>(s.len, chunks);
         const int64_t k0 = c * piece, k1 = k0 + piece < s.len ? k0 + piece : s.len;
         Acc v = fold_strided<Seg::UNROLL>(Op::identity(), in + s.base, s.stride, k0 + threadIdx.x,
-                                        Seg::BLOCK, k1, op);
+                                          Seg::BLOCK, k1, op);
         v = block_reduce<Seg::BLOCK>(v, op, warp_results);
         if (threadIdx.x == 0) dst[c * P.count + p] = v;
         __syncthreads();  // warp_results is read before the next problem writes it
@@ -247,8 +303,8 @@ reduce_blocks(const In *__restrict__ in, Problems P, int64_t chunks, typename Op
 // order) and row 0 writes dst[c * count + p].
 template <class In, class Op>
 __global__ void __launch_bounds__(Seg::BLOCK)
-reduce_columns(const In *__restrict__ in, Problems P, int tx_log2, int64_t tiles, int64_t chunks,
-               int64_t piece, typename Op::type *dst) {
+reduce_columns(const In *__restrict__ in, Problems P, int tx_log2, int64_t tiles,
+               int64_t chunks, int64_t piece, typename Op::type *dst) {
     using Acc = typename Op::type;
     const Op op;
     __shared__ Acc cell[Seg::BLOCK];
@@ -261,7 +317,8 @@ reduce_columns(const In *__restrict__ in, Problems P, int tx_log2, int64_t tiles
         const int64_t k0 = c * piece, k1 = k0 + piece < P.len ? k0 + piece : P.len;
         Acc v = Op::identity();
         if (i < P.inner)
-            v = fold_strided<Seg::UNROLL>(v, in + o * P.s_outer + i * P.s_inner, P.s_n, k0 + ty, TY, k1, op);
+            v = fold_strided<Seg::UNROLL>(v, in + o * P.s_outer + i * P.s_inner, P.s_n, k0 + ty, TY,
+                                          k1, op);
         cell[threadIdx.x] = v;
         __syncthreads();
         for (int half = TY / 2; half > 0; half >>= 1) {
@@ -271,6 +328,46 @@ reduce_columns(const In *__restrict__ in, Problems P, int tx_log2, int64_t tiles
         // Row 0 reads its own cell; no thread writes another's cell before
         // the next iteration's barrier.
         if (ty == 0 && i < P.inner) dst[c * P.count + o * P.inner + i] = cell[threadIdx.x];
+    }
+}
+
+// The deferred segments (Deferred): chunk k of the list's ctl[1] is chunk
+// j = k - first of entry e = owner[k]; a block folds its CHUNK elements,
+// writes the partial, and the last block of the entry (an atomic ticket
+// after a __threadfence, as in step 9) folds the entry's partials in chunk
+// order.  A persistent grid: the host does not know how many there are.
+template <class In, class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+reduce_deferred(const In *__restrict__ in, Problems P, Deferred D, typename Op::type *out) {
+    using Acc = typename Op::type;
+    const Op op;
+    __shared__ Acc warp_results[Seg::BLOCK / WARP];
+    __shared__ bool last;
+    Acc *partial = static_cast<Acc *>(D.partial);
+    const int64_t chunks = int64_t(D.ctl[1]);
+    for (int64_t k = blockIdx.x; k < chunks; k += gridDim.x) {  // uniform over the block
+        const int64_t e = D.owner[k];
+        const Entry E = D.list[e];
+        const Span s = P.span(E.p);
+        const int64_t k0 = (k - E.first) * Deferred::CHUNK;
+        const int64_t k1 = k0 + Deferred::CHUNK < s.len ? k0 + Deferred::CHUNK : s.len;
+        Acc v = fold_strided<Seg::UNROLL>(Op::identity(), in + s.base, s.stride, k0 + threadIdx.x,
+                                          Seg::BLOCK, k1, op);
+        v = block_reduce<Seg::BLOCK>(v, op, warp_results);
+        if (threadIdx.x == 0) {
+            partial[k] = v;
+            __threadfence();  // the partial is visible before the ticket is taken
+            last = atomicAdd(D.ticket + e, 1u) == unsigned(E.chunks - 1);
+        }
+        __syncthreads();
+        if (last) {  // uniform: every chunk of the entry is written
+            Acc w = Op::identity();
+            for (int64_t j = threadIdx.x; j < E.chunks; j += Seg::BLOCK)
+                w = op(w, __ldcg(partial + E.first + j));
+            w = block_reduce<Seg::BLOCK>(w, op, warp_results);
+            if (threadIdx.x == 0) out[E.p] = w;
+        }
+        __syncthreads();  // `last` and warp_results are read before the next chunk writes them
     }
 }
 
@@ -295,8 +392,8 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
     const Op op;
     __shared__ Acc warp_results[Seg::BLOCK / WARP];
     for (int64_t p = blockIdx.x; p < count; p += gridDim.x) {
-        Acc v = fold_strided<Seg::UNROLL>(Op::identity(), partial + p, count, threadIdx.x, Seg::BLOCK,
-                                        chunks, op);
+        Acc v = fold_strided<Seg::UNROLL>(Op::identity(), partial + p, count, threadIdx.x,
+                                          Seg::BLOCK, chunks, op);
         v = block_reduce<Seg::BLOCK>(v, op, warp_results);
         if (threadIdx.x == 0) out[p] = v;
         __syncthreads();
@@ -309,31 +406,40 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
 // flight per group that short problems keep loads in flight, but not so
 // many that the grid no longer fills the GPU.
 template <class In, class Op, int W>
-cudaError_t launch_groups_w(const gp_reduce_args &a, const Problems &P) {
+cudaError_t launch_groups_w(const gp_reduce_args &a, const Problems &P, const Deferred &D) {
     const int64_t per_block = Seg::BLOCK / W;
-    const int64_t fill = int64_t(sms()) * Seg::BLOCKS_PER_SM * per_block;  // groups resident at once
+    const int64_t fill =
+        int64_t(sms()) * Seg::BLOCKS_PER_SM * per_block;  // groups resident at once
     int64_t rounds = P.count / fill;
     rounds = rounds < 1 ? 1 : rounds > Seg::ROUNDS ? Seg::ROUNDS : rounds;
     const int64_t grid = grid_of(ceil_div<int64_t>(P.count, per_block * rounds));
     GP_LAUNCH((reduce_groups<W, In, Op>), unsigned(grid), Seg::BLOCK, 0, a.stream,
-              static_cast<const In *>(a.in), P, int(rounds), static_cast<typename Op::type *>(a.out));
+              static_cast<const In *>(a.in), P, int(rounds), D,
+              static_cast<typename Op::type *>(a.out));
     return cudaSuccess;
 }
 
 // W lanes per problem for the W given at run time, one of LO, 2 LO, ..., HI
 // (a step instantiates only the widths it can choose).
 template <class In, class Op, int LO, int HI>
-cudaError_t launch_groups(const gp_reduce_args &a, const Problems &P, int64_t lanes) {
-    if (lanes == LO) return launch_groups_w<In, Op, LO>(a, P);
-    if constexpr (LO < HI) return launch_groups<In, Op, 2 * LO, HI>(a, P, lanes);
+cudaError_t launch_groups(const gp_reduce_args &a, const Problems &P, int64_t lanes,
+                          const Deferred &D = Deferred{}) {
+    if (lanes == LO) return launch_groups_w<In, Op, LO>(a, P, D);
+    if constexpr (LO < HI) return launch_groups<In, Op, 2 * LO, HI>(a, P, lanes, D);
     return cudaErrorInvalidValue;
 }
 
-// The lanes a group gives a problem of (mean) length len: the power of two
-// that covers it, between lo and hi.
-inline int64_t lanes_for(int64_t len, int64_t lo, int64_t hi) {
-    const int64_t w = pow2_ceil(len < 1 ? 1 : len);
+// The power of two covering v, between lo and hi.
+inline int64_t pow2_between(int64_t v, int64_t lo, int64_t hi) {
+    const int64_t w = pow2_ceil(v < 1 ? 1 : v);
     return w < lo ? lo : w > hi ? hi : w;
+}
+
+// The lanes a group gives a problem of (mean) length len: enough that each
+// lane has GROUP_UNROLL elements, its loads all in one trip (a row of 4:
+// 2 lanes of 2 elements; a row of 64: a warp), between lo and hi.
+inline int64_t group_lanes(int64_t len, int64_t lo, int64_t hi) {
+    return pow2_between(ceil_div<int64_t>(len, Seg::GROUP_UNROLL), lo, hi);
 }
 
 // Scratch of a combine after `chunks` partials per problem.
@@ -348,22 +454,72 @@ cudaError_t launch_combine(const gp_reduce_args &a, const Problems &P, int64_t c
     const Acc *partial = static_cast<const Acc *>(a.scratch);
     Acc *out = static_cast<Acc *>(a.out);
     if (P.count < int64_t(sms()) * Seg::BLOCKS_PER_SM)  // too few for a thread each to fill the GPU
-        GP_LAUNCH((combine_blocks<Op>), unsigned(grid_of(P.count)), Seg::BLOCK, 0, a.stream, partial, P.count,
-                  chunks, out);
+        GP_LAUNCH((combine_blocks<Op>), unsigned(grid_of(P.count)), Seg::BLOCK, 0, a.stream,
+                  partial, P.count, chunks, out);
     else
-        GP_LAUNCH((combine_threads<Op>), unsigned(grid_of(ceil_div<int64_t>(P.count, Seg::BLOCK))), Seg::BLOCK, 0,
-                  a.stream, partial, P.count, chunks, out);
+        GP_LAUNCH((combine_threads<Op>), unsigned(grid_of(ceil_div<int64_t>(P.count, Seg::BLOCK))),
+                  Seg::BLOCK, 0, a.stream, partial, P.count, chunks, out);
     return cudaSuccess;
 }
 
 // `chunks` blocks per problem, then the combine where chunks > 1.
 template <class In, class Op>
-cudaError_t launch_blocks(const gp_reduce_args &a, const Problems &P, int64_t chunks) {
+cudaError_t launch_blocks(const gp_reduce_args &a, const Problems &P, int64_t chunks,
+                          const Deferred &D = Deferred{}) {
     using Acc = typename Op::type;
     Acc *dst = chunks > 1 ? static_cast<Acc *>(a.scratch) : static_cast<Acc *>(a.out);
     GP_LAUNCH((reduce_blocks<In, Op>), unsigned(grid_of(P.count * chunks)), Seg::BLOCK, 0, a.stream,
-              static_cast<const In *>(a.in), P, chunks, dst);
+              static_cast<const In *>(a.in), P, chunks, D, dst);
     return chunks > 1 ? launch_combine<Op>(a, P, chunks) : cudaSuccess;
+}
+
+// The deferral of long segments (Deferred): segments of more than long_len
+// elements of the n of the input.  Its scratch: at most n / (long_len + 1)
+// entries and n / CHUNK + entries chunks.
+struct DeferShape {
+    int64_t long_len, entries, chunks;
+};
+
+inline DeferShape defer_shape(const Problems &P, int64_t n, int64_t long_len) {
+    if (P.offsets == nullptr || n <= long_len) return {0, 0, 0};  // nothing can be that long
+    const int64_t entries = n / (long_len + 1) + 1;
+    return {long_len, entries, n / Deferred::CHUNK + entries};
+}
+
+template <class Op>
+size_t defer_bytes(const DeferShape &s) {
+    if (s.entries == 0) return 0;
+    return align_up(2 * sizeof(unsigned long long)) + align_up(size_t(s.entries) * sizeof(Entry)) +
+           align_up(size_t(s.entries) * sizeof(unsigned)) +
+           align_up(size_t(s.chunks) * sizeof(int64_t)) +
+           align_up(size_t(s.chunks) * sizeof(typename Op::type));
+}
+
+// The Deferred in `scratch` (its ctl zeroed on the stream), or none.
+inline cudaError_t defer_in(void *scratch, const DeferShape &s, cudaStream_t stream, Deferred &D) {
+    D = Deferred{};
+    if (s.entries == 0) return cudaSuccess;
+    char *p = static_cast<char *>(scratch);
+    D.long_len = s.long_len;
+    D.ctl = reinterpret_cast<unsigned long long *>(p);
+    p += align_up(2 * sizeof(unsigned long long));
+    D.list = reinterpret_cast<Entry *>(p);
+    p += align_up(size_t(s.entries) * sizeof(Entry));
+    D.ticket = reinterpret_cast<unsigned *>(p);
+    p += align_up(size_t(s.entries) * sizeof(unsigned));
+    D.owner = reinterpret_cast<int64_t *>(p);
+    p += align_up(size_t(s.chunks) * sizeof(int64_t));
+    D.partial = p;
+    return cudaMemsetAsync(D.ctl, 0, 2 * sizeof(unsigned long long), stream);
+}
+
+template <class In, class Op>
+cudaError_t launch_deferred(const gp_reduce_args &a, const Problems &P, const Deferred &D) {
+    if (D.ctl == nullptr) return cudaSuccess;
+    GP_LAUNCH((reduce_deferred<In, Op>), unsigned(int64_t(sms()) * Seg::BLOCKS_PER_SM), Seg::BLOCK,
+              0, a.stream, static_cast<const In *>(a.in), P, D,
+              static_cast<typename Op::type *>(a.out));
+    return cudaSuccess;
 }
 
 // The columns kernel's shape: TX = the power of two covering inner (at most
@@ -376,7 +532,7 @@ struct ColumnShape {
 
 inline ColumnShape column_shape(const Problems &P) {
     ColumnShape c{};
-    const int64_t tx = lanes_for(P.inner, 2, Seg::BLOCK);
+    const int64_t tx = pow2_between(P.inner, 2, Seg::BLOCK);
     while ((int64_t(1) << c.tx_log2) < tx) ++c.tx_log2;
     c.tiles = ceil_div<int64_t>(P.inner, tx);
     c.chunks = split_chunks(P.outer * c.tiles, P.len, (Seg::BLOCK / tx) * Seg::MIN_ROWS);
@@ -388,14 +544,15 @@ template <class In, class Op>
 cudaError_t launch_columns(const gp_reduce_args &a, const Problems &P, const ColumnShape &c) {
     using Acc = typename Op::type;
     Acc *dst = c.chunks > 1 ? static_cast<Acc *>(a.scratch) : static_cast<Acc *>(a.out);
-    GP_LAUNCH((reduce_columns<In, Op>), unsigned(grid_of(P.outer * c.tiles * c.chunks)), Seg::BLOCK, 0,
-              a.stream, static_cast<const In *>(a.in), P, c.tx_log2, c.tiles, c.chunks, c.piece, dst);
+    GP_LAUNCH((reduce_columns<In, Op>), unsigned(grid_of(P.outer * c.tiles * c.chunks)), Seg::BLOCK,
+              0, a.stream, static_cast<const In *>(a.in), P, c.tx_log2, c.tiles, c.chunks, c.piece,
+              dst);
     return c.chunks > 1 ? launch_combine<Op>(a, P, c.chunks) : cudaSuccess;
 }
 
 // --------------------------------------------------------------- dispatch
 // Impl<In, Op> provides
-//   static size_t scratch(const Problems &);                         bytes of scratch
+//   static size_t scratch(const gp_reduce_args &, const Problems &); bytes of scratch
 //   static cudaError_t run(const gp_reduce_args &, const Problems &); enqueue (count >= 1)
 // dispatch() adds the dtype codes, the two-phase protocol and zero problems.
 template <template <class, class> class Impl>
@@ -403,20 +560,20 @@ cudaError_t dispatch(gp_reduce_args *a) {
     const Problems P = problems_of(*a);
     if (P.count < 0 || P.len < 0) return cudaErrorInvalidValue;
     switch (combo_key(a->op, a->in_t, a->acc_t)) {
-#define GP_CASE(OP, IN, ACC)                                                \
-    case combo_key(OP, IN, ACC): {                                          \
-        using In = typename CType<IN>::type;                                \
-        using Op = typename OpOf<OP, typename CType<ACC>::type>::type;      \
-        if (a->scratch == nullptr) {                                        \
-            a->scratch_bytes = P.count > 0 ? Impl<In, Op>::scratch(P) : 0;  \
-            return cudaSuccess;                                             \
-        }                                                                   \
-        return P.count > 0 ? Impl<In, Op>::run(*a, P) : cudaSuccess;        \
+#define GP_CASE(OP, IN, ACC)                                                   \
+    case combo_key(OP, IN, ACC): {                                             \
+        using In = typename CType<IN>::type;                                   \
+        using Op = typename OpOf<OP, typename CType<ACC>::type>::type;         \
+        if (a->scratch == nullptr) {                                           \
+            a->scratch_bytes = P.count > 0 ? Impl<In, Op>::scratch(*a, P) : 0; \
+            return cudaSuccess;                                                \
+        }                                                                      \
+        return P.count > 0 ? Impl<In, Op>::run(*a, P) : cudaSuccess;           \
     }
         GP_COMBOS(GP_CASE)
 #undef GP_CASE
-    default:
-        return cudaErrorInvalidValue;
+        default:
+            return cudaErrorInvalidValue;
     }
 }
 

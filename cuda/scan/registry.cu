@@ -18,6 +18,12 @@ cudaError_t gp_scan_hillis_steele_multiblock(gp_scan_args *);
 cudaError_t gp_scan_blelloch_multiblock(gp_scan_args *);
 cudaError_t gp_scan_warp_shuffle(gp_scan_args *);
 cudaError_t gp_scan_decoupled_lookback(gp_scan_args *);
+cudaError_t gp_scan_batched_thread(gp_scan_args *);
+cudaError_t gp_scan_segmented_warp(gp_scan_args *);
+cudaError_t gp_scan_segmented_block(gp_scan_args *);
+cudaError_t gp_scan_segmented_lookback(gp_scan_args *);
+cudaError_t gp_scan_batched_columns(gp_scan_args *);
+cudaError_t gp_scan_segmented_adaptive(gp_scan_args *);
 cudaError_t gp_scan_cub(gp_scan_args *);
 extern "C" cudaError_t gp_scan_cpu(gp_scan_args *); /* csrc/scan_cpu.c, in C */
 
@@ -34,6 +40,11 @@ size_t gp_scan_blelloch_padded_smem(int threads);
 const void *gp_scan_warp_shuffle_kernel(void);
 const void *gp_scan_decoupled_lookback_kernel(void);
 size_t gp_scan_decoupled_lookback_smem(int threads);
+const void *gp_scan_batched_thread_kernel(void);
+const void *gp_scan_segmented_warp_kernel(void);
+const void *gp_scan_segmented_block_kernel(void);
+const void *gp_scan_segmented_lookback_kernel(void);
+const void *gp_scan_batched_columns_kernel(void);
 
 extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"naive", "Each thread sums its own prefix",
@@ -106,6 +117,63 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      -1, NULL, lookback::Tuning::WARPS * WARP, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback,
      gp_scan_decoupled_lookback_kernel, gp_scan_decoupled_lookback_smem,
      GP_AUTO, NULL, NULL},
+    {"batched_thread", "A thread per problem, a sequential scan",
+     "the CPU scan of \"CUDA learning (2): parallel scan\", one per thread",
+     "For an axis or segments: thread p scans problem p alone, element by element. Along a "
+     "non-last axis neighbouring threads read neighbouring columns (coalesced); along rows each "
+     "thread's loads are a row apart, and a few long problems keep only a few threads busy.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_batched_thread,
+     gp_scan_batched_thread_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"segmented_warp", "A warp per problem, shuffle scans with a carry",
+     "__shfl_up_sync; the warp-per-segment policy of CUB's DeviceSegmentedReduce (CCCL)",
+     "A warp walks its problem in rounds of 32 consecutive elements (coalesced along rows), scans "
+     "each with five __shfl_up_sync steps and carries lane 31's value into the next round. Short "
+     "problems leave lanes idle; few long ones leave warps idle.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_warp,
+     gp_scan_segmented_warp_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"segmented_block", "A block per problem, tile scans with a carry",
+     "Harris et al., GPU Gems 3, ch. 39 (scan-then-fan, inside one block); the block-per-segment "
+     "policy of CUB's DeviceSegmentedReduce (CCCL)",
+     "A block walks its problem in tiles of 1024: each warp scans 4 rounds of 32, the 8 warp totals "
+     "are combined through shared memory, and the block carries its running value from tile to "
+     "tile in a register. Fewer problems than the GPU holds blocks leave it idle.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_block,
+     gp_scan_segmented_block_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"segmented_lookback", "Flat tiles, head flags, single-pass look-back",
+     "Sengupta et al., Scan primitives for GPU computing (2007: head flags); Merrill & Garland, "
+     "decoupled look-back (2016)",
+     "The problems laid end to end are cut into fixed tiles of 4096 elements (2048 for 8-byte "
+     "results), one block each, whatever the lengths: elements that start a problem (row starts, "
+     "or segment offsets found by a 32-way warp search) restart the scan, the thread, warp and "
+     "block totals are combined with the segmented operator, and a tile continuing a problem gets "
+     "its prefix from the tiles before through the deterministic look-back. Input read once, "
+     "output written once.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_lookback,
+     gp_scan_segmented_lookback_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"batched_columns", "Lanes across columns, chunks chained by look-back",
+     "the column mapping of batched_thread; Merrill & Garland, decoupled look-back (2016), one "
+     "chain per column",
+     "For a non-last axis: lane l takes column l, so every load of a warp is 32 neighbouring "
+     "addresses (fewer columns: the warp folds into row groups of them); each thread scans 16 "
+     "rows of its column, the row groups are combined with shuffles and through shared memory, "
+     "and a long axis is cut into chunks whose totals each lane chains through its own "
+     "deterministic look-back.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_batched_columns,
+     gp_scan_batched_columns_kernel, NULL,
+     GP_BATCHED, NULL, NULL},
+    {"segmented_adaptive", "The mapping chosen by layout",
+     "CUB's dispatch layers (a policy per call from the problem's shape)",
+     "An axis with axes after it, or problems that are neighbours in memory while their elements "
+     "are not: batched_columns. Segments and rows: segmented_lookback, whose flat tiles make the "
+     "work per block independent of the lengths (which live on the device). What auto runs for "
+     "an axis or segments.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_adaptive,
+     gp_scan_segmented_lookback_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED | GP_AUTO_BATCHED, NULL, NULL},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveSum / ExclusiveSum (sums in the input's type), InclusiveScan / "
      "ExclusiveScan otherwise; CUDA toolkit (CCCL)",

@@ -1,16 +1,15 @@
-"""gpuprims - GPU parallel primitives as teaching journeys.
+"""GPU parallel primitives - reduction, prefix scan, transpose - as
+journeys of CUDA kernels to call, check against NumPy and time.
 
-Reduction, prefix scan and transpose as families of variants, from the
-textbook's naive kernel to ones that match NVIDIA's CUB and cuBLAS, every
-one callable by name, timed (benchmark, compare), explained (occupancy,
-profile):
+    import numpy as np, gpuprims
+    x = np.random.default_rng(0).random(1 << 20, dtype=np.float32)
+    gpuprims.sum(x)                          # the fastest variant
+    gpuprims.sum(x, variant="interleaved")   # one step of the journey
+    [v.name for v in gpuprims.variants("reduce")]
+    print(gpuprims.compare("reduce", n=1 << 24))   # the journey, timed on the GPU
 
-    >>> import numpy as np, gpuprims
-    >>> x = np.random.default_rng(0).random(1 << 20, dtype=np.float32)
-    >>> gpuprims.sum(x)                         # the fastest variant
-    >>> gpuprims.sum(x, variant="interleaved")  # one step of the journey
-    >>> [v.name for v in gpuprims.variants("reduce")]
-    >>> print(gpuprims.compare("reduce", n=1 << 24))  # the journey, timed
+Without a GPU the kernels run on the emulator backend (the CPU), with a
+warning at the first one.  README.md tells the rest.
 """
 try:
     from . import _core
@@ -37,10 +36,61 @@ from ._trace import trace
 __version__ = "0.1.0"
 
 
+def _document(fn, family: str, raises: str) -> None:
+    """Append to fn's docstring what the registry says (the dtypes, the
+    variants in journey order and their limits) and the errors it raises:
+    generated, so that it never drifts from the registry."""
+    from ._family import get
+
+    fam = get(family)
+    auto = fam.auto.name
+    rows = []
+    for v in variants(family):
+        note = [f"n <= {v.max_n}"] if v.max_n is not None else []
+        note += ["cuda backend only"] if "emulator" not in v.backends else []
+        note += ["host code"] if v.where == "host" else []
+        rows.append(v.name + (f" ({', '.join(note)})" if note else ""))
+    text = "\n\n".join([
+        _wrap(f"Dtypes: {', '.join(d.name for d in fam.dtypes)}."),
+        _wrap(f"Variants (gpuprims.variants({family!r}), in journey order; \"auto\" is {auto}):")
+        + "\n" + _wrap(", ".join(rows), "        "),
+        _wrap("Raises " + raises)])
+    fn.__doc__ = (fn.__doc__ or "").rstrip() + "\n\n" + text + "\n"
+
+
+def _wrap(text: str, indent: str = "    ") -> str:
+    import textwrap
+    return "\n".join(textwrap.wrap(text, 76, initial_indent=indent, subsequent_indent=indent))
+
+
+_COMMON = ("gpuprims.CudaError when CUDA fails, gpuprims.NoDeviceError on the cuda backend with no GPU "
+           "visible; TypeError for an object that is neither a NumPy nor a device array")
+for _fn, _family_name, _raises in (
+        (reduce, "reduce", "ValueError for an unknown op or variant, a size over the variant's limit, a 0-d array, "
+                           "min/max of an empty array; TypeError for a dtype not listed"),
+        (sum, "reduce", "ValueError for an unknown variant, a size over its limit, a 0-d array; TypeError for a "
+                        "dtype not listed"),
+        (min, "reduce", "ValueError for an unknown variant, a size over its limit, a 0-d or empty array; "
+                        "TypeError for a dtype not listed"),
+        (max, "reduce", "ValueError for an unknown variant, a size over its limit, a 0-d or empty array; "
+                        "TypeError for a dtype not listed"),
+        (scan, "scan", "ValueError for an unknown op or variant, a size over the variant's limit, a 0-d array; "
+                       "TypeError for a dtype not listed"),
+        (cumsum, "scan", "ValueError for an unknown variant, a size over its limit, a 0-d array; TypeError for a "
+                         "dtype not listed"),
+        (transpose, "transpose", "ValueError for an array that is not 2-D, an unknown variant or a size over "
+                                 "its limit; TypeError for a dtype not listed")):
+    _document(_fn, _family_name, _raises + "; " + _COMMON + ".")
+del _fn, _family_name, _raises
+
+
 def device_info() -> dict:
-    """Properties of the current GPU (name, multiprocessors, memory, L2 ...)
-    - or of the emulator, when it is the active backend ("backend" says
-    which).  Raises NoDeviceError where the cuda backend has no GPU."""
+    """Properties of the current GPU (name, compute_capability,
+    multiprocessors, total_memory, l2_cache_bytes, driver and runtime
+    versions ...) - or of the emulator, when it is the active backend
+    ("backend" says which; the emulator is not a GPU and its numbers say
+    nothing about one).  Raises NoDeviceError where the cuda backend has no
+    GPU."""
     return _core.device_info()
 
 

@@ -10,7 +10,8 @@ the copy roof and NumPy on the CPU, measured in this one run.
 
 Without a GPU (or with --backend emulator) every variant runs once on the
 emulator backend, at small sizes, and the tables show results checked
-against NumPy - emulated, with no GPU timings and no bandwidth.
+against NumPy - emulated, with no GPU timings and no bandwidth; --json
+writes those results, --plot says why it draws nothing.
 """
 from __future__ import annotations
 
@@ -136,16 +137,30 @@ def emulated(args, families, reason) -> int:
     """The journeys on the emulator backend: results checked against NumPy,
     no timings."""
     print(f"{reason}: the journeys run on the emulator backend (the same kernels on the CPU) - "
-          f"emulated results, no GPU timings, no bandwidth.")
-    bad = []
+          f"emulated results, no GPU timings, no bandwidth.", flush=True)
+    progress = None if args.no_progress else Progress()
+    bad, tables = [], []
     for name in families:
         fam = FAMILIES[name]
         size = _size(args, fam) or fam.emulated_size
-        rows, want = emulated_journey(name, **{fam.sized_by: size}, dtype=args.dtype, op=args.op)
-        title = (f"\n{fam.what(args.op, True)}, {size_text(fam.input_shape(size))}, {args.dtype} "
-                 f"(emulated)\n")
-        print(format_emulated_table(rows, want, title=title), flush=True)
+        rows, want = emulated_journey(name, **{fam.sized_by: size}, dtype=args.dtype, op=args.op,
+                                      progress=progress)
+        title = f"{fam.what(args.op, True)}, {size_text(fam.input_shape(size))}, {args.dtype} (emulated)"
+        print(format_emulated_table(rows, want, title=f"\n{title}\n"), flush=True)
         bad += [f"{name}/{r['variant']}" for r in rows if r.get("ok") is False]
+        tables.append({"family": name, "title": title, "shape": list(fam.input_shape(size)), "dtype": args.dtype,
+                       "op": args.op if "op" in fam.options else None, "numpy": want, "rows": rows})
+    if args.json:
+        doc = {"backend": "emulator", "reason": reason,
+               "note": "emulated results checked against NumPy; no GPU timings (cpu_ms is the time the CPU "
+                       "took to emulate the kernels, not a GPU time)",
+               "tables": tables}
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+        print(f"wrote the emulated results to {args.json}")
+    if args.plot:
+        print(f"--plot: {args.plot} not written: the emulator measures no GPU times to draw "
+              f"(the tables above are its results; run on a machine with a GPU for the charts)", file=sys.stderr)
     if bad:
         print("MISMATCH (output differs from NumPy beyond the tolerance): " + ", ".join(bad))
         return 1

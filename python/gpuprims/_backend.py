@@ -7,18 +7,23 @@ results; its times are CPU times and are never reported as GPU times.
 
 Chosen at import from GPUPRIMS_BACKEND ("cuda", "emulator" or "auto", the
 default) and changed with set_backend().  "auto" is the GPU when one is
-visible, else the emulator, with a one-time warning.
+visible, else the emulator; the first kernel that then runs on the emulator
+warns, once (EmulatorWarning) - not the import, which stays quiet.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import warnings
 
 from . import _core
 
 BACKENDS = ("cuda", "emulator", "auto")
 current = _core.backend()  # the active backend's name, kept in step with the core
-_warned = False
+_why_emulated = None  # why "auto" chose the emulator (no usable GPU), else None
+_warned = False  # the EmulatorWarning has been given
+_quiet = 0  # > 0: the caller says itself that it emulates (the CLI, trace)
 
 
 class EmulatorWarning(UserWarning):
@@ -26,31 +31,74 @@ class EmulatorWarning(UserWarning):
 
 
 def _auto() -> str:
-    global _warned
+    global _why_emulated
     ok, why = _core.cuda_status()
-    if ok:
-        return "cuda"
-    if not _warned:
-        _warned = True
-        warnings.warn(f"gpuprims: no CUDA GPU ({why}); the kernels run on the emulator backend "
-                      f"(CPU): correct results, no GPU timings", EmulatorWarning, stacklevel=3)
-    return "emulator"
+    _why_emulated = None if ok else why
+    return "cuda" if ok else "emulator"
+
+
+def _first_emulated_launch() -> bool:
+    """Called by the core when an emulated kernel is about to run, until it
+    answers True: warns once where "auto" chose the emulator for want of a
+    GPU, pointing at the caller's line."""
+    global _warned
+    if _warned:
+        return True
+    if _why_emulated is None or _quiet or current != "emulator":
+        return False
+    _warned = True
+    warnings.warn(f"gpuprims: no CUDA GPU ({_why_emulated}); the kernels run on the emulator backend "
+                  f"(the CPU): correct results, no GPU timings, and slow for large inputs "
+                  f"(gpuprims.set_backend('emulator') says you mean it and silences this)",
+                  EmulatorWarning, stacklevel=_caller_level())
+    return True
+
+
+def _caller_level() -> int:
+    """warnings.warn's stacklevel of the first frame outside gpuprims."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+@contextlib.contextmanager
+def emulating():
+    """Run on the emulator within the block, without the EmulatorWarning
+    (the caller says it emulates); the backend comes back after."""
+    global _quiet, current
+    before = current
+    _core.set_backend("emulator")
+    current = _core.backend()
+    _quiet += 1
+    try:
+        yield
+    finally:
+        _quiet -= 1
+        _core.set_backend_unchecked(before)  # as it was, GPU or not
+        current = _core.backend()
 
 
 def set_backend(name: str) -> None:
     """Run the kernels on "cuda" (the GPU), "emulator" (the CPU) or "auto"
-    (the GPU if one is visible, else the emulator).  "cuda" raises
-    NoDeviceError where no GPU is visible or the package was built without
-    CUDA.  Device arrays belong to the backend that made them."""
-    global current
+    (the GPU if one is visible, else the emulator, which warns at its first
+    kernel).  Raises NoDeviceError for "cuda" where no GPU is visible or
+    the package was built without CUDA, ValueError for another name.
+    Device arrays belong to the backend that made them."""
+    global current, _why_emulated
     if not isinstance(name, str) or name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
-    if name == "auto" and _auto() == "cuda":
-        # a GPU is visible: the device is set up by the first GPU call, not here
-        # (import gpuprims stays cheap)
-        _core.set_backend_unchecked("cuda")
+    if name == "auto":
+        if _auto() == "cuda":
+            # a GPU is visible: the device is set up by the first GPU call, not here
+            # (import gpuprims stays cheap)
+            _core.set_backend_unchecked("cuda")
+        else:
+            _core.set_backend("emulator")
     else:
-        _core.set_backend(_auto() if name == "auto" else name)
+        _core.set_backend(name)
+        _why_emulated = None  # chosen by name: no warning
     current = _core.backend()
 
 
@@ -60,8 +108,28 @@ def backend() -> str:
 
 
 def backends() -> tuple:
-    """The backends this build has ("cuda" only where nvcc was at build time)."""
+    """The backends this build has: ("cuda", "emulator") where nvcc was
+    found at build time, else ("emulator",)."""
     return _core.backends()
+
+
+def require_gpu(who: str) -> None:
+    """Before any work of gpuprims.<who> that measures the GPU itself
+    (timings, profiles): NoDeviceError where no GPU is usable, ValueError
+    where one is and the emulator is selected - both naming gpuprims.<who>."""
+    if current == "emulator":
+        ok, why = _core.cuda_status()
+        if not ok:
+            raise _core.NoDeviceError(
+                f"gpuprims.{who} measures a CUDA GPU and none is usable here ({why}); the emulator runs "
+                f"the kernels on the CPU, whose times say nothing about a GPU (python -m gpuprims shows "
+                f"the emulated results)")
+        raise ValueError(f"gpuprims.{who} measures the GPU and the emulator backend is selected: "
+                         f"gpuprims.set_backend('cuda') first")
+    try:
+        _core.device_info()  # sets the device up, or says why not
+    except _core.NoDeviceError as e:
+        raise _core.NoDeviceError(f"gpuprims.{who}: {e}") from None
 
 
 def _from_environment() -> None:

@@ -24,8 +24,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _core
+from . import _backend, _core
 from ._arrays import DeviceArray, to_device
+from ._errors import NoDeviceError
 from ._family import Case, Family, get as get_family, random_input
 from ._registry import Variant
 from ._table import Column, Table
@@ -39,6 +40,17 @@ HOST_RUNS = 3  # timed runs of host code (the textbooks' CPU loops, NumPy)
 @lru_cache(maxsize=None)
 def _l2_bytes() -> int:
     return int(_core.device_info()["l2_cache_bytes"])
+
+
+def _gpu_first(who: str) -> None:
+    """Before any work: NoDeviceError (or ValueError, the emulator selected
+    beside a GPU) naming gpuprims.<who>, where there is no GPU to time."""
+    try:
+        info = _core.device_info()
+    except NoDeviceError as e:
+        raise NoDeviceError(f"gpuprims.{who}: {e}") from None
+    if info.get("backend") == "emulator":
+        _backend.require_gpu(who)
 
 
 def _summary(ms) -> dict:
@@ -304,7 +316,7 @@ def benchmark(family: str, variant: str, x_or_n=None, *, dtype=None, op: str = "
     v = fam.lookup(variant)
     if x_or_n is None:
         x_or_n = fam.default_size
-    _core.device_info()  # NoDeviceError before any work where there is no GPU
+    _gpu_first("benchmark")
     case = _Case(family, x_or_n, dtype=dtype, op=op, inclusive=inclusive, repeat=repeat,
                  warmup=warmup, k=k, flush=flush, check=check)
     reason = case.skip_reason(v)
@@ -384,7 +396,7 @@ def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "s
             chosen += [v for v in table if v.is_baseline and v not in chosen]
         order = {v.name: i for i, v in enumerate(table)}
         chosen.sort(key=lambda v: order[v.name])
-    _core.device_info()  # NoDeviceError before any work where there is no GPU
+    _gpu_first("compare")
     case = _Case(family, x, dtype=dtype, op=op, inclusive=inclusive, repeat=repeat, warmup=warmup,
                  k=k, flush=flush, check=check)
     extra = dict(extra or {})

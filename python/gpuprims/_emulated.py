@@ -13,22 +13,22 @@ from ._arrays import DeviceArray, to_device
 from ._family import Case, get as get_family, random_input
 
 
-def emulated_journey(family, *, n=None, shape=None, dtype="float32", op="sum", inclusive=True):
+def emulated_journey(family, *, n=None, shape=None, dtype="float32", op="sum", inclusive=True, progress=None):
     """Run every device variant of `family` once on the emulator, on n
     elements or a rows x cols matrix (the family's default size if neither
     is given), and check each result.  Returns (rows, the text of NumPy's
-    answer)."""
+    answer).  progress: a callable(done, total, label), told after each
+    variant."""
     fam = get_family(family)
     size = fam.pick_size(n, shape, strict=False)
     case = Case(fam, random_input(fam.input_shape(size), np.dtype(dtype)), op=op, inclusive=inclusive)
-    before = _backend.current
-    _backend.set_backend("emulator")
     rows = []
-    try:
+    device = [v for v in fam.variants() if v.where == "device"]
+    with _backend.emulating():
         d = to_device(case.x)
-        for v in fam.variants():
-            if v.where != "device":
-                continue
+        for i, v in enumerate(device):
+            if progress:
+                progress(i, len(device), f"{fam.name} {v.name} (emulated)")
             row = {"variant": v.name, "title": v.title}
             if "emulator" not in v.backends:
                 row["skipped"] = "NVIDIA library code: needs the cuda backend"
@@ -43,8 +43,8 @@ def emulated_journey(family, *, n=None, shape=None, dtype="float32", op="sum", i
                 row["ok"] = bool(case.check(got, v)[0])
                 row["result"] = fam.summary(got, v)
             rows.append(row)
-    finally:
-        _backend.set_backend(before)
+    if progress:
+        progress(len(device), len(device), f"{fam.name} (emulated)")
     return rows, fam.summary(case.numpy(), fam.auto)
 
 

@@ -250,7 +250,13 @@ class Family:
 
     # -- the registry
     def variants(self) -> list:
-        return variants(self.name)
+        """The 1-D journey, what the tables of all elements show: the rows
+        without a layout (the axis and segment steps are `layout_variants`)."""
+        return [v for v in variants(self.name) if not (v.batched or v.segmented)]
+
+    def layout_variants(self) -> list:
+        """The steps for an axis or segments (gp_batch), in journey order."""
+        return [v for v in variants(self.name) if v.batched or v.segmented]
 
     def lookup(self, name) -> Variant:
         return lookup(self.name, name)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._backend import require_gpu
 from ._family import get as get_family, size_text
 from ._table import Column, Table
 
@@ -170,14 +171,19 @@ def profile(family: str, variants="all", *, n=None, shape=None, dtype="float32",
     achieved_occupancy, warp_execution_efficiency, shared_ld_bank_conflicts,
     shared_st_bank_conflicts, shared_ld_instructions) or ncu metric names.
     Each variant runs once, in its own process under ncu (--clock-control
-    none, so clocks are as in the timings).  ProfilerError when ncu is
-    missing, not permitted to read the counters (ERR_NVGPUCTRPERM), or fails.
+    none, so clocks are as in the timings).
+
+    Raises ValueError (unknown family, variant or metric; the emulator
+    selected while a GPU is visible), gpuprims.NoDeviceError (no GPU
+    visible: checked first), ProfilerError (ncu missing, not permitted to
+    read the counters - ERR_NVGPUCTRPERM -, or failing).
     """
     fam = get_family(family)
     chosen = [v for v in fam.variants() if not v.is_baseline and v.where == "device"] \
         if variants == "all" else [fam.lookup(v) for v in ([variants] if isinstance(variants, str)
                                                             else variants)]
     mlist = metric_list(metrics)
+    require_gpu("profile")  # before looking for ncu: without a GPU it has nothing to measure
     exe = find_ncu(ncu)
     in_shape = fam.input_shape(fam.pick_size(n, shape, strict=False))
     size_arg = "x".join(str(s) for s in in_shape)

@@ -105,7 +105,10 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
         result = invoke("reduce", bv, cur, out_shape, dtype_out, params,
                         out=_axes.kernel_out(target, out_shape, dtype_out) if direct else None)
         cur = _axes.as_operand(result) if not last else None
-    return _axes.deliver(result, plan, kept, operand.on_device, target)
+    result = _axes.deliver(result, plan, kept, operand.on_device, target)
+    if target is None and not kept:  # every axis reduced: a NumPy scalar, as numpy gives
+        return (result.get() if isinstance(result, DeviceArray) else result)[()]
+    return result
 
 
 def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who):

@@ -79,9 +79,11 @@ class Trace:
                 lines.append(head + f"{len(s.active)} threads changed memory")
                 continue
             r = s.regions[name]
-            shown = r.values[: _shown(self, r)]
-            lines.append(head + f"{len(s.active)} active threads {_threads(s.active)}; {name} = "
-                         + np.array2string(shown, max_line_width=10**6, threshold=10**6))
+            k = _shown(self, r)
+            # the threads that changed what is shown (writes elsewhere are in s.regions)
+            active = tuple(sorted({int(t) for t in r.writers[:k][r.writers[:k] >= 0]}))
+            lines.append(head + f"{len(active)} active threads {_threads(active)}; {name} = "
+                         + np.array2string(r.values[:k], max_line_width=10**6, threshold=10**6))
         return "\n".join(lines)
 
     def plot(self, ax=None, max_steps: int = 40):
@@ -148,24 +150,44 @@ def _as_values(raw: bytes, itemsize: int, dtype: np.dtype) -> np.ndarray:
 def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = True,
           max_bytes: int = 256 << 20) -> Trace:
     """Run `variant` of `family` ("reduce", "scan" or "transpose") on the
-    emulator for x (a NumPy array of at most 64 elements; 2-D for
-    transpose) and return the Trace of its barriers.  The active backend is
-    left as it was."""
+    emulator for x and return the Trace of its barriers: what the block's
+    shared memory and the kernel's writable arguments hold at each one, and
+    which threads changed them.  The active backend is left as it was.
+
+    x: a NumPy array of at most 64 elements, of a dtype the family takes
+    (gpuprims.variants(family) lists the variants; transpose: 2-D).
+    variant: a device variant of gpuprims (not the host code "cpu", nor the
+    NVIDIA libraries "cub" / "cublas", which the emulator does not run).
+    op ("sum", "min", "max") and inclusive as in gpuprims.reduce / scan.
+
+    Raises ValueError (unknown family, variant or op; too many elements; a
+    variant with no kernels to trace; wrong number of dimensions), TypeError
+    (a dtype the family does not take), RuntimeError (the trace outgrew
+    max_bytes)."""
     a = np.asarray(x)
+    fam = get_family(family)
+    v = fam.lookup(variant)
     if a.size > MAX_ELEMENTS:
         raise ValueError(f"gpuprims.trace is for tiny inputs: at most {MAX_ELEMENTS} elements, got {a.size}")
-    fam = get_family(family)
-    # the watched memory is shown as the call's result dtype (the input's,
-    # for a dtype the family does not take: the call says why)
-    dtype = fam.result_dtype(a.dtype, op) if a.dtype in fam.dtypes else a.dtype
-    before = _backend.current
-    _backend.set_backend("emulator")
-    _core.emu_trace(True, int(max_bytes))
-    try:
-        result = fam.apply(a, variant, op=op, inclusive=inclusive)
-    finally:
-        raw_steps, error = _core.emu_trace(False, 0)
-        _backend.set_backend(before)
+    device = [w.name for w in fam.variants() if w.where == "device" and "emulator" in w.backends]
+    if v.where != "device" or "emulator" not in v.backends:
+        what = "runs on the host (no kernels)" if v.where != "device" else "is NVIDIA library code (not emulated)"
+        raise ValueError(f"gpuprims.trace: {family} variant {v.name!r} {what}: nothing to trace; "
+                         f"choose one of {', '.join(device)}")
+    if a.dtype not in fam.dtypes:
+        raise TypeError(f"gpuprims.trace: {family} does not support dtype {a.dtype}; supported: "
+                        f"{', '.join(d.name for d in fam.dtypes)}")
+    if a.ndim == 0 or (fam.ndim is not None and a.ndim != fam.ndim):
+        want = f"a {fam.ndim}-D array" if fam.ndim else "an array with at least one dimension"
+        raise ValueError(f"gpuprims.trace: {family} needs {want}, got {a.ndim}-D")
+    fam.check_options(op)
+    dtype = fam.result_dtype(a.dtype, op)  # the watched memory is shown as the call's result dtype
+    with _backend.emulating():
+        _core.emu_trace(True, int(max_bytes))
+        try:
+            result = fam.apply(a, v.name, op=op, inclusive=inclusive)
+        finally:
+            raw_steps, error = _core.emu_trace(False, 0)
     if error:
         raise RuntimeError(f"gpuprims.trace: {error}")
     steps = []

@@ -1,0 +1,239 @@
+"""Batched and segmented scans: every registry row flagged batched or
+segmented, called through the core with a layout (gp_batch in
+cuda/gpuprims.h), against NumPy.
+
+Batched: the problems (o, i) of an (outer, n, inner) view given by element
+strides (C, F, reversed, zero-size), the result in C order.  Segmented:
+ragged segments of a contiguous input by int64 offsets, empty ones
+included.  Random data (never zeros; NaN for min/max), inclusive and
+exclusive, every (op, input, result) combination of the kernels, lengths
+0, 1, 31, 32, 33, 1025 and a few multi-tile ones; the input is never
+modified.  Runs on the emulator always and on the GPU where there is one.
+"""
+import numpy as np
+import pytest
+
+import gpuprims
+from gpuprims import _core
+
+from gpuprims._numerics import identity, scan_reference, scan_tolerance
+
+from conftest import GPU_OK, random_array
+
+SCAN = gpuprims.variants("scan")
+BATCHED = [v for v in SCAN if v.batched]
+SEGMENTED = [v for v in SCAN if v.segmented]
+DTYPES = list(_core.dtypes())
+OPS = list(_core.ops())
+ACCUMULATE = {"sum": np.add, "min": np.minimum, "max": np.maximum}
+# (op, input, result): the combinations the kernels are built for (GP_COMBOS, cuda/common.cuh).
+COMBOS = [("sum", "int32", "int64"), ("sum", "int32", "int32"), ("sum", "int64", "int64"),
+          ("sum", "float32", "float32"), ("sum", "float32", "float64"), ("sum", "float64", "float64")] + \
+         [(op, t, t) for op in ("min", "max") for t in ("int32", "int64", "float32", "float64")]
+LENGTHS = [0, 1, 31, 32, 33, 1025]
+POISON = {"i": -12345, "f": -777.25}
+
+
+@pytest.fixture(params=["cuda", "emulator"])
+def backend(request):
+    if request.param == "cuda" and not GPU_OK:
+        pytest.skip("needs a CUDA GPU; none visible here")
+    before = gpuprims.backend()
+    gpuprims.set_backend(request.param)
+    yield request.param
+    gpuprims.set_backend(before)
+
+
+def names(variants):
+    return [pytest.param(v, id=v.name) for v in variants]
+
+
+def random_data(size, dtype, seed, op="sum"):
+    x = random_array(size, dtype, seed)
+    if op != "sum" and np.dtype(dtype).kind == "f" and size > 7:
+        x[size // 3] = np.nan  # min/max propagate NaN as numpy does
+    return x
+
+
+def expected_rows(rows, op, inclusive, acc):
+    """NumPy's scan of each row (problems x length) in the result dtype."""
+    acc = np.dtype(acc)
+    inc = ACCUMULATE[op].accumulate(rows.astype(acc), axis=1) if rows.size else rows.astype(acc)
+    if inclusive or rows.shape[1] == 0:
+        return inc
+    first = np.full((rows.shape[0], 1), identity(op, acc), acc)
+    return np.concatenate([first, inc[:, :-1]], axis=1)
+
+
+def check_problem(got, x, op, inclusive, acc):
+    """One problem's result against NumPy: exact for integers and min/max
+    (NaN where NumPy has NaN), within the prefix bound for float sums."""
+    acc = np.dtype(acc)
+    if op != "sum" or acc.kind == "i":
+        np.testing.assert_array_equal(got, expected_rows(x[None, :], op, inclusive, acc)[0])
+        return
+    ref, bound = scan_reference(x, inclusive, acc)
+    tol = scan_tolerance(max(x.size, 1), acc, ref, bound)
+    bad = np.nonzero(~(np.abs(got.astype(ref.dtype) - ref) <= tol))[0]
+    assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]])
+
+
+def run(variant, buf, first, total, op, in_t, acc, inclusive, layout):
+    """Call the core on a device copy of `buf` (1-D), element 0 of the
+    layout at buf[first]; return the result (total elements) on the host
+    and check that the input was not modified."""
+    d = gpuprims.to_device(buf)
+    acc = np.dtype(acc)
+    out = gpuprims.to_device(np.full(max(total, 1), POISON[acc.kind], acc))
+    _core.call("scan", variant.index, d.ptr + first * buf.itemsize, out.ptr,
+               (total, DTYPES.index(np.dtype(in_t).name), DTYPES.index(acc.name), OPS.index(op), inclusive,
+                layout))
+    np.testing.assert_array_equal(d.get(), buf)  # the input unmodified
+    return out.get()[:total]
+
+
+def view(kind, outer, n, inner, dtype, seed, op):
+    """(buffer, element offset of [0, 0, 0], the (outer, n, inner) view) of
+    a layout kind: "C", "F", or "reversed" (a C array read back to front
+    along n and inner: negative strides)."""
+    size = outer * n * inner
+    buf = random_data(size, dtype, seed, op)
+    if kind == "C":
+        v = buf.reshape(outer, n, inner)
+    elif kind == "F":
+        v = buf.reshape(inner, n, outer).T
+    else:
+        v = buf.reshape(outer, n, inner)[:, ::-1, ::-1]
+    first = (v.__array_interface__["data"][0] - buf.__array_interface__["data"][0]) // buf.itemsize if size else 0
+    return buf, first, v
+
+
+def check_batched(variant, kind, outer, n, inner, op, in_t, acc, inclusive, seed=0):
+    buf, first, v = view(kind, outer, n, inner, in_t, seed, op)
+    s = [st // buf.itemsize for st in v.strides] if v.size else [n * inner, inner, 1]
+    got = run(variant, buf, first, v.size, op, in_t, acc, inclusive, (outer, n, inner, s[0], s[1], s[2], 0))
+    rows = v.transpose(0, 2, 1).reshape(outer * inner, n)
+    got_rows = got.reshape(outer, n, inner).transpose(0, 2, 1).reshape(outer * inner, n)
+    for p in range(outer * inner):
+        check_problem(got_rows[p], rows[p], op, inclusive, acc)
+
+
+@pytest.mark.parametrize("variant", names(BATCHED))
+@pytest.mark.parametrize("kind", ["C", "F", "reversed"])
+@pytest.mark.parametrize("n", LENGTHS)
+def test_batched_layouts_and_lengths(backend, variant, kind, n):
+    for inclusive in (True, False):
+        check_batched(variant, kind, 3, n, 2, "sum", "float32", "float32", inclusive, seed=n)
+
+
+@pytest.mark.parametrize("variant", names(BATCHED))
+@pytest.mark.parametrize("op,in_t,acc", COMBOS)
+def test_batched_ops_and_dtypes(backend, variant, op, in_t, acc):
+    check_batched(variant, "C", 2, 37, 3, op, in_t, acc, True, seed=1)
+    check_batched(variant, "reversed", 3, 33, 1, op, in_t, acc, False, seed=2)
+
+
+@pytest.mark.parametrize("variant", names(BATCHED))
+@pytest.mark.parametrize("shape", [(0, 5, 3), (3, 0, 2), (3, 5, 0), (1, 1, 1)])
+def test_batched_zero_size_and_single(backend, variant, shape):
+    check_batched(variant, "C", *shape, "sum", "float32", "float32", True)
+    check_batched(variant, "C", *shape, "max", "int32", "int32", False)
+
+
+@pytest.mark.parametrize("variant", names(BATCHED))
+@pytest.mark.parametrize("shape", [(2, 9000, 1), (1, 2100, 3), (40, 3, 70), (3, 300, 40)])
+def test_batched_multi_tile(backend, variant, shape):
+    """Problems over several tiles and tiles over several problems (rows,
+    columns with several chunks, short and wide)."""
+    if backend == "emulator" and variant.name in ("segmented_block", "segmented_warp", "batched_thread") \
+            and shape[0] * shape[2] > 200:
+        pytest.skip("emulator: a block or warp per problem over thousands of problems is slow there")
+    check_batched(variant, "C", *shape, "sum", "float32", "float32", True, seed=3)
+    check_batched(variant, "C", *shape, "sum", "int32", "int64", False, seed=4)
+
+
+def offsets_of(lengths):
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+def check_segmented(variant, lengths, op, in_t, acc, inclusive, seed=0):
+    offs = offsets_of(lengths)
+    total = int(offs[-1])
+    buf = random_data(total, in_t, seed, op)
+    d_offs = gpuprims.to_device(offs)
+    got = run(variant, buf, 0, total, op, in_t, acc, inclusive, (len(lengths), total, 1, 0, 1, 0, d_offs.ptr))
+    for a, b in zip(offs[:-1], offs[1:]):
+        check_problem(got[a:b], buf[a:b], op, inclusive, acc)
+
+
+SEGMENTS = {
+    "edge lengths": [0, 1, 31, 32, 33, 1025, 0, 0, 2, 0],
+    "random with empties": list(np.random.default_rng(5).integers(0, 9, 300) * (np.arange(300) % 7 != 3)),
+    "one segment": [1025],
+    "empty first and last": [0, 0, 40, 7, 0],
+}
+
+
+@pytest.mark.parametrize("variant", names(SEGMENTED))
+@pytest.mark.parametrize("case", list(SEGMENTS))
+def test_segmented_lengths(backend, variant, case):
+    for inclusive in (True, False):
+        check_segmented(variant, SEGMENTS[case], "sum", "float32", "float32", inclusive, seed=len(case))
+
+
+@pytest.mark.parametrize("variant", names(SEGMENTED))
+@pytest.mark.parametrize("op,in_t,acc", COMBOS)
+def test_segmented_ops_and_dtypes(backend, variant, op, in_t, acc):
+    check_segmented(variant, [3, 0, 40, 1, 33, 0, 17], op, in_t, acc, True, seed=6)
+    check_segmented(variant, [5, 64, 0, 2], op, in_t, acc, False, seed=7)
+
+
+@pytest.mark.parametrize("variant", names(SEGMENTED))
+def test_segmented_multi_tile(backend, variant):
+    """Segments across tile boundaries, and a long one over many tiles (the
+    look-back's higher levels)."""
+    rng = np.random.default_rng(8)
+    lengths = list(rng.integers(0, 3000, 12)) + [140000] + list(rng.integers(0, 5, 50))
+    check_segmented(variant, lengths, "sum", "float32", "float32", True, seed=8)
+    check_segmented(variant, lengths[:13], "min", "float64", "float64", False, seed=9)
+
+
+@pytest.mark.parametrize("variant", names([v for v in BATCHED if v.name in
+                                           ("segmented_lookback", "batched_columns")]))
+def test_long_axis_many_chunks(backend, variant):
+    """An axis cut into more than 32^2 chunks: three levels of the
+    look-back's tree."""
+    check_batched(variant, "C", 1, 140000, 1, "sum", "float32", "float32", True, seed=10)
+    check_batched(variant, "C", 1, 70000, 2, "sum", "int64", "int64", False, seed=11)
+    if variant.name == "batched_columns":  # 32 columns of 64 rows a tile (8-byte): 1025 chunks
+        check_batched(variant, "C", 1, 64 * 1024 + 7, 32, "sum", "int64", "int64", False, seed=12)
+
+
+@pytest.mark.parametrize("variant", names([v for v in BATCHED if v.segmented]))
+def test_deterministic(backend, variant):
+    """The same bits every run (float sums over several tiles)."""
+    buf, first, v = view("C", 3, 6000, 1, "float32", 12, "sum")
+    layout = (3, 6000, 1, 6000, 1, 1, 0)
+    runs = [run(variant, buf, first, buf.size, "sum", "float32", "float32", True, layout) for _ in range(3)]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r.view(np.uint32), runs[0].view(np.uint32))
+
+
+def test_registry_flags():
+    """Exactly one row runs for an axis or segments, and it takes both."""
+    auto = [v for v in SCAN if v.auto_batched]
+    assert len(auto) == 1 and auto[0].batched and auto[0].segmented
+    assert {"batched_thread", "segmented_warp", "segmented_block", "segmented_lookback",
+            "batched_columns", "segmented_adaptive"} <= {v.name for v in BATCHED}
+
+
+@pytest.mark.parametrize("variant", names(BATCHED))
+@pytest.mark.parametrize("n", [1, 33, 5000])
+def test_one_dimensional_call(backend, variant, n):
+    """Without a layout the core gives a row one problem of n elements."""
+    x = random_data(n, "float32", 13)
+    d = gpuprims.to_device(x)
+    out = gpuprims.to_device(np.full(n, np.nan, np.float32))
+    _core.call("scan", variant.index, d.ptr, out.ptr,
+               (n, DTYPES.index("float32"), DTYPES.index("float32"), OPS.index("sum"), True))
+    check_problem(out.get(), x, "sum", True, "float32")
