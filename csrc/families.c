@@ -128,7 +128,10 @@ static int int64_tuple(PyObject *t, const char *what, int64_t *out)
     }
     len = PyTuple_Size(t);
     if (len > GP_TRANSPOSE_MAX_RANK) {
-        PyErr_Format(PyExc_ValueError, "transpose: %zd axes, at most %d", len, GP_TRANSPOSE_MAX_RANK);
+        PyErr_Format(PyExc_ValueError,
+                     "transpose: %zd axes after the plan (size-1 axes dropped, axes that stay together "
+                     "fused), at most %d: the kernels' limit (gpuprims.transpose_plan shows the plan)",
+                     len, GP_TRANSPOSE_MAX_RANK);
         return -1;
     }
     for (k = 0; k < len; k++) {
@@ -161,7 +164,8 @@ static int transpose_check(gp_call *c, long long offset, long long span)
             PyErr_SetString(PyExc_ValueError, "transpose axes are not a permutation");
             return -1;
         }
-        if (d > 1 && (st > INT64_MAX / (d - 1) || st < -(INT64_MAX / (d - 1)))) {
+        /* |stride| * (d - 1) of each axis below 2^62 / 16: the sums cannot overflow */
+        if (d > 1 && (st > (INT64_C(1) << 58) / (d - 1) || st < -((INT64_C(1) << 58) / (d - 1)))) {
             PyErr_SetString(PyExc_ValueError, "transpose strides overflow");
             return -1;
         }

@@ -17,7 +17,7 @@ DEVICE = [v for v in VARIANTS if v.where == "device"]
 BY_NAME = {v.name: v for v in VARIANTS}
 SHAPES = [(1, 1), (1, 7), (7, 1), (31, 33), (32, 32), (33, 31), (64, 64), (1000, 1),
           (1025, 4097), (4000, 6000), (8191, 8193)]
-DTYPES = ["int8", "float16", "float32", "int64", "float64"]
+DTYPES = ["int8", "float16", "float32", "int64", "float64", "complex128"]
 gpu = pytest.mark.gpu
 
 

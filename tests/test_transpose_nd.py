@@ -30,10 +30,10 @@ gpu = pytest.mark.gpu
 SHAPES = {
     0: [()],
     1: [(7,), (0,), (33,)],
-    2: [(5, 7), (1, 9), (33, 130)],
+    2: [(5, 7), (1, 9), (33, 130), (144, 160)],
     3: [(3, 5, 7), (2, 1, 9), (17, 33, 16), (4, 32, 48), (2, 144, 160), (3, 0, 2)],
-    4: [(3, 1, 5, 4), (2, 3, 4, 5), (8, 16, 2, 16)],
-    5: [(2, 3, 1, 4, 5), (3, 2, 3, 2, 3)],
+    4: [(3, 1, 5, 4), (2, 3, 4, 5), (8, 16, 2, 16), (16, 8, 16, 8)],
+    5: [(2, 3, 1, 4, 5), (3, 2, 3, 2, 3), (2, 16, 3, 16, 32)],
     6: [(2, 3, 2, 1, 3, 2), (4, 2, 2, 3, 2, 16)],
 }
 SAMPLE = 6  # permutations drawn for ranks 5 and 6
@@ -139,6 +139,7 @@ def views(x, xp=np):
     yield "permuted view", x.transpose(roll[0])
     yield "last reversed", x[..., ::-1]
     yield "broadcast", xp.broadcast_to(x[:1], x.shape)
+    yield "broadcast fastest", xp.broadcast_to(x[..., :1], x.shape)
     yield "mixed", x[::-1, ..., 1::3].transpose(roll[1])
 
 
@@ -241,10 +242,18 @@ def test_too_many_axes_after_the_plan_is_a_valueerror():
 
 # ------------------------------------------------------ on the GPU only
 
+@pytest.fixture
+def cuda():
+    """The cuda backend for a GPU-only test; the previous one comes back after."""
+    before = gpuprims.backend()
+    gpuprims.set_backend("cuda")
+    yield
+    gpuprims.set_backend(before)
+
+
 @gpu
 @pytest.mark.parametrize("dtype", ELEMENTS)
-def test_large_permutations_on_the_gpu(dtype):
-    gpuprims.set_backend("cuda")
+def test_large_permutations_on_the_gpu(cuda, dtype):
     shape = (24, 130, 33, 128) if np.dtype(dtype).itemsize < 8 else (12, 66, 33, 64)
     x = random_array(shape, dtype)
     d = gpuprims.to_device(x)
@@ -312,8 +321,7 @@ def test_bad_out_raises_before_any_work(backend):
 
 @gpu
 @pytest.mark.parametrize("dtype", ELEMENTS)
-def test_strided_device_inputs_read_in_place(monkeypatch, dtype):
-    gpuprims.set_backend("cuda")
+def test_strided_device_inputs_read_in_place(cuda, monkeypatch, dtype):
     cp = pytest.importorskip("cupy")
     base = random_array((6, 32, 48), dtype)
     # nothing may be gathered through the host: the kernels read through the strides
@@ -348,9 +356,13 @@ def test_compare_permutations_table(monkeypatch):
         return [1.0 if v.name == "nd_naive" else 0.25] * repeat, None
 
     monkeypatch.setattr(_core, "time", fake_time)
+    before = gpuprims.backend()
     gpuprims.set_backend("emulator")
-    t = gpuprims.compare_permutations([((6, 32, 48), (2, 0, 1)), ((2, 3, 4, 5), None), ((6, 10), None)],
-                                      "int8", repeat=3)
+    try:
+        t = gpuprims.compare_permutations([((6, 32, 48), (2, 0, 1)), ((2, 3, 4, 5), None), ((6, 10), None)],
+                                          "int8", repeat=3)
+    finally:
+        gpuprims.set_backend(before)
     assert len(t) == 3 and all(r["matches"] for r in t)
     assert t.rows[0]["nd_naive_ms"] == 1.0 and t.rows[0]["nd_tiled_ms"] == 0.25
     assert t.rows[0]["roof_pct"] == pytest.approx(200.0)  # 0.25 ms against a 0.5 ms copy

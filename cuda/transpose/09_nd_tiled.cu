@@ -314,16 +314,18 @@ struct NdTiled {
             if (a.rank == 2 && a.rows >= 0) return Wide<T>::run(a);
         const int r = a.rank;
         if (r == 0) return copy_mode(a, -1);
-        // A: the input's fastest axis (smallest |stride|, the last on ties)
+        // A: the input's fastest axis (smallest nonzero |stride|, the last on
+        // ties; a broadcast axis, stride 0, only where every axis is one)
         int A = r - 1;
         for (int k = r - 1; k >= 0; --k)
-            if (mag(a.strides[k]) < mag(a.strides[A])) A = k;
+            if (rank_of_stride(a.strides[k]) < rank_of_stride(a.strides[A])) A = k;
         const int B = a.perm[r - 1];
         if (A == B) return copy_mode(a, A);
         return tile_mode(a, A, B);
     }
 
     static int64_t mag(int64_t s) { return s < 0 ? -s : s; }
+    static uint64_t rank_of_stride(int64_t s) { return s == 0 ? UINT64_MAX : uint64_t(mag(s)); }
 
     // Output strides of the input's axes.
     static void out_strides(const gp_transpose_args &a, int64_t *os) {
@@ -361,7 +363,7 @@ struct NdTiled {
         if (a.shape[B] < tile_b && r > 2 && a.perm[r - 2] != A) B2 = a.perm[r - 2];
         if (a.shape[A] < tile_a)
             for (int k = r - 1; k >= 0; --k)
-                if (k != A && k != B && k != B2 && (A2 < 0 || mag(a.strides[k]) < mag(a.strides[A2]))) A2 = k;
+                if (k != A && k != B && k != B2 && (A2 < 0 || rank_of_stride(a.strides[k]) < rank_of_stride(a.strides[A2]))) A2 = k;
         TileArgs t{};
         make_side(a, os, A, A2, tile_a, t.a);
         make_side(a, os, B, B2, tile_b, t.b);

@@ -74,9 +74,11 @@ class TransposePlan:
 
     @property
     def fastest(self):
+        """The input axis of smallest nonzero |stride| (the last on ties; a
+        broadcast axis, stride 0, only where all are): as nd_tiled picks it."""
         if not self.shape:
             return None
-        return min(reversed(range(self.rank)), key=lambda k: abs(self.strides[k]))
+        return min(reversed(range(self.rank)), key=lambda k: (self.strides[k] == 0, abs(self.strides[k])))
 
     @property
     def out_fastest(self):
@@ -139,7 +141,7 @@ def transpose_plan(shape, axes=None, strides=None) -> TransposePlan:
     * shape[b] for a followed by b).  Errors for bad axes are numpy's.
 
     >>> print(gpuprims.transpose_plan((64, 128, 64, 128), (0, 3, 1, 2)))
-    (i:64, kl:8192, m:128) -> (i:64, m:128, kl:8192); ...
+    (i:64, jk:8192, l:128) -> (i:64, l:128, jk:8192), strides (1048576, 128, 1): tile, tiles between l:128 and jk:8192
     """
     shape = tuple(int(d) for d in shape)
     in_axes = _normalize_axes(len(shape), axes)
@@ -368,7 +370,8 @@ class TransposeFamily(Family):
 
     def as_kernel_input(self, x):
         if x.ndim != 2:
-            raise ValueError(f"transpose needs a 2-D array, got {x.ndim}-D")
+            raise ValueError(f"transpose needs a 2-D array here, got {x.ndim}-D; time other ranks "
+                             f"with gpuprims.compare_permutations")
         if x.dtype not in DTYPES:
             raise TypeError(f"transpose does not support dtype {x.dtype}")
         return np.ascontiguousarray(x)
