@@ -7,7 +7,7 @@
 // The 2-D journey (serial ... tiled_wide, cuBLAS, the CPU loop) takes
 // matrices only (GP_MATRIX); nd_naive and nd_tiled take any rank, and
 // variant="auto" runs nd_tiled, which runs tiled_wide's kernel where the
-// call is a matrix of 4- or 8-byte elements.
+// call is a matrix of 2-, 4- or 8-byte elements.
 #include "nd.cuh"
 #include "tiled.cuh"
 
@@ -114,8 +114,8 @@ extern "C" const gp_variant GP_SYM(gp_transpose_variants)[] = {
      "The plan fuses the axes that stay together; tiles move between the input's and the output's "
      "fastest axes through shared memory (a side shorter than a tile continues over a second axis), "
      "the other axes a batch; a fastest axis that stays in place is a batched copy. 16-byte "
-     "accesses for every element size where strides allow; a matrix of 4- or 8-byte elements runs "
-     "tiled_wide's kernel. At most 16 axes after the plan.",
+     "accesses for every element size where strides allow; a matrix of 2-, 4- or 8-byte elements "
+     "runs tiled_wide's kernel. At most 16 axes after the plan.",
      -1, NULL, transpose::NdTuning<uint32_t>::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_transpose_nd_tiled,
      gp_transpose_nd_tiled_kernel, NULL,
      GP_AUTO, NULL, NULL},
