@@ -42,6 +42,7 @@ namespace {
 using namespace gp;
 
 constexpr int BLOCK = 256, WARPS = BLOCK / WARP;
+constexpr int MARK = 4;  // offsets a thread loads at once to mark the heads of a tile
 
 // Elements a thread: 16 4-byte accumulators (a tile of 4096), 8 wider ones;
 // half as many where each element's address is computed (a layout other
@@ -136,10 +137,18 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
             if (lane == 0) lo_s = lo;
         }
         __syncthreads();
-        for (int64_t s = lo_s + threadIdx.x; s <= lay.problems; s += BLOCK) {
-            const int64_t at = lay.offsets[s];
-            if (at >= end) break;
-            head_s[at - start] = 1;
+        // MARK offsets a thread loaded together, then marked (the offsets
+        // are sorted: once the last of a group is past the tile, so is
+        // every later one).  One offset at a time, a tile of segments of
+        // mean 4 (1024 offsets) waited for 4 loads in a row a thread.
+        for (int64_t s0 = lo_s + threadIdx.x;; s0 += MARK * BLOCK) {
+            int64_t at[MARK];
+#pragma unroll
+            for (int u = 0; u < MARK; ++u) at[u] = s0 + u * BLOCK <= lay.problems ? lay.offsets[s0 + u * BLOCK] : end;
+#pragma unroll
+            for (int u = 0; u < MARK; ++u)
+                if (at[u] < end) head_s[at[u] - start] = 1;
+            if (at[MARK - 1] >= end) break;
         }
         __syncthreads();
 #pragma unroll

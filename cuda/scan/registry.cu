@@ -167,10 +167,11 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      GP_BATCHED, NULL, NULL},
     {"segmented_adaptive", "The mapping chosen by layout",
      "CUB's dispatch layers (a policy per call from the problem's shape)",
-     "An axis with axes after it, or problems that are neighbours in memory while their elements "
-     "are not: batched_columns. Segments and rows: segmented_lookback, whose flat tiles make the "
-     "work per block independent of the lengths (which live on the device). What auto runs for "
-     "an axis or segments.",
+     "Problems that are neighbours in memory (a non-last axis): batched_thread where they fill "
+     "the GPU (2^18 or more), else batched_columns. Rows: segmented_warp for many long rows, the "
+     "1-D decoupled_lookback once per row for rows of 2^23 or more, else segmented_lookback, "
+     "which also takes segments (their lengths live on the device). Thresholds measured on an "
+     "H200. What auto runs for an axis or segments.",
      -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_adaptive,
      gp_scan_segmented_lookback_kernel, NULL,
      GP_BATCHED | GP_SEGMENTED | GP_AUTO_BATCHED, NULL, NULL},
