@@ -154,7 +154,81 @@ def staged():
     return bad
 
 
-FAMILIES = {"transpose": transposes, "scan": scans, "scan-batched": batched_scans, "reduce": reductions,
+def batched_reductions():
+    """Every reduce row flagged batched or segmented, through the public
+    call: each axis of C arrays (a CuPy view read back to front where CuPy
+    is installed: negative strides), and ragged segments."""
+    bad = 0
+    rng = np.random.default_rng(6)
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    offs = np.concatenate([[0], np.cumsum(SEGMENT_LENGTHS)]).astype(np.int64)
+    for v in gpuprims.variants("reduce"):
+        if v.where != "device" or gpuprims.backend() not in v.backends or not (v.batched or v.segmented):
+            continue
+        for dtype in ("float32", "int64"):
+            for (o, n, i) in BATCHED_SHAPES if v.batched else []:
+                x = (rng.integers(-1000, 1000, (o, n, i)) if dtype == "int64" else rng.random((o, n, i)) - 0.5
+                     ).astype(dtype)
+                views = [(gpuprims.to_device(x), x)]
+                if cupy is not None:
+                    views.append((cupy.asarray(x)[:, ::-1, :], x[:, ::-1, :]))
+                for dev, host in views:
+                    for axis in (0, 1, 2):
+                        try:
+                            got = gpuprims.sum(dev, axis=axis, variant=v.name)
+                        except (ValueError, gpuprims.CudaError) as e:  # a layout the row does not take
+                            if "cub" in v.name:
+                                continue
+                            raise e
+                        got = got.get() if hasattr(got, "get") else np.asarray(got)
+                        if not np.allclose(got, host.sum(axis=axis), rtol=1e-4, atol=1e-2):
+                            print(f"WRONG batched reduce {v.name} {dtype} {x.shape} axis {axis}")
+                            bad += 1
+            if v.segmented:
+                x = (rng.integers(-1000, 1000, offs[-1]) if dtype == "int64" else rng.random(offs[-1]) - 0.5
+                     ).astype(dtype)
+                got = gpuprims.sum(gpuprims.to_device(x), segments=offs, variant=v.name).get()
+                want = np.array([x[a:b].sum() for a, b in zip(offs[:-1], offs[1:])])
+                if not np.allclose(got, want, rtol=1e-4, atol=1e-2):
+                    print(f"WRONG segmented reduce {v.name} {dtype}")
+                    bad += 1
+        print(f"reduce-batched {v.name}: done", flush=True)
+    return bad
+
+
+def nd_transposes():
+    """The any-rank transposes on permutations of ranks 3 to 6, contiguous
+    and (with CuPy) strided device inputs read in place."""
+    bad = 0
+    rng = np.random.default_rng(7)
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    cases = [((33, 17, 65), (2, 1, 0)), ((33, 17, 65), (0, 2, 1)), ((9, 8, 7, 66), (0, 3, 1, 2)),
+             ((5,) * 6, None), ((3, 130, 2, 67), (3, 2, 1, 0))]
+    for v in gpuprims.variants("transpose"):
+        if v.where != "device" or v.matrix:
+            continue
+        for dtype in ("int8", "float16", "float32", "complex128"):
+            for shape, axes in cases:
+                x = (rng.standard_normal(shape) * 100).astype(dtype)
+                views = [(gpuprims.to_device(x), x)]
+                if cupy is not None:
+                    views.append((cupy.asarray(x)[::-1, ..., ::2], x[::-1, ..., ::2]))
+                for dev, host in views:
+                    got = gpuprims.transpose(dev, axes, variant=v.name).get()
+                    if not np.array_equal(got, np.ascontiguousarray(np.transpose(host, axes))):
+                        print(f"WRONG transpose {v.name} {dtype} {shape} {axes}")
+                        bad += 1
+        print(f"transpose-nd {v.name}: done", flush=True)
+    return bad
+
+
+FAMILIES = {"transpose": transposes, "transpose-nd": nd_transposes, "reduce-batched": batched_reductions, "scan": scans, "scan-batched": batched_scans, "reduce": reductions,
             "staged": staged}
 
 
