@@ -8,7 +8,9 @@
 //   columns (neighbouring problems closer than neighbouring elements of a
 //   problem: inner > 1 and |s_inner| < |s_n|):
 //     L <= COLUMN_THREAD_MAX (8) and a thread per column fills the GPU
-//                                                   -> a thread per column (11)
+//                                                   -> a thread per column (11),
+//                                                      per 4 columns with 16-byte
+//                                                      loads where aligned
 //     else                                          -> step 16's tiles
 //   contiguous problems (rows with s_n == 1; segments of mean >= 16),
 //   L <= WARP_MAX (4096)                            -> W lanes per problem, one
@@ -48,7 +50,7 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct Adaptive {
-    enum Kind { GROUPS, BLOCKS, COLUMNS };
+    enum Kind { GROUPS, BLOCKS, COLUMNS, COLUMNS_VEC };
     struct Plan {
         Kind kind;
         int64_t lanes, chunks;
@@ -67,7 +69,10 @@ struct Adaptive {
             // Short columns, enough of them to fill the GPU: a thread per
             // column reads them coalesced and holds 4 columns in flight;
             // the tiles' blocks would each read a few KB and exit.
-            if (P.len <= Seg::COLUMN_THREAD_MAX && P.count >= threads) return p;
+            if (P.len <= Seg::COLUMN_THREAD_MAX && P.count >= threads) {
+                if (columns_vec_ok<In>(a, P)) p.kind = COLUMNS_VEC;  // 16 bytes a load
+                return p;
+            }
             p.kind = COLUMNS;
             p.columns = column_shape(P);
             return p;
@@ -110,6 +115,8 @@ struct Adaptive {
         switch (p.kind) {
             case COLUMNS:
                 return launch_columns<In, Op>(a, P, p.columns);
+            case COLUMNS_VEC:
+                return launch_columns_vec<In, Op>(a, P);
             case BLOCKS:
                 GP_TRY((launch_blocks<In, Op>(a, P, p.chunks, D)));
                 break;

@@ -449,6 +449,54 @@ reduce_columns(const In *__restrict__ in, Problems P, int tx_log2, int64_t tiles
     }
 }
 
+// Short columns, many of them (axis 0 of (4, 2^24)): a thread per V = 16 /
+// sizeof(In) neighbouring columns, one 16-byte load a row, all of a short
+// column's rows in flight at once (UNROLL of them a trip).  A thread per
+// column (reduce_groups<1>) reads the same bytes coalesced, but 4 bytes a
+// load: 2 rows of 4 columns a trip, 2 trips for 4 rows.  The rows of each
+// column are added in row order, as a thread per column adds them.
+// Assumes (columns_vec_ok): outer == 1, s_inner == 1, every row's start
+// 16-byte aligned; the last thread's columns past a multiple of V are
+// scalar.
+template <class In, class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+reduce_columns_vec(const In *__restrict__ in, Problems P, typename Op::type *out) {
+    using Acc = typename Op::type;
+    constexpr int V = int(16 / sizeof(In)), U = Seg::UNROLL;
+    const Op op;
+    const int64_t quads = ceil_div<int64_t>(P.inner, V);
+    const int64_t step = int64_t(gridDim.x) * Seg::BLOCK;
+    for (int64_t t = int64_t(blockIdx.x) * Seg::BLOCK + threadIdx.x; t < quads; t += step) {
+        const int64_t i0 = t * V;
+        const In *col = in + i0;
+        if (i0 + V > P.inner) {  // the last columns, fewer than V
+            for (int64_t i = i0; i < P.inner; ++i)
+                out[i] = fold_strided<U>(Op::identity(), in + i, P.s_n, 0, 1, P.len, op);
+            continue;
+        }
+        Acc acc[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::identity();
+        for (int64_t k0 = 0; k0 < P.len; k0 += U) {
+            uint4 x[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                x[u] = k0 + u < P.len ? ldg16(col + (k0 + u) * P.s_n) : uint4{0, 0, 0, 0};
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                if (k0 + u < P.len) {
+                    In v[V];
+                    memcpy(v, &x[u], 16);
+#pragma unroll
+                    for (int j = 0; j < V; ++j) acc[j] = op(acc[j], Acc(v[j]));
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < V; ++j) out[i0 + j] = acc[j];
+    }
+}
+
 // The deferred segments (Deferred): chunk k of the list's ctl[1] is chunk
 // j = k - first of entry e = owner[k]; a block folds its CHUNK elements,
 // writes the partial, and the last block of the entry (an atomic ticket
@@ -687,6 +735,23 @@ cudaError_t launch_columns(const gp_reduce_args &a, const Problems &P, const Col
               0, a.stream, static_cast<const In *>(a.in), P, c.tx_log2, c.tiles, c.chunks, c.piece,
               dst);
     return c.chunks > 1 ? launch_combine<Op>(a, P, c.chunks) : cudaSuccess;
+}
+
+// reduce_columns_vec applies: one run of neighbouring columns (outer == 1,
+// s_inner == 1) whose rows all start 16-byte aligned.
+template <class In>
+inline bool columns_vec_ok(const gp_reduce_args &a, const Problems &P) {
+    return 16 % sizeof(In) == 0 && P.offsets == nullptr && P.outer == 1 && P.s_inner == 1 &&
+           reinterpret_cast<uintptr_t>(a.in) % 16 == 0 && (P.s_n * int64_t(sizeof(In))) % 16 == 0;
+}
+
+template <class In, class Op>
+cudaError_t launch_columns_vec(const gp_reduce_args &a, const Problems &P) {
+    const int64_t quads = ceil_div<int64_t>(P.inner, int64_t(16 / sizeof(In)));
+    GP_LAUNCH((reduce_columns_vec<In, Op>), unsigned(grid_of(ceil_div<int64_t>(quads, Seg::BLOCK))),
+              Seg::BLOCK, 0, a.stream, static_cast<const In *>(a.in), P,
+              static_cast<typename Op::type *>(a.out));
+    return cudaSuccess;
 }
 
 // --------------------------------------------------------------- dispatch
