@@ -48,6 +48,14 @@ namespace seg {
 //     3153 GB/s (76.1%), a warp 439 (10.6%).
 //   VEC_MIN_SEGMENT = 16: below it a segment is mostly its unaligned head
 //     and tail (scalar loads); not measured yet.
+//   Not measured yet (written after that run): reduce_groups_vec (16-byte
+//   lanes for contiguous problems) and reduce_columns_vec (16-byte loads
+//   across 4 short columns).  Step 17 takes them where they apply, in place
+//   of the measured scalar mapping of the same shape (rows of 4: a thread;
+//   rows and segments of 64: 16 lanes; segments of mean 1024: a warp;
+//   columns of 4 rows: a thread per column), for 4x the bytes per load at
+//   the same or fewer registers.  Re-measure; where one loses, drop its
+//   test (vec_ok, columns_vec_ok) from Adaptive::plan.
 struct SegTuning {
     static constexpr int BLOCK = 256;        // threads per block, every kernel here
     static constexpr int BLOCKS_PER_SM = 8;  // 2048 resident threads per SM / BLOCK
