@@ -2,16 +2,28 @@
 // segments (GP_AUTO_BATCHED in the registry).
 //
 // What changed from steps 11 to 16: nothing in the kernels; this step
-// chooses among their mappings by the layout and the (mean) problem length:
+// chooses among their mappings by the layout and the (mean) problem length
+// L (thresholds and their H200 measurements: SegTuning in segmented.cuh):
 //
 //   columns (neighbouring problems closer than neighbouring elements of a
-//   problem: inner > 1 and |s_inner| < |s_n|)        -> step 16's tiles
-//   otherwise, rows and segments, by length L (the mean for segments):
-//     L <= 64                                       -> W lanes per problem,
-//                                                      W = 1, 2, ..., 32, 2 elements
-//                                                      a lane (steps 11, 14, 13)
-//     L <= SegTuning::WARP_MAX and the problems fill
-//       the GPU with a warp each                     -> a warp per problem (13)
+//   problem: inner > 1 and |s_inner| < |s_n|):
+//     L <= COLUMN_THREAD_MAX (8) and a thread per column fills the GPU
+//                                                   -> a thread per column (11),
+//                                                      per 4 columns with 16-byte
+//                                                      loads where aligned
+//     else                                          -> step 16's tiles
+//   contiguous problems (rows with s_n == 1; segments of mean >= 16),
+//   L <= WARP_MAX (4096)                            -> W lanes per problem, one
+//                                                      16-byte vector a lane
+//                                                      (reduce_groups_vec: a row of
+//                                                      4 floats a thread, of 64
+//                                                      16 lanes, 128+ a warp; the
+//                                                      warp only where the problems
+//                                                      fill the GPU)
+//   otherwise, by L:
+//     L <= THREAD_MAX (8)                           -> a thread per problem (11)
+//     L <= 32 x LANE_ITEMS (128)                    -> L / 4 lanes (14, 13)
+//     L <= WARP_MAX and the problems fill the GPU   -> a warp per problem (13)
 //     else                                          -> a block per problem,
 //                                                      or several (12, 15)
 //
@@ -38,10 +50,11 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct Adaptive {
-    enum Kind { GROUPS, BLOCKS, COLUMNS };
+    enum Kind { GROUPS, BLOCKS, COLUMNS, COLUMNS_VEC };
     struct Plan {
         Kind kind;
         int64_t lanes, chunks;
+        bool vec;  // GROUPS: reduce_groups_vec
         ColumnShape columns;
         DeferShape defer;
     };
@@ -49,18 +62,35 @@ struct Adaptive {
     // at least what the mapping reads in a few trips.
     static constexpr int64_t LONG_FACTOR = 16;
     static Plan plan(const gp_reduce_args &a, const Problems &P) {
-        Plan p{GROUPS, 1, 1, {}, {}};
+        Plan p{GROUPS, 1, 1, false, {}, {}};
+        const int64_t threads = int64_t(sms()) * Seg::BLOCKS_PER_SM * Seg::BLOCK;  // resident
         int64_t at_least;
         if (column_like(P)) {
+            // Short columns, enough of them to fill the GPU: a thread per
+            // column reads them coalesced and holds 4 columns in flight;
+            // the tiles' blocks would each read a few KB and exit.
+            if (P.len <= Seg::COLUMN_THREAD_MAX && P.count >= threads) {
+                if (columns_vec_ok<In>(a, P)) p.kind = COLUMNS_VEC;  // 16 bytes a load
+                return p;
+            }
             p.kind = COLUMNS;
             p.columns = column_shape(P);
             return p;
         }
-        if (P.len <= WARP * Seg::GROUP_UNROLL) {
-            p.lanes = group_lanes(P.len, 1, WARP);
-            at_least = 32 * Seg::GROUP_UNROLL * p.lanes;
-        } else if (P.len <= Seg::WARP_MAX &&
-                   P.count >= int64_t(sms()) * Seg::BLOCKS_PER_SM * (Seg::BLOCK / WARP)) {
+        const int64_t V = int64_t(16 / sizeof(In));
+        if (vec_ok<In>(P) && (P.offsets == nullptr || P.len >= Seg::VEC_MIN_SEGMENT) &&
+            P.len <= Seg::WARP_MAX &&
+            (P.len <= WARP * Seg::VEC_UNROLL * V ||
+             P.count >= threads / WARP)) {  // a warp per problem only where they fill the GPU
+            p.vec = true;
+            p.lanes = vec_lanes<In>(P.len, 1, WARP);
+            at_least = 32 * Seg::VEC_UNROLL * V * p.lanes;
+        } else if (P.len <= Seg::THREAD_MAX) {
+            at_least = 32 * Seg::GROUP_UNROLL;
+        } else if (P.len <= WARP * Seg::LANE_ITEMS) {
+            p.lanes = pow2_between(ceil_div<int64_t>(P.len, Seg::LANE_ITEMS), 2, WARP);
+            at_least = 32 * Seg::LANE_ITEMS * p.lanes;
+        } else if (P.len <= Seg::WARP_MAX && P.count >= threads / WARP) {
             p.lanes = WARP;
             at_least = 32 * Seg::GROUP_UNROLL * WARP;
         } else {
@@ -85,11 +115,16 @@ struct Adaptive {
         switch (p.kind) {
             case COLUMNS:
                 return launch_columns<In, Op>(a, P, p.columns);
+            case COLUMNS_VEC:
+                return launch_columns_vec<In, Op>(a, P);
             case BLOCKS:
                 GP_TRY((launch_blocks<In, Op>(a, P, p.chunks, D)));
                 break;
             default:
-                GP_TRY((launch_groups<In, Op, 1, WARP>(a, P, p.lanes, D)));
+                if (p.vec)
+                    GP_TRY((launch_groups<In, Op, 1, WARP, true>(a, P, p.lanes, D)));
+                else
+                    GP_TRY((launch_groups<In, Op, 1, WARP>(a, P, p.lanes, D)));
                 break;
         }
         return launch_deferred<In, Op>(a, P, D);

@@ -158,7 +158,8 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      "sub-warp groups per segment: CUB's small-segment policy (cub::DeviceSegmentedReduce, CCCL); "
      "__shfl_down_sync with a width (CUDA Programming Guide)",
      "A problem gets 2 to 16 lanes, the power of two that leaves each lane 2 of its (mean) "
-     "length, so a warp holds several short problems side by side and reads neighbouring words; "
+     "length (one 16-byte vector where the problems are contiguous), so a warp holds several short "
+     "problems side by side and reads neighbouring words; "
      "shuffles of that width combine each group. Lengths far from the mean keep a warp waiting "
      "on its longest group.",
      -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_subwarp,
@@ -188,8 +189,9 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      "CUB's small/medium/large segment policies (cub::DeviceSegmentedReduce, CCCL); CuPy's "
      "reduction kernels' choice between the axis orders",
      "What variant='auto' runs for an axis or segments: column tiles where neighbouring problems "
-     "are closer in memory than a problem's own elements; otherwise, by the (mean) problem length, "
-     "1 to 32 lanes per problem, a warp per problem, or one or several blocks per problem, so that "
+     "are closer in memory than a problem's own elements (a thread per column where they are short "
+     "and many); otherwise, by the (mean) problem length, a thread, 2 to 32 lanes (16-byte loads "
+     "where the problems are contiguous), a warp, or one or several blocks per problem, so that "
      "every layout reads coalesced and fills the GPU. Segments 16 times longer than the mean are "
      "binned apart and read in chunks, a block each. Deterministic.",
      -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_adaptive,

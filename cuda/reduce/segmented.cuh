@@ -27,18 +27,49 @@ GP_NAMESPACE_BEGIN
 namespace reduce {
 namespace seg {
 
-// Launch shapes and the adaptive choice's thresholds, one home.  Initial
-// values from the arithmetic in each comment; GPU measurements pending
-// (bench/bench_reduce.py, "axis and segments").
+// Launch shapes and the adaptive choice's thresholds, one home.  The
+// thresholds of step 17 come from bench/bench_reduce.py "axis and segments"
+// on an NVIDIA H200 (copy roof 4.1-4.3 TB/s; float32 sums; log
+// gpu-data/bench-reduce-axis.log), kernels as of that run (before
+// reduce_groups_vec):
+//   THREAD_MAX = 8: rows of 4, (2^24, 4) axis -1: a thread per row 3589 GB/s
+//     (86.7%), 2 lanes per row 2155 GB/s (52%); segments of mean 4: a thread
+//     2922 GB/s (70.6%), 2 lanes 1815 GB/s (43.8%).  8 is interpolated: a
+//     thread's row of 8 is one 32-byte sector.
+//   LANE_ITEMS = 4: rows of 64, (2^20, 64) axis -1: 16 lanes (4 elements a
+//     lane) 2443 GB/s (59%), a warp (2 a lane) 1646 GB/s (39.7%); segments
+//     of mean 64: 16 lanes 1640 GB/s (39.6%), a warp 1075 GB/s (25.9%).
+//   COLUMN_THREAD_MAX = 8: columns of 4 rows, (4, 2^24) axis 0: a thread
+//     per column 3272 GB/s (79%), column tiles 1756 GB/s (42.4%: a block
+//     reads 4 KB and exits); columns of 64 rows, (64, 2^20) axis 0: tiles
+//     3593 GB/s (86.7%), a thread 3319 GB/s (80.1%).  8 is interpolated.
+//   WARP_MAX = 4096: segments of mean 1024: a warp 2651 GB/s (64%), 16
+//     lanes 2200 (53.1%), a block 1641 (39.6%); mean 65536: blocks (split)
+//     3153 GB/s (76.1%), a warp 439 (10.6%).
+//   VEC_MIN_SEGMENT = 16: below it a segment is mostly its unaligned head
+//     and tail (scalar loads); not measured yet.
+//   Not measured yet (written after that run): reduce_groups_vec (16-byte
+//   lanes for contiguous problems) and reduce_columns_vec (16-byte loads
+//   across 4 short columns).  Step 17 takes them where they apply, in place
+//   of the measured scalar mapping of the same shape (rows of 4: a thread;
+//   rows and segments of 64: 16 lanes; segments of mean 1024: a warp;
+//   columns of 4 rows: a thread per column), for 4x the bytes per load at
+//   the same or fewer registers.  Re-measure; where one loses, drop its
+//   test (vec_ok, columns_vec_ok) from Adaptive::plan.
 struct SegTuning {
     static constexpr int BLOCK = 256;        // threads per block, every kernel here
     static constexpr int BLOCKS_PER_SM = 8;  // 2048 resident threads per SM / BLOCK
     static constexpr int UNROLL = 8;         // loads in flight per thread (block, column kernels)
     static constexpr int ROUNDS = 4;  // groups: problems in flight per group (8: ~128 registers)
     static constexpr int GROUP_UNROLL = 2;      // groups: loads per problem per lane per trip
+    static constexpr int VEC_UNROLL = 1;  // groups_vec: 16-byte loads per problem per lane per trip
     static constexpr int WAVES = 2;             // splits: aim at WAVES x the resident blocks
     static constexpr int64_t MIN_CHUNK = 4096;  // splits: elements per block, at least (16/thread)
     static constexpr int64_t MIN_ROWS = 16;     // columns: rows per thread of a split, at least
+    static constexpr int64_t THREAD_MAX = 8;    // adaptive: a thread per row up to this length
+    static constexpr int64_t LANE_ITEMS = 4;    // adaptive: elements per lane of a sub-warp group
+    static constexpr int64_t COLUMN_THREAD_MAX = 8;  // adaptive: a thread per column up to this
+    static constexpr int64_t VEC_MIN_SEGMENT = 16;   // adaptive: vector loads from this mean
     static constexpr int64_t WARP_MAX = 4096;   // adaptive: lanes per problem up to this length
     static constexpr int64_t MAX_GRID = 0x7fffffff;  // gridDim.x; kernels loop beyond
 };
@@ -266,6 +297,97 @@ reduce_groups(const In *__restrict__ in, Problems P, int rounds, Deferred D,
     }
 }
 
+// The same mapping for contiguous problems (segments; rows with s_n == 1),
+// read in 16-byte vectors: V = 16 / sizeof(In) elements a load (4 floats),
+// so each load of a lane carries 4x the bytes of reduce_groups' and a warp
+// load of groups of W lanes covers 32 / W runs of 16 W neighbouring bytes.
+// A problem's elements before its first 16-byte boundary (the head, < V)
+// and after its last (the tail, < V) are scalar loads of lanes 0.. of the
+// group, issued with the problems' first trip.  The order of the adds
+// depends on the problem's length and the alignment of its start, both
+// fixed by the input: the same bits run to run.
+template <class In>
+__device__ inline uint4 ldg16(const In *p) {
+    return __ldg(reinterpret_cast<const uint4 *>(p));
+}
+
+template <int W, class In, class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+reduce_groups_vec(const In *__restrict__ in, Problems P, int rounds, Deferred D,
+                  typename Op::type *out) {
+    using Acc = typename Op::type;
+    constexpr int R = Seg::ROUNDS, U = Seg::VEC_UNROLL, V = int(16 / sizeof(In));
+    constexpr int EDGE = (V - 1 + W - 1) / W;  // head or tail elements per lane, at most
+    static_assert(V * sizeof(In) == 16, "an element size that divides 16");
+    const Op op;
+    const int sub = threadIdx.x % W;
+    const int64_t groups = int64_t(gridDim.x) * (Seg::BLOCK / W);
+    const int64_t g = int64_t(blockIdx.x) * (Seg::BLOCK / W) + threadIdx.x / W;
+    for (int64_t sweep = 0; sweep < P.count; sweep += groups * rounds) {
+        const In *q[R];   // the lane's next vector of each problem
+        int64_t left[R];  // how many of the problem's vectors from there on
+        Acc acc[R];
+        unsigned mine = 0, deferred = 0;  // bit r: in range and read here / deferred
+        int64_t longest = 0;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int64_t p = sweep + r * groups + g;
+            Span s = r < rounds && p < P.count ? P.span(p) : Span{0, 0, 1};
+            if (r < rounds && p < P.count) {
+                if (D.defers(s.len)) deferred |= 1u << r, s.len = 0;
+                else mine |= 1u << r;
+            }
+            const In *row = in + s.base;
+            const int mis = int(reinterpret_cast<uintptr_t>(row) % 16) / int(sizeof(In));
+            const int64_t head = (V - mis) % V < s.len ? (V - mis) % V : s.len;
+            const int64_t nvec = (s.len - head) / V;
+            const In *rest = row + head + nvec * V;  // the tail
+            const int64_t tail = s.len - head - nvec * V;
+            Acc e[EDGE][2];
+#pragma unroll
+            for (int t = 0; t < EDGE; ++t) {
+                const int j = sub + t * W;
+                e[t][0] = j < head ? Acc(__ldg(row + j)) : Op::identity();
+                e[t][1] = j < tail ? Acc(__ldg(rest + j)) : Op::identity();
+            }
+            acc[r] = Op::identity();
+#pragma unroll
+            for (int t = 0; t < EDGE; ++t) acc[r] = op(op(acc[r], e[t][0]), e[t][1]);
+            q[r] = row + head + sub * V;
+            left[r] = nvec - sub;
+            longest = left[r] > longest ? left[r] : longest;
+        }
+        for (int64_t done = 0; done < longest; done += U * W) {
+            uint4 x[R][U];
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+#pragma unroll
+                for (int u = 0; u < U; ++u)
+                    x[r][u] = done + u * W < left[r] ? ldg16(q[r] + u * W * V) : uint4{0, 0, 0, 0};
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                q[r] += U * W * V;
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    if (done + u * W < left[r]) {
+                        In v[V];
+                        memcpy(v, &x[r][u], 16);
+#pragma unroll
+                        for (int k = 0; k < V; ++k) acc[r] = op(acc[r], Acc(v[k]));
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int64_t p = sweep + r * groups + g;
+            const Acc v = group_reduce<W>(acc[r], op);
+            if (sub == 0 && (mine >> r & 1u)) out[p] = v;
+            if (sub == 0 && (deferred >> r & 1u)) D.push(p, P.span(p).len);  // rare: after the hot loop
+        }
+    }
+}
+
 // `chunks` blocks per problem: block w takes chunk c = w % chunks of problem
 // p = w / chunks (a block-stride loop over it, UNROLL loads in flight per
 // thread, then the block's tree) and writes dst[c * count + p]: the result
@@ -332,6 +454,54 @@ reduce_columns(const In *__restrict__ in, Problems P, int tx_log2, int64_t tiles
         // Row 0 reads its own cell; no thread writes another's cell before
         // the next iteration's barrier.
         if (ty == 0 && i < P.inner) dst[c * P.count + o * P.inner + i] = cell[threadIdx.x];
+    }
+}
+
+// Short columns, many of them (axis 0 of (4, 2^24)): a thread per V = 16 /
+// sizeof(In) neighbouring columns, one 16-byte load a row, all of a short
+// column's rows in flight at once (UNROLL of them a trip).  A thread per
+// column (reduce_groups<1>) reads the same bytes coalesced, but 4 bytes a
+// load: 2 rows of 4 columns a trip, 2 trips for 4 rows.  The rows of each
+// column are added in row order, as a thread per column adds them.
+// Assumes (columns_vec_ok): outer == 1, s_inner == 1, every row's start
+// 16-byte aligned; the last thread's columns past a multiple of V are
+// scalar.
+template <class In, class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+reduce_columns_vec(const In *__restrict__ in, Problems P, typename Op::type *out) {
+    using Acc = typename Op::type;
+    constexpr int V = int(16 / sizeof(In)), U = Seg::UNROLL;
+    const Op op;
+    const int64_t quads = ceil_div<int64_t>(P.inner, V);
+    const int64_t step = int64_t(gridDim.x) * Seg::BLOCK;
+    for (int64_t t = int64_t(blockIdx.x) * Seg::BLOCK + threadIdx.x; t < quads; t += step) {
+        const int64_t i0 = t * V;
+        const In *col = in + i0;
+        if (i0 + V > P.inner) {  // the last columns, fewer than V
+            for (int64_t i = i0; i < P.inner; ++i)
+                out[i] = fold_strided<U>(Op::identity(), in + i, P.s_n, 0, 1, P.len, op);
+            continue;
+        }
+        Acc acc[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::identity();
+        for (int64_t k0 = 0; k0 < P.len; k0 += U) {
+            uint4 x[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                x[u] = k0 + u < P.len ? ldg16(col + (k0 + u) * P.s_n) : uint4{0, 0, 0, 0};
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                if (k0 + u < P.len) {
+                    In v[V];
+                    memcpy(v, &x[u], 16);
+#pragma unroll
+                    for (int j = 0; j < V; ++j) acc[j] = op(acc[j], Acc(v[j]));
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < V; ++j) out[i0 + j] = acc[j];
     }
 }
 
@@ -409,7 +579,8 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
 // A group of W lanes per problem; rounds from the fill: enough problems in
 // flight per group that short problems keep loads in flight, but not so
 // many that the grid no longer fills the GPU.
-template <class In, class Op, int W>
+// VEC: reduce_groups_vec (contiguous problems only, see vec_ok).
+template <class In, class Op, int W, bool VEC = false>
 cudaError_t launch_groups_w(const gp_reduce_args &a, const Problems &P, const Deferred &D) {
     const int64_t per_block = Seg::BLOCK / W;
     const int64_t fill =
@@ -417,19 +588,24 @@ cudaError_t launch_groups_w(const gp_reduce_args &a, const Problems &P, const De
     int64_t rounds = P.count / fill;
     rounds = rounds < 1 ? 1 : rounds > Seg::ROUNDS ? Seg::ROUNDS : rounds;
     const int64_t grid = grid_of(ceil_div<int64_t>(P.count, per_block * rounds));
-    GP_LAUNCH((reduce_groups<W, In, Op>), unsigned(grid), Seg::BLOCK, 0, a.stream,
-              static_cast<const In *>(a.in), P, int(rounds), D,
-              static_cast<typename Op::type *>(a.out));
+    if constexpr (VEC)
+        GP_LAUNCH((reduce_groups_vec<W, In, Op>), unsigned(grid), Seg::BLOCK, 0, a.stream,
+                  static_cast<const In *>(a.in), P, int(rounds), D,
+                  static_cast<typename Op::type *>(a.out));
+    else
+        GP_LAUNCH((reduce_groups<W, In, Op>), unsigned(grid), Seg::BLOCK, 0, a.stream,
+                  static_cast<const In *>(a.in), P, int(rounds), D,
+                  static_cast<typename Op::type *>(a.out));
     return cudaSuccess;
 }
 
 // W lanes per problem for the W given at run time, one of LO, 2 LO, ..., HI
 // (a step instantiates only the widths it can choose).
-template <class In, class Op, int LO, int HI>
+template <class In, class Op, int LO, int HI, bool VEC = false>
 cudaError_t launch_groups(const gp_reduce_args &a, const Problems &P, int64_t lanes,
                           const Deferred &D = Deferred{}) {
-    if (lanes == LO) return launch_groups_w<In, Op, LO>(a, P, D);
-    if constexpr (LO < HI) return launch_groups<In, Op, 2 * LO, HI>(a, P, lanes, D);
+    if (lanes == LO) return launch_groups_w<In, Op, LO, VEC>(a, P, D);
+    if constexpr (LO < HI) return launch_groups<In, Op, 2 * LO, HI, VEC>(a, P, lanes, D);
     return cudaErrorInvalidValue;
 }
 
@@ -444,6 +620,21 @@ inline int64_t pow2_between(int64_t v, int64_t lo, int64_t hi) {
 // 2 lanes of 2 elements; a row of 64: a warp), between lo and hi.
 inline int64_t group_lanes(int64_t len, int64_t lo, int64_t hi) {
     return pow2_between(ceil_div<int64_t>(len, Seg::GROUP_UNROLL), lo, hi);
+}
+
+// reduce_groups_vec applies: every problem contiguous, and an element size
+// that divides 16 (every dtype of GP_COMBOS).
+template <class In>
+inline bool vec_ok(const Problems &P) {
+    return 16 % sizeof(In) == 0 && (P.offsets != nullptr || P.s_n == 1);
+}
+
+// The lanes of reduce_groups_vec for a (mean) length len: enough that each
+// lane has VEC_UNROLL vectors, all in one trip, between lo and hi (a row
+// of 4 floats: a thread; of 64: 16 lanes; 128 and more: a warp).
+template <class In>
+inline int64_t vec_lanes(int64_t len, int64_t lo, int64_t hi) {
+    return pow2_between(ceil_div<int64_t>(len, Seg::VEC_UNROLL * int64_t(16 / sizeof(In))), lo, hi);
 }
 
 // Scratch of a combine after `chunks` partials per problem.
@@ -552,6 +743,23 @@ cudaError_t launch_columns(const gp_reduce_args &a, const Problems &P, const Col
               0, a.stream, static_cast<const In *>(a.in), P, c.tx_log2, c.tiles, c.chunks, c.piece,
               dst);
     return c.chunks > 1 ? launch_combine<Op>(a, P, c.chunks) : cudaSuccess;
+}
+
+// reduce_columns_vec applies: one run of neighbouring columns (outer == 1,
+// s_inner == 1) whose rows all start 16-byte aligned.
+template <class In>
+inline bool columns_vec_ok(const gp_reduce_args &a, const Problems &P) {
+    return 16 % sizeof(In) == 0 && P.offsets == nullptr && P.outer == 1 && P.s_inner == 1 &&
+           reinterpret_cast<uintptr_t>(a.in) % 16 == 0 && (P.s_n * int64_t(sizeof(In))) % 16 == 0;
+}
+
+template <class In, class Op>
+cudaError_t launch_columns_vec(const gp_reduce_args &a, const Problems &P) {
+    const int64_t quads = ceil_div<int64_t>(P.inner, int64_t(16 / sizeof(In)));
+    GP_LAUNCH((reduce_columns_vec<In, Op>), unsigned(grid_of(ceil_div<int64_t>(quads, Seg::BLOCK))),
+              Seg::BLOCK, 0, a.stream, static_cast<const In *>(a.in), P,
+              static_cast<typename Op::type *>(a.out));
+    return cudaSuccess;
 }
 
 // --------------------------------------------------------------- dispatch
