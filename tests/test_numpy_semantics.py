@@ -344,3 +344,15 @@ def test_bad_segments():
         gpuprims.sum(x, segments=[0, 10], keepdims=True)
     with pytest.raises(ValueError, match="axis"):
         gpuprims.sum(data((3, 4), "float32"), axis=0, segments=[0, 3])
+
+
+@pytest.mark.parametrize("op", ["sum", "min", "max"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int8"])
+def test_many_short_columns(op, dtype):
+    """Thousands of columns of a few rows (a thread per column; four
+    neighbouring columns a thread where the rows are 16-byte aligned), and the
+    same through a view that starts one element in (unaligned rows)."""
+    x = data((3, 4100), dtype, seed=11)
+    for view in (x, x[:, 1:4099], x[::-1]):
+        assert_reduced(gpuprims.reduce(view, op, axis=0), view, op, 0)
+        assert_scanned(gpuprims.scan(view, op, axis=0), view, op, 0)
