@@ -237,7 +237,7 @@ def main(argv):
                                 for n in SIZES], parts, data, dtype="float32", op="sum", repeat=30, k=3,
                        variants=one_d_rows())
     batched_section(parts, data)
-    status = save_results("scan", info, date, parts, data)
+    status = save_results("scan" if "batched" not in argv else "scan-axis", info, date, parts, data)
     bad = [r["variant"] for t in data["tables"] if "case" in t for r in t["rows"] if r["matches"] is False]
     if bad:
         print("MISMATCH (batched):", bad)
