@@ -27,9 +27,6 @@
 //    pointers allow it and the lengths divide, every global access is 16
 //    bytes (16 int8, 8 float16, 4 float32, 2 float64 or 1 complex128
 //    elements), as in tiled_wide; else one element at a time.
-//  * Blocks take the tiles in groups of tile columns, walking down them
-//    (tile_of), as tiled_wide does, so that the tiles in flight hit long
-//    runs of the same DRAM rows on both sides.
 //  * A C-contiguous matrix of 2-, 4- or 8-byte elements (rank 2 after the
 //    plan) runs tiled_wide's kernel, tuned for it (step 7).  On an H200
 //    (bench-transpose, 2-D) it beats the packed tile below for float16:
@@ -70,46 +67,10 @@ struct TileArgs {
     Side a, b;  // a: along the input's fastest axis; b: along the output's
     Batch batch;
     int64_t blocks;  // a.tiles * b.tiles * batch size
-    int64_t group;   // a-tiles per group of the block order (tile_of)
 };
 
 __device__ inline int64_t side_in(const Side &s, int64_t f) { return f % s.d1 * s.in1 + f / s.d1 * s.in2; }
 __device__ inline int64_t side_out(const Side &s, int64_t f) { return f % s.d1 * s.out1 + f / s.d1 * s.out2; }
-
-// The tile that block `id` moves: its first positions fa, fb along the
-// sides and the index of its batch element.  Within a batch element the
-// tiles go in groups of p.group a-tiles, walking down b (transpose::
-// ND_GROUP_BYTES in nd.cuh).  In plain index order the blocks in flight
-// read whole input rows but write only a few 128-byte segments of each of
-// the many output rows they touch; grouped, they read runs of a group's
-// width and write long runs of fewer output rows, which the DRAM serves
-// from fewer open rows.
-// One thread of the block takes the tile apart (64-bit divisions, a
-// dozen registers that the kernels' loads in flight need more) into the
-// shared TilePos that the block reads.
-struct TilePos {
-    int64_t ib, ob;  // input and output offsets of the tile's first element
-    int na, nb;      // positions along a and b (fewer than a tile at the ends)
-};
-
-__device__ inline void tile_of(const TileArgs &p, int64_t id, TilePos &pos) {
-    const int64_t plane = p.a.tiles * p.b.tiles, t = id % plane;
-    int64_t rest = id / plane;
-    const int64_t per_group = p.group * p.b.tiles, g = t / per_group, rem = t % per_group;
-    const int64_t width = p.a.tiles - g * p.group < p.group ? p.a.tiles - g * p.group : p.group;
-    const int64_t fa = (g * p.group + rem % width) * p.a.P, fb = rem / width * p.b.P;
-    int64_t ib = side_in(p.a, fa) + side_in(p.b, fb), ob = side_out(p.a, fa) + side_out(p.b, fb);
-    for (int j = p.batch.rank - 1; j >= 0; --j) {
-        const int64_t c = rest % p.batch.dim[j];
-        rest /= p.batch.dim[j];
-        ib += c * p.batch.in[j];
-        ob += c * p.batch.out[j];
-    }
-    pos.ib = ib;
-    pos.ob = ob;
-    pos.na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
-    pos.nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
-}
 
 // The offsets of position i < TILE of a tile, relative to the tile's first
 // (a tile starts at a multiple of d1 where the side spans two axes, so
@@ -136,18 +97,28 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     using V = Pack<T, VEC>;
     __shared__ T tile[TILE][TILE + 1];                // [position along b][position along a]
     __shared__ int64_t a_in[TILE], a_out[TILE], b_in[TILE], b_out[TILE];
-    __shared__ TilePos pos;  // the tile this block moves now
 
     for (int i = threadIdx.x; i < TILE; i += BLOCK) {  // the positions' offsets within a tile
         side_table<TILE>(p.a, i, a_in[i], a_out[i]);
         side_table<TILE>(p.b, i, b_in[i], b_out[i]);
     }
-    if (threadIdx.x == 0) tile_of(p, blockIdx.x, pos);
     __syncthreads();
 
     for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
-        const int64_t ib = pos.ib, ob = pos.ob;
-        const int na = pos.na, nb = pos.nb;
+        int64_t rest = id;
+        const int64_t fa = rest % p.a.tiles * p.a.P;
+        rest /= p.a.tiles;
+        const int64_t fb = rest % p.b.tiles * p.b.P;
+        rest /= p.b.tiles;
+        int64_t ib = side_in(p.a, fa) + side_in(p.b, fb), ob = side_out(p.a, fa) + side_out(p.b, fb);
+        for (int j = p.batch.rank - 1; j >= 0; --j) {
+            const int64_t c = rest % p.batch.dim[j];
+            rest /= p.batch.dim[j];
+            ib += c * p.batch.in[j];
+            ob += c * p.batch.out[j];
+        }
+        const int na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
+        const int nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
 
         V v[PASSES];
 #pragma unroll
@@ -176,7 +147,6 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
                 transpose::store_cs(reinterpret_cast<V *>(out + ob + a_out[r] + b_out[c]), w);
             }
         }
-        if (threadIdx.x == 0 && id + gridDim.x < p.blocks) tile_of(p, id + gridDim.x, pos);  // read above
         __syncthreads();  // the tile is read before the next one overwrites it
     }
 }
@@ -195,11 +165,8 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
 // of every other a-vector are swapped with the other 16 (an XOR of the
 // word index with 16), so that the 32 lanes of a warp - 16 b-groups x 2
 // a-vectors - store to 32 different banks.
-// Four blocks an SM (1024 threads, as before the grouped order): ptxas
-// gives 78-80 registers (3 blocks) otherwise and 64 with 16-32 bytes
-// of spills (sm_90) this way: to be measured on the GPU.
 template <class T>
-__global__ void __launch_bounds__(transpose::PackedTuning<T>::BLOCK, 4)
+__global__ void __launch_bounds__(transpose::PackedTuning<T>::BLOCK)
 transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     using Tn = transpose::PackedTuning<T>;
     constexpr int BLOCK = Tn::BLOCK, P = Tn::P, VEC = Tn::VEC, TA = Tn::TA, TB = Tn::TB, W = Tn::W;
@@ -208,17 +175,27 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     static_assert(GB % 16 == 0 && (TA / VEC) % 2 == 0 && W == 32 && (TA * (W / 4)) % BLOCK == 0, "tile shape");
     __shared__ uint4 staged[TA * W / 4];  // [a][16-byte group of b], groups swizzled
     __shared__ int64_t a_in[TA], a_out[TA], b_in[TB], b_out[TB];
-    __shared__ TilePos pos;  // the tile this block moves now
     unsigned *words = reinterpret_cast<unsigned *>(staged);
 
     for (int i = threadIdx.x; i < TA; i += BLOCK) side_table<TA>(p.a, i, a_in[i], a_out[i]);
     for (int i = threadIdx.x; i < TB; i += BLOCK) side_table<TB>(p.b, i, b_in[i], b_out[i]);
-    if (threadIdx.x == 0) tile_of(p, blockIdx.x, pos);
     __syncthreads();
 
     for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
-        const int64_t ib = pos.ib, ob = pos.ob;
-        const int na = pos.na, nb = pos.nb;
+        int64_t rest = id;
+        const int64_t fa = rest % p.a.tiles * p.a.P;
+        rest /= p.a.tiles;
+        const int64_t fb = rest % p.b.tiles * p.b.P;
+        rest /= p.b.tiles;
+        int64_t ib = side_in(p.a, fa) + side_in(p.b, fb), ob = side_out(p.a, fa) + side_out(p.b, fb);
+        for (int j = p.batch.rank - 1; j >= 0; --j) {
+            const int64_t c = rest % p.batch.dim[j];
+            rest /= p.batch.dim[j];
+            ib += c * p.batch.in[j];
+            ob += c * p.batch.out[j];
+        }
+        const int na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
+        const int nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
 
         uint4 v[Tn::UNITS][P];
 #pragma unroll
@@ -270,7 +247,6 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
                 transpose::store_cs(reinterpret_cast<uint4 *>(out + ob + a_out[a] + b_out[b]),
                                     staged[a * (W / 4) + (G ^ ((a / VEC & 1) << 2))]);
         }
-        if (threadIdx.x == 0 && id + gridDim.x < p.blocks) tile_of(p, id + gridDim.x, pos);  // read above
         __syncthreads();  // the tile is read before the next one overwrites it
     }
 }
@@ -404,8 +380,6 @@ struct NdTiled {
             batch *= a.shape[k];
         }
         t.blocks = t.a.tiles * t.b.tiles * batch;
-        const int group_bytes = tile_a * int(sizeof(T));
-        t.group = group_bytes < transpose::ND_GROUP_BYTES ? transpose::ND_GROUP_BYTES / group_bytes : 1;
         return t;
     }
 

@@ -58,18 +58,6 @@ struct NdTuning {
     static constexpr int COPY_ITEMS = 4;
 };
 
-// The block order of nd_tiled's tiles (09_nd_tiled.cu, tile_of): tiles
-// taken in groups of tile columns (along the input's fastest side), each
-// group ND_GROUP_BYTES of an input row wide, walking down the output's
-// fastest side, as tiled_wide's block_tile (tiled_wide.cuh).  Evidence:
-// bench/results/tune-transpose-*.md, tiled_wide float32 on an H200 (256-byte
-// tile rows): groups of 1 to 8 tiles (256 bytes to 2 KiB) within 1% of each
-// other, 512 bytes (g2) the best, all 7-9% over row-major order at 8192^2
-// and 16384^2.  The same in bytes for every element size and tile here,
-// not measured for them: the packed int8 tile in row-major order fell from
-// 95% of the roof at 4000 x 6000 to 70% at 16384^2 (bench-transpose, H200).
-constexpr int ND_GROUP_BYTES = 512;
-
 // The tile of nd_tiled for 1- and 2-byte elements (09_nd_tiled.cu,
 // transpose_nd_packed): P = 4 / sizeof(T) elements to a 32-bit word, TA
 // positions along the input's fastest side, TB along the output's (one
