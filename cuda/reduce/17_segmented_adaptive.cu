@@ -78,7 +78,7 @@ struct Adaptive {
             return p;
         }
         const int64_t V = int64_t(16 / sizeof(In));
-        if (vec_ok<In>(P) && (P.offsets == nullptr || P.len >= Seg::VEC_MIN_SEGMENT) &&
+        if (vec_ok<In>(P) && P.offsets == nullptr && P.len >= Seg::VEC_MIN_ROW &&
             P.len <= Seg::WARP_MAX &&
             (P.len <= WARP * Seg::VEC_UNROLL * V ||
              P.count >= threads / WARP)) {  // a warp per problem only where they fill the GPU

@@ -46,16 +46,15 @@ namespace seg {
 //   WARP_MAX = 4096: segments of mean 1024: a warp 2651 GB/s (64%), 16
 //     lanes 2200 (53.1%), a block 1641 (39.6%); mean 65536: blocks (split)
 //     3153 GB/s (76.1%), a warp 439 (10.6%).
-//   VEC_MIN_SEGMENT = 16: below it a segment is mostly its unaligned head
-//     and tail (scalar loads); not measured yet.
-//   Not measured yet (written after that run): reduce_groups_vec (16-byte
-//   lanes for contiguous problems) and reduce_columns_vec (16-byte loads
-//   across 4 short columns).  Step 17 takes them where they apply, in place
-//   of the measured scalar mapping of the same shape (rows of 4: a thread;
-//   rows and segments of 64: 16 lanes; segments of mean 1024: a warp;
-//   columns of 4 rows: a thread per column), for 4x the bytes per load at
-//   the same or fewer registers.  Re-measure; where one loses, drop its
-//   test (vec_ok, columns_vec_ok) from Adaptive::plan.
+//   VEC_MIN_ROW = 16, and rows only: the H200 run after the vector lanes
+//     went in (float32 sums, bench/results/reduce-axis-nvidia-h200-2026-11-23.md)
+//     measured them at 63.6% of the copy roof for rows of 64 (scalar 16
+//     lanes: 59%) but behind the scalar mappings for rows of 4 (75% vs a
+//     thread per row 86.7%), segments of mean 64 (27.8% vs 16 scalar lanes
+//     39.6%) and of mean 1024 (53.2% vs a scalar warp 64%).
+//   reduce_columns_vec (16-byte loads across 4 short columns): (4, 2^24)
+//     axis 0 at 3964 GB/s (95.5%) in that run, against 79% for a thread per
+//     column with single loads.
 struct SegTuning {
     static constexpr int BLOCK = 256;        // threads per block, every kernel here
     static constexpr int BLOCKS_PER_SM = 8;  // 2048 resident threads per SM / BLOCK
@@ -69,7 +68,7 @@ struct SegTuning {
     static constexpr int64_t THREAD_MAX = 8;    // adaptive: a thread per row up to this length
     static constexpr int64_t LANE_ITEMS = 4;    // adaptive: elements per lane of a sub-warp group
     static constexpr int64_t COLUMN_THREAD_MAX = 8;  // adaptive: a thread per column up to this
-    static constexpr int64_t VEC_MIN_SEGMENT = 16;   // adaptive: vector loads from this mean
+    static constexpr int64_t VEC_MIN_ROW = 16;   // adaptive: vector loads for rows from this length
     static constexpr int64_t WARP_MAX = 4096;   // adaptive: lanes per problem up to this length
     static constexpr int64_t MAX_GRID = 0x7fffffff;  // gridDim.x; kernels loop beyond
 };
