@@ -37,8 +37,9 @@ class DtypePlan:
     """The dtypes of one call: `result` (NumPy's), `acc` (the kernels'),
     `complex_part` (the float dtype of a complex result's parts, or None),
     `pairs` (the input is complex: read as a trailing axis of 2 floats),
-    `direct` (the kernels' output is the result's memory) and `flip` (uint64 min/max: computed on int64 with the sign bit
-    flipped, which maps unsigned order onto signed order)."""
+    `direct` (the kernels' output is the result's memory) and `flip`
+    (uint64 min/max: computed on int64 with the sign bit flipped, which maps
+    unsigned order onto signed order)."""
 
     __slots__ = ("result", "acc", "complex_part", "pairs", "flip", "kernel_in")
 
