@@ -175,6 +175,29 @@ template <> struct CType<GP_INT64> { using type = long long; };
 template <> struct CType<GP_FLOAT32> { using type = float; };
 template <> struct CType<GP_FLOAT64> { using type = double; };
 
+// The C++ types of one instantiated combination: the input element and the
+// operator (which carries the accumulator type).
+template <class InT, class OpT> struct Combo {
+    using In = InT;
+    using Op = OpT;
+};
+
+// f(Combo<In, Op>{}) for the combination of GP_COMBOS that (op, in_t,
+// acc_t) names, cudaErrorInvalidValue for any other: the one dtype switch
+// of every reduction and scan launcher.
+template <class F>
+cudaError_t with_combo(gp_op op, gp_dtype in_t, gp_dtype acc_t, F &&f) {
+    switch (combo_key(op, in_t, acc_t)) {
+#define GP_CASE(OP, IN, ACC)                                                                  \
+    case combo_key(OP, IN, ACC):                                                              \
+        return f(Combo<typename CType<IN>::type, typename OpOf<OP, typename CType<ACC>::type>::type>{});
+        GP_COMBOS(GP_CASE)
+#undef GP_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
 GP_NAMESPACE_END
 
 #include "warp.cuh"

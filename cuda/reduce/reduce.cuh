@@ -38,27 +38,19 @@ __global__ void write_identity(typename Op::type *out) { *out = Op::identity(); 
 // dispatch() adds the two-phase protocol of gp_reduce_fn and n == 0.
 template <template <class, class> class Impl>
 cudaError_t dispatch(gp_reduce_args *a) {
-    switch (combo_key(a->op, a->in_t, a->acc_t)) {
-#define GP_CASE(OP, IN, ACC)                                                \
-    case combo_key(OP, IN, ACC): {                                          \
-        using In = typename CType<IN>::type;                                \
-        using Op = typename OpOf<OP, typename CType<ACC>::type>::type;      \
-        if (a->scratch == nullptr) {                                        \
-            a->scratch_bytes = a->n > 0 ? Impl<In, Op>::scratch(a->n) : 0;  \
-            return cudaSuccess;                                             \
-        }                                                                   \
-        if (a->n == 0) {                                                    \
-            GP_LAUNCH(write_identity<Op>, 1, 1, 0, a->stream,               \
-                      static_cast<typename Op::type *>(a->out));            \
-            return cudaSuccess;                                             \
-        }                                                                   \
-        return Impl<In, Op>::run(*a);                                       \
-    }
-        GP_COMBOS(GP_CASE)
-#undef GP_CASE
-    default:
-        return cudaErrorInvalidValue;
-    }
+    return with_combo(a->op, a->in_t, a->acc_t, [a](auto combo) -> cudaError_t {
+        using In = typename decltype(combo)::In;
+        using Op = typename decltype(combo)::Op;
+        if (a->scratch == nullptr) {
+            a->scratch_bytes = a->n > 0 ? Impl<In, Op>::scratch(a->n) : 0;
+            return cudaSuccess;
+        }
+        if (a->n == 0) {
+            GP_LAUNCH(write_identity<Op>, 1, 1, 0, a->stream, static_cast<typename Op::type *>(a->out));
+            return cudaSuccess;
+        }
+        return Impl<In, Op>::run(*a);
+    });
 }
 
 // Convert one input element, or give the identity past the end: partial

@@ -770,22 +770,15 @@ template <template <class, class> class Impl>
 cudaError_t dispatch(gp_reduce_args *a) {
     const Problems P = problems_of(*a);
     if (P.count < 0 || P.len < 0) return cudaErrorInvalidValue;
-    switch (combo_key(a->op, a->in_t, a->acc_t)) {
-#define GP_CASE(OP, IN, ACC)                                                   \
-    case combo_key(OP, IN, ACC): {                                             \
-        using In = typename CType<IN>::type;                                   \
-        using Op = typename OpOf<OP, typename CType<ACC>::type>::type;         \
-        if (a->scratch == nullptr) {                                           \
-            a->scratch_bytes = P.count > 0 ? Impl<In, Op>::scratch(*a, P) : 0; \
-            return cudaSuccess;                                                \
-        }                                                                      \
-        return P.count > 0 ? Impl<In, Op>::run(*a, P) : cudaSuccess;           \
-    }
-        GP_COMBOS(GP_CASE)
-#undef GP_CASE
-        default:
-            return cudaErrorInvalidValue;
-    }
+    return with_combo(a->op, a->in_t, a->acc_t, [a, &P](auto combo) -> cudaError_t {
+        using In = typename decltype(combo)::In;
+        using Op = typename decltype(combo)::Op;
+        if (a->scratch == nullptr) {
+            a->scratch_bytes = P.count > 0 ? Impl<In, Op>::scratch(*a, P) : 0;
+            return cudaSuccess;
+        }
+        return P.count > 0 ? Impl<In, Op>::run(*a, P) : cudaSuccess;
+    });
 }
 
 }  // namespace seg

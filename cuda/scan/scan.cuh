@@ -23,22 +23,15 @@ constexpr int SHUFFLE_ITEMS = 16;  // ... and consecutive elements per thread
 //   static cudaError_t run(const gp_scan_args&); enqueue the work (n >= 1)
 template <template <class, class> class Impl>
 cudaError_t dispatch(gp_scan_args *a) {
-    switch (combo_key(a->op, a->in_t, a->acc_t)) {
-#define GP_CASE(OP, IN, ACC)                                                \
-    case combo_key(OP, IN, ACC): {                                          \
-        using In = typename CType<IN>::type;                                \
-        using Op = typename OpOf<OP, typename CType<ACC>::type>::type;      \
-        if (a->scratch == nullptr) {                                        \
-            a->scratch_bytes = a->n > 0 ? Impl<In, Op>::scratch(a->n) : 0;  \
-            return cudaSuccess;                                             \
-        }                                                                   \
-        return a->n > 0 ? Impl<In, Op>::run(*a) : cudaSuccess;              \
-    }
-        GP_COMBOS(GP_CASE)
-#undef GP_CASE
-    default:
-        return cudaErrorInvalidValue;
-    }
+    return with_combo(a->op, a->in_t, a->acc_t, [a](auto combo) -> cudaError_t {
+        using In = typename decltype(combo)::In;
+        using Op = typename decltype(combo)::Op;
+        if (a->scratch == nullptr) {
+            a->scratch_bytes = a->n > 0 ? Impl<In, Op>::scratch(a->n) : 0;
+            return cudaSuccess;
+        }
+        return a->n > 0 ? Impl<In, Op>::run(*a) : cudaSuccess;
+    });
 }
 
 // Dynamic shared memory as an array of T (16-byte aligned).

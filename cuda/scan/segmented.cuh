@@ -64,22 +64,15 @@ struct Layout {
 template <template <class, class> class Impl>
 cudaError_t dispatch(gp_scan_args *a) {
     const bool empty = Layout::of(*a).elements() == 0;
-    switch (combo_key(a->op, a->in_t, a->acc_t)) {
-#define GP_CASE(OP, IN, ACC)                                                \
-    case combo_key(OP, IN, ACC): {                                          \
-        using In = typename CType<IN>::type;                                \
-        using Op = typename OpOf<OP, typename CType<ACC>::type>::type;      \
-        if (a->scratch == nullptr) {                                        \
-            a->scratch_bytes = empty ? 0 : Impl<In, Op>::scratch(*a);       \
-            return cudaSuccess;                                             \
-        }                                                                   \
-        return empty ? cudaSuccess : Impl<In, Op>::run(*a);                 \
-    }
-        GP_COMBOS(GP_CASE)
-#undef GP_CASE
-    default:
-        return cudaErrorInvalidValue;
-    }
+    return with_combo(a->op, a->in_t, a->acc_t, [a, empty](auto combo) -> cudaError_t {
+        using In = typename decltype(combo)::In;
+        using Op = typename decltype(combo)::Op;
+        if (a->scratch == nullptr) {
+            a->scratch_bytes = empty ? 0 : Impl<In, Op>::scratch(*a);
+            return cudaSuccess;
+        }
+        return empty ? cudaSuccess : Impl<In, Op>::run(*a);
+    });
 }
 
 // A grid of `want` blocks for a loop over work items, capped (the kernels
