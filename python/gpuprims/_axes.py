@@ -252,6 +252,30 @@ def take_segments(segments, n: int, who: str, cover: str = "") -> np.ndarray:
     return off
 
 
+def segment_offsets(segments, shape, axis, plan: DtypePlan, who: str, cover: str = ""):
+    """The segments of a reduce or a scan call - of the flattened data (axis
+    None) or of each row (the last axis) - as boundaries over all the data:
+    (offsets, rows, k), k segments a row.  Each row's segments must cover
+    the row (and all segments the data where `cover` says why).  ValueError
+    for another axis or bad boundaries, TypeError for complex data."""
+    ndim = len(shape)
+    if axis is not None and normalize_axes(axis, ndim, who) != (ndim - 1,):
+        raise ValueError(f"gpuprims.{who}: segments split the flattened data (axis=None) or each "
+                         f"row (axis=-1), not axis {axis!r}")
+    if plan.pairs:
+        raise TypeError(f"gpuprims.{who}: segments of complex data are not supported; pass .real "
+                        f"and .imag")
+    row = shape[-1] if axis is not None else prod(shape)
+    rows = prod(shape[:-1]) if axis is not None else 1
+    off = take_segments(segments, row, who,
+                        cover or ("segments of each row must cover the row" if rows > 1 else ""))
+    k = off.size - 1
+    if rows > 1:  # each row's segments (they cover the row), as segments of all the data
+        off = np.append((off[None, :-1] + (np.arange(rows, dtype=np.int64) * row)[:, None]).ravel(),
+                        np.int64(rows * row))
+    return off, rows, k
+
+
 def identity_error(op, who):
     """NumPy's error for min/max of nothing, naming the function called."""
     return ValueError(f"gpuprims.{who}: zero-size array to reduction operation {_NUMPY_NAMES[op]} "

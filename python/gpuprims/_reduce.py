@@ -81,8 +81,7 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
         kop = _axes.gathered(kop)
         params = (kop.size, in_code, acc_code, code)
         value = plan.scalar(invoke("reduce", v, kop, None, plan.acc, params))
-        if (type(x) is DeviceArray and dtype is None and v.where == "device" and kop.device is x
-                and not plan.pairs):
+        if type(x) is DeviceArray and dtype is None and v.where == "device" and kop.device is x:
             _PARSED[(variant, op, x.dtype)] = (v.index, in_code, acc_code, code, plan)
         if target is None and not kept:
             return value
@@ -117,25 +116,10 @@ def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who
     shape = operand.shape
     if keepdims:
         raise ValueError(f"gpuprims.{who}: keepdims has no meaning with segments")
-    if plan.pairs:
-        raise TypeError(f"gpuprims.{who}: segments of complex data are not supported; reduce "
-                        f".real and .imag")
-    ndim = len(shape)
-    if axis is not None and _axes.normalize_axes(axis, ndim, who) != (ndim - 1,):
-        raise ValueError(f"gpuprims.{who}: segments split the flattened data (axis=None) or each "
-                         f"row (axis=-1), not axis {axis!r}")
-    by_row = axis is not None
-    row = shape[-1] if by_row else _axes.prod(shape)
-    rows = _axes.prod(shape[:-1]) if by_row else 1
-    off = _axes.take_segments(segments, row, who,
-                              "segments of each row must cover the row" if rows > 1 else "")
-    k = off.size - 1
-    out_shape = (shape[:-1] + (k,)) if by_row else (k,)
+    off, rows, k = _axes.segment_offsets(segments, shape, axis, plan, who)
+    out_shape = (shape[:-1] + (k,)) if axis is not None else (k,)
     target = take_out(out, out_shape, plan.result, operand, x, who)
     kop = _axes.gathered(plan.kernel_operand(operand))
-    if rows > 1:  # each row's segments (they cover the row), as segments of all the data
-        off = np.append((off[None, :-1] + (np.arange(rows, dtype=np.int64) * row)[:, None]).ravel(),
-                        np.int64(rows * row))
     in_code, acc_code, res_code = plan.codes(CODES)
     dev_off = to_device(off)
     bv = _axes.batched_variant("reduce", v)

@@ -50,12 +50,8 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     ax = None if axis is None else _axes.normalize_axes(axis, ndim, _who)[0]
     out_shape = (_axes.prod(shape),) if ax is None else shape
     if segments is not None:
-        if ax is not None and ax != ndim - 1:
-            raise ValueError(f"gpuprims.{_who}: segments split the flattened data (axis=None) or "
-                             f"each row (axis=-1), not axis {axis!r}")
-        if plan.pairs:
-            raise TypeError(f"gpuprims.{_who}: segments of complex data are not supported; scan "
-                            f".real and .imag")
+        off = _axes.segment_offsets(segments, shape, ax, plan, _who,
+                                    "the segments of a scan must cover the data")[0]
     target = take_out(out, out_shape, plan.result, operand, x, _who)
     in_code, acc_code, res_code = plan.codes(CODES)
     kop = plan.kernel_operand(operand)
@@ -64,14 +60,8 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     dtype_out = plan.kernel_result
     kout = _axes.kernel_out(target, kshape, dtype_out) if target is not None and plan.direct else None
     if segments is not None:
-        row = shape[-1] if ax is not None else _axes.prod(shape)
-        rows = _axes.prod(shape) // row if row else 0
-        off = _axes.take_segments(segments, row, _who, "the segments of a scan must cover the data")
-        if rows > 1:  # each row's segments, as segments of all the data
-            off = np.append((off[None, :-1] + (np.arange(rows, dtype=np.int64) * row)[:, None]).ravel(),
-                            np.int64(rows * row))
         kop = _axes.gathered(kop)
-        dev_off = to_device(np.ascontiguousarray(off, dtype=np.int64))
+        dev_off = to_device(off)
         lay = (off.size - 1, kop.size, 1, 0, 1, 0, dev_off.ptr)
         v = _axes.batched_variant("scan", v)
     elif ax is None and not parts and not (v.batched and not v.auto):
