@@ -31,7 +31,8 @@
 //    plan) runs tiled_wide's kernel, tuned for it (step 7).  On an H200
 //    (bench-transpose, 2-D) it beats the packed tile below for float16:
 //    90-98% of the copy roof against 75-93% at 4000 x 6000 ... 16384^2.
-//    For int8 the packed tile wins (70-95% against 61-66%).
+//    For int8 the packed tile wins (87-89% at 8192^2 and 16384^2 against
+//    61-64%).
 // Why step 8 was slow: a division chain per element, and reads (or writes)
 // scattered one element per memory transaction.
 // Assumes: the problem of gp_transpose_args, at most ND_MAX_RANK axes;
@@ -72,6 +73,27 @@ struct TileArgs {
 __device__ inline int64_t side_in(const Side &s, int64_t f) { return f % s.d1 * s.in1 + f / s.d1 * s.in2; }
 __device__ inline int64_t side_out(const Side &s, int64_t f) { return f % s.d1 * s.out1 + f / s.d1 * s.out2; }
 
+// Tile `id`: the input and output offsets of its first element (ib, ob)
+// and its extent along a and b (na, nb).
+__device__ inline void tile_at(const TileArgs &p, int64_t id, int64_t &ib, int64_t &ob, int &na, int &nb) {
+    int64_t rest = id;
+    const int64_t ta = rest % p.a.tiles;
+    rest /= p.a.tiles;
+    const int64_t tb = rest % p.b.tiles;
+    rest /= p.b.tiles;
+    const int64_t fa = ta * p.a.P, fb = tb * p.b.P;
+    ib = side_in(p.a, fa) + side_in(p.b, fb);
+    ob = side_out(p.a, fa) + side_out(p.b, fb);
+    for (int j = p.batch.rank - 1; j >= 0; --j) {
+        const int64_t c = rest % p.batch.dim[j];
+        rest /= p.batch.dim[j];
+        ib += c * p.batch.in[j];
+        ob += c * p.batch.out[j];
+    }
+    na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
+    nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+}
+
 // The offsets of position i < TILE of a tile, relative to the tile's first
 // (a tile starts at a multiple of d1 where the side spans two axes, so
 // these are the same for every tile): 32-bit divisions, as i < TILE.
@@ -105,20 +127,9 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     __syncthreads();
 
     for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
-        int64_t rest = id;
-        const int64_t fa = rest % p.a.tiles * p.a.P;
-        rest /= p.a.tiles;
-        const int64_t fb = rest % p.b.tiles * p.b.P;
-        rest /= p.b.tiles;
-        int64_t ib = side_in(p.a, fa) + side_in(p.b, fb), ob = side_out(p.a, fa) + side_out(p.b, fb);
-        for (int j = p.batch.rank - 1; j >= 0; --j) {
-            const int64_t c = rest % p.batch.dim[j];
-            rest /= p.batch.dim[j];
-            ib += c * p.batch.in[j];
-            ob += c * p.batch.out[j];
-        }
-        const int na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
-        const int nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+        int64_t ib, ob;
+        int na, nb;
+        tile_at(p, id, ib, ob, na, nb);
 
         V v[PASSES];
 #pragma unroll
@@ -161,18 +172,22 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
 // into the staged tile: 16 word stores and 4 16-byte loads of shared
 // memory for 64 bytes, instead of 64 and 64.  The staged tile is in
 // output order (a row per position along a, TB * sizeof(T) = 128 bytes),
-// read back as 16-byte vectors for the output runs.  The 16 word columns
-// of every other a-vector are swapped with the other 16 (an XOR of the
-// word index with 16), so that the 32 lanes of a warp - 16 b-groups x 2
-// a-vectors - store to 32 different banks.
+// read back as 16-byte vectors for the output runs.  The 8 lanes of a
+// quarter warp take 8 consecutive a-vectors of the same P input rows, so
+// that every load instruction of a warp reads 4 input rows x 128 bytes,
+// whole cache lines; the lanes' 4 b-groups x 8 a-vectors then store words
+// of 8 staged rows, and the word column of a-vector j is XORed with 4 * (j
+// % 8), so that those 32 stores hit 32 different banks (the output reads
+// undo the XOR on 16-byte groups).
 template <class T>
 __global__ void __launch_bounds__(transpose::PackedTuning<T>::BLOCK)
 transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     using Tn = transpose::PackedTuning<T>;
     constexpr int BLOCK = Tn::BLOCK, P = Tn::P, VEC = Tn::VEC, TA = Tn::TA, TB = Tn::TB, W = Tn::W;
-    constexpr int GB = TB / P, HALF = GB / 16;  // b-groups of P rows; of 16 lanes each
+    constexpr int GB = TB / P, UNITS = Tn::UNITS;  // b-groups of P rows; blocks of P x VEC a thread
     constexpr int CHUNKS = TA * (W / 4) / BLOCK;  // 16-byte output vectors per thread
-    static_assert(GB % 16 == 0 && (TA / VEC) % 2 == 0 && W == 32 && (TA * (W / 4)) % BLOCK == 0, "tile shape");
+    static_assert(GB % 4 == 0 && (TA / VEC) % 8 == 0 && W == 32 && (TA * (W / 4)) % BLOCK == 0 &&
+                  (GB * (TA / VEC)) % BLOCK == 0, "tile shape");
     __shared__ uint4 staged[TA * W / 4];  // [a][16-byte group of b], groups swizzled
     __shared__ int64_t a_in[TA], a_out[TA], b_in[TB], b_out[TB];
     unsigned *words = reinterpret_cast<unsigned *>(staged);
@@ -182,26 +197,15 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     __syncthreads();
 
     for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
-        int64_t rest = id;
-        const int64_t fa = rest % p.a.tiles * p.a.P;
-        rest /= p.a.tiles;
-        const int64_t fb = rest % p.b.tiles * p.b.P;
-        rest /= p.b.tiles;
-        int64_t ib = side_in(p.a, fa) + side_in(p.b, fb), ob = side_out(p.a, fa) + side_out(p.b, fb);
-        for (int j = p.batch.rank - 1; j >= 0; --j) {
-            const int64_t c = rest % p.batch.dim[j];
-            rest /= p.batch.dim[j];
-            ib += c * p.batch.in[j];
-            ob += c * p.batch.out[j];
-        }
-        const int na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
-        const int nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+        int64_t ib, ob;
+        int na, nb;
+        tile_at(p, id, ib, ob, na, nb);
 
-        uint4 v[Tn::UNITS][P];
+        uint4 v[UNITS][P];
 #pragma unroll
-        for (int k = 0; k < Tn::UNITS; ++k) {  // P input rows x 16 bytes -> registers
+        for (int k = 0; k < UNITS; ++k) {  // P input rows x 16 bytes -> registers
             const int u = threadIdx.x + k * BLOCK, lane = u % 32, wi = u / 32;
-            const int g = lane % 16 + 16 * (wi % HALF), j = lane / 16 + 2 * (wi / HALF);
+            const int g = lane / 8 + 4 * (wi % (GB / 4)), j = lane % 8 + 8 * (wi / (GB / 4));
             const int b = g * P, a = j * VEC;
             if (b < nb && a < na) {
 #pragma unroll
@@ -210,10 +214,10 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
             }
         }
 #pragma unroll
-        for (int k = 0; k < Tn::UNITS; ++k) {  // P x P blocks transposed -> staged words
+        for (int k = 0; k < UNITS; ++k) {  // P x P blocks transposed -> staged words
             const int u = threadIdx.x + k * BLOCK, lane = u % 32, wi = u / 32;
-            const int g = lane % 16 + 16 * (wi % HALF), j = lane / 16 + 2 * (wi / HALF);
-            const int b = g * P, a = j * VEC, col = g ^ ((j & 1) << 4);
+            const int g = lane / 8 + 4 * (wi % (GB / 4)), j = lane % 8 + 8 * (wi / (GB / 4));
+            const int b = g * P, a = j * VEC, col = g ^ ((j & 7) << 2);
             if (b < nb && a < na) {
                 unsigned r[P][4];
 #pragma unroll
@@ -245,7 +249,7 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
             const int c = threadIdx.x + k * BLOCK, a = c / (W / 4), G = c % (W / 4), b = G * VEC;
             if (a < na && b < nb)
                 transpose::store_cs(reinterpret_cast<uint4 *>(out + ob + a_out[a] + b_out[b]),
-                                    staged[a * (W / 4) + (G ^ ((a / VEC & 1) << 2))]);
+                                    staged[a * (W / 4) + (G ^ (a / VEC & 7))]);
         }
         __syncthreads();  // the tile is read before the next one overwrites it
     }
@@ -440,15 +444,15 @@ struct NdTiled {
 
     template <int V>
     static cudaError_t launch_copy(const gp_transpose_args &a, CopyArgs c) {
-        constexpr int SLOTS = Tn::BLOCK * Tn::COPY_ITEMS;
+        constexpr int SLOTS = Tn::COPY_BLOCK * Tn::COPY_ITEMS;
         c.vpr = c.L / V;
         c.C = c.vpr < SLOTS ? c.vpr : SLOTS;
         c.R = SLOTS / c.C;
         c.col_chunks = ceil_div<int64_t>(c.vpr, c.C);
         c.blocks = c.col_chunks * ceil_div<int64_t>(c.rows, c.R);
         const int64_t grid = c.blocks < MAX_BLOCKS ? c.blocks : MAX_BLOCKS;
-        GP_LAUNCH((transpose_nd_copy<T, V, Tn::BLOCK, Tn::COPY_ITEMS>), unsigned(grid), Tn::BLOCK, 0, a.stream,
-                  static_cast<const T *>(a.in), static_cast<T *>(a.out), c);
+        GP_LAUNCH((transpose_nd_copy<T, V, Tn::COPY_BLOCK, Tn::COPY_ITEMS>), unsigned(grid), Tn::COPY_BLOCK, 0,
+                  a.stream, static_cast<const T *>(a.in), static_cast<T *>(a.out), c);
         return cudaSuccess;
     }
 };

@@ -48,25 +48,32 @@ inline int64_t nd_size(const gp_transpose_args &a) {
 
 // The tunables of nd_tiled (09_nd_tiled.cu), by element size: TILE x TILE
 // elements a tile, 16-byte accesses (VEC = 16 / sizeof(T) elements), BLOCK
-// threads; the copy mode moves COPY_ITEMS vectors a thread.  Chosen so
-// that a tile row is 128-256 bytes and every thread moves a few vectors in
-// flight (TILE * TILE / VEC / BLOCK of them).
+// threads; the copy mode moves COPY_ITEMS vectors a thread, COPY_BLOCK
+// threads a block.  Chosen so that a tile row is 128-256 bytes and every
+// thread has 4 vectors in flight (TILE * TILE / VEC / BLOCK).  Evidence, H200, bench_transpose's
+// any-rank cases (2^26 elements, % of the copy roof): float64 32 x 32
+// tiles of 128 threads 85-92% against 65-70% with 256 threads (2 vectors
+// a thread) and 79-85% with 64; float32 64 x 64 tiles of 256 threads
+// 87-90% against 75-78% with 128 threads and 84-92% for 32 x 32 of 64.
 template <class T>
 struct NdTuning {
-    static constexpr int BLOCK = 256;
+    static constexpr int BLOCK = sizeof(T) == 8 ? 128 : 256;
     static constexpr int TILE = sizeof(T) == 1 ? 128 : sizeof(T) <= 4 ? 64 : sizeof(T) == 8 ? 32 : 16;
-    static constexpr int COPY_ITEMS = 4;
+    static constexpr int COPY_BLOCK = 256, COPY_ITEMS = 4;
 };
 
 // The tile of nd_tiled for 1- and 2-byte elements (09_nd_tiled.cu,
 // transpose_nd_packed): P = 4 / sizeof(T) elements to a 32-bit word, TA
 // positions along the input's fastest side, TB along the output's (one
 // 128-byte output run), BLOCK threads; each thread moves UNITS blocks of P
-// input rows x 16 bytes.
+// input rows x 16 bytes.  Evidence, H200, int8 (bench_transpose's cases,
+// % of the copy roof): 128 threads (2 blocks of 4 x 16 bytes a thread)
+// 82-93% at 8192^2, 16384^2 and the any-rank cases, against 78-89% with
+// 256 threads; float16 any-rank 85% either way.
 template <class T>
 struct PackedTuning {
     static_assert(sizeof(T) <= 2, "1- and 2-byte elements");
-    static constexpr int BLOCK = 256;
+    static constexpr int BLOCK = 128;
     static constexpr int P = 4 / int(sizeof(T)), VEC = 16 / int(sizeof(T));
     static constexpr int TA = 128, TB = 128 / int(sizeof(T));
     static constexpr int W = TB / P;  // 32-bit words in a row of the staged tile (32)
