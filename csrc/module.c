@@ -579,6 +579,8 @@ static PyMethodDef gp_methods[] = {
     {"pipeline_config", (PyCFunction)(void (*)(void))gp_pipeline_config_py, METH_VARARGS | METH_KEYWORDS,
      "pipeline_config(pinned_limit=, device_limit=, threshold=, chunk_bytes=, interrupt_after=) -> dict"},
     {"pipeline_stats", gp_pipeline_stats_py, METH_NOARGS, "pipeline_stats() -> dict: the pinned ring's counts"},
+    {"time_host_copy", gp_time_host_copy_py, METH_VARARGS,
+     "time_host_copy(nbytes, to_device, pinned, repeat) -> list of ms (the bus roof)"},
     {"free_memory", gp_free_memory_py, METH_NOARGS,
      "free_memory(): give back the pinned ring and the pool's cached device memory"},
     {"occupancy", gp_occupancy, METH_VARARGS,

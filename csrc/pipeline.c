@@ -41,6 +41,7 @@
 #include "pipeline.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -1014,4 +1015,64 @@ PyObject *gp_free_memory_py(PyObject *module, PyObject *noargs)
         return gp_raise_cuda(module, err, "free_memory");
     }
     Py_RETURN_NONE;
+}
+
+/* time_host_copy(nbytes, to_device, pinned, repeat) -> list of ms: one
+ * host<->device copy of nbytes from (to) pinned or pageable host memory,
+ * timed by the host clock around the copy and its wait (the bus roof the
+ * host pipeline is measured against; after one untimed copy). */
+PyObject *gp_time_host_copy_py(PyObject *module, PyObject *args)
+{
+    const gp_runtime *rt = gp_rt(module);
+    unsigned long long nbytes;
+    int to_device, pinned, repeat, k;
+    void *host = NULL, *dev = NULL;
+    cudaError_t err;
+    double *ms;
+    PyObject *list;
+    if (!PyArg_ParseTuple(args, "Kppi:time_host_copy", &nbytes, &to_device, &pinned, &repeat) ||
+        gp_ensure_device(module) < 0)
+        return NULL;
+    if (repeat < 1 || nbytes == 0) {
+        PyErr_SetString(PyExc_ValueError, "time_host_copy: nbytes and repeat must be positive");
+        return NULL;
+    }
+    if ((ms = PyMem_Calloc((size_t)repeat, sizeof(double))) == NULL)
+        return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    err = pinned ? rt->host_alloc(&host, (size_t)nbytes)
+                 : ((host = malloc((size_t)nbytes)) != NULL ? cudaSuccess : cudaErrorMemoryAllocation);
+    if (err == cudaSuccess) {
+        memset(host, 0x3c, (size_t)nbytes); /* pages touched: not timed */
+        err = rt->malloc_async(&dev, (size_t)nbytes, cudaStreamPerThread);
+    }
+    for (k = -1; k < repeat && err == cudaSuccess; k++) {
+        double t0 = now_s();
+        err = to_device ? rt->memcpy_async(dev, host, (size_t)nbytes, cudaMemcpyHostToDevice, cudaStreamPerThread)
+                        : rt->memcpy_async(host, dev, (size_t)nbytes, cudaMemcpyDeviceToHost, cudaStreamPerThread);
+        if (err == cudaSuccess)
+            err = rt->stream_sync(cudaStreamPerThread);
+        if (k >= 0)
+            ms[k] = 1e3 * (now_s() - t0);
+    }
+    if (dev != NULL)
+        (void)rt->free_async(dev, cudaStreamPerThread);
+    (void)rt->stream_sync(cudaStreamPerThread);
+    if (host != NULL) {
+        if (pinned)
+            (void)rt->host_free(host);
+        else
+            free(host);
+    }
+    Py_END_ALLOW_THREADS
+    if (err != cudaSuccess) {
+        PyMem_Free(ms);
+        (void)rt->get_last_error();
+        return gp_raise_cuda(module, err, "time_host_copy");
+    }
+    list = PyList_New(repeat);
+    for (k = 0; list != NULL && k < repeat; k++)
+        PyList_SetItem(list, k, PyFloat_FromDouble(ms[k]));
+    PyMem_Free(ms);
+    return list;
 }

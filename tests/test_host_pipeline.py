@@ -20,7 +20,8 @@ def small_chunks(backend):
     _core.pipeline_config(threshold=0, chunk_bytes=CHUNK)
     yield backend
     _core.pipeline_config(threshold=before["threshold"], chunk_bytes=before["chunk_bytes"],
-                          device_limit=before["device_limit"], interrupt_after=-1)
+                          interrupt_after=-1)
+    gpuprims.set_device_memory_limit(None if before["device_limit"] < 0 else before["device_limit"])
 
 
 def rand(shape, dtype, seed=0):

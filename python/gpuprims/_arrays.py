@@ -634,12 +634,16 @@ def set_device_memory_limit(nbytes) -> None:
     are processed in chunks that fit it."""
     n = -1 if nbytes is None else parse_bytes(nbytes, "set_device_memory_limit")
     _core.pipeline_config(device_limit=n)
+    _DEVICE_LIMIT[0] = None if n < 0 else n
+
+
+# the cap as the core holds it, kept here too so that a call reads it without crossing into the core
+_DEVICE_LIMIT = [None]
 
 
 def device_memory_limit():
     """The device-memory cap in bytes, or None."""
-    n = _core.pipeline_config()["device_limit"]
-    return None if n < 0 else n
+    return _DEVICE_LIMIT[0]
 
 
 def set_pinned_limit(nbytes) -> None:

@@ -171,7 +171,8 @@ def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: 
     host = None
     if out_shape is not None:
         host = out.buffer if out is not None and not out.on_device else np.empty(out_shape, dtype=out_dtype)
-    flat = (family == "reduce" and out_shape is None) or (family == "scan" and params[5] is None)
+    # one problem of the flattened data (a value, or a layout slot left None): read through strides
+    flat = out_shape is None or (len(params) > 5 and params[5] is None)
     src = operand.host_input() if flat and v.where == "device" and not operand.on_device \
         else operand.to_host()
     if not (v.where == "device" and host is not None and _split(family, v, src, host, params, progress)):
@@ -198,7 +199,7 @@ def _split(family, v, src, dst, params, progress) -> bool:
     budget = piece_budget()
     if budget is None or src.nbytes + dst.nbytes <= budget or not src.flags.c_contiguous:
         return False
-    if family == "transpose":
+    if isinstance(params[0], tuple):  # a planned transpose: (shape, strides, axes, ...)
         shape, strides, perm = params[0], params[1], params[2]
         if strides is not None or len(shape) <= 2:
             return False  # the pipeline tiles a matrix itself; a spanned input: one call
@@ -214,16 +215,16 @@ def _split(family, v, src, dst, params, progress) -> bool:
             _core.call(family, v.index, piece, y[j0:j1], (tuple(sub), None, *params[2:5], 0, piece.size),
                        bool(progress))
         return True
-    k = 4 if family == "reduce" else 5
-    lay = params[k]
-    if lay is None:
+    # (n, codes..., layout, ...): the layout is the params' one tuple
+    k = next((i for i, p in enumerate(params) if isinstance(p, tuple)), None)
+    if k is None:
         return False
-    outer, ln, inner, so, sn, si, off = lay
+    outer, ln, inner, so, sn, si, off = params[k]
     if off or si != 1 or sn != inner or so != ln * inner or not dst.flags.c_contiguous or \
             src.size != outer * ln * inner:
         return False
     x = src.reshape(outer, ln, inner)
-    y = dst.reshape((outer, inner) if family == "reduce" else (outer, ln, inner))
+    y = dst.reshape((outer, ln, inner) if dst.size == src.size else (outer, inner))  # a scan's, a reduction's
     row = (x[0].nbytes + y[0].nbytes) if outer else 1
     if row <= budget:
         step = max(1, budget // row)
