@@ -84,19 +84,19 @@ def main(dry=False):
             ms = wall_ms(lambda: fn(x))
             npms = wall_ms(lambda: getattr(np, op)(x))
             row(f"{op} {dtype} 2^{big.bit_length() - 1}", x.nbytes, 0, ms, npms, ">= 0.6 of H2D roof")
-        del x
+        x = None  # the next arrays in its place
     x = (rng.random(big) * 2 - 1).astype(np.float32)
     out = np.empty_like(x)
     ms = wall_ms(lambda: gpuprims.cumsum(x, out=out))
     row(f"cumsum float32 2^{big.bit_length() - 1} (NumPy out)", x.nbytes, out.nbytes, ms,
         wall_ms(lambda: np.cumsum(x, out=out)), "<= 1.5x larger one-way copy")
-    del x, out
+    x = out = None
     a = (rng.random((side, side)) * 2 - 1).astype(np.float32)
     out = np.empty_like(a)
     ms = wall_ms(lambda: gpuprims.transpose(a, out=out))
     row(f"transpose {side}^2 float32 (NumPy out)", a.nbytes, out.nbytes, ms,
         wall_ms(lambda: np.copyto(out, a.T)), "<= 1.5x larger one-way copy")
-    del a, out
+    a = out = None
 
     # to_device / get: through the ring, and the pageable single copy (threshold above the size)
     h = rng.integers(0, 255, gib, dtype=np.uint8)
@@ -117,7 +117,7 @@ def main(dry=False):
                          f"{roof / ring_ms:.2f} |")
         data.append({"work": what, "ring_ms": ring_ms, "pageable_ms": pageable_ms, "pinned_roof_ms": roof})
         print(copy_rows[-1], flush=True)
-    del h, d
+    h = d = None
 
     # a small call: single shot (the default below the threshold) vs forced through the pipeline
     s = (rng.random(1 << 16) * 2 - 1).astype(np.float32)
