@@ -5,9 +5,11 @@
  * dtypes, the codes, the operands' sizes and alignment), before any GPU
  * work.  Operands are device addresses (used in place) or host buffers: a
  * host variant reads and writes them directly; a device variant given host
- * buffers stages them through one pool allocation, so that
- * gpuprims.sum(numpy_array) is one call into the core - copy in, convert,
- * launch, copy out, free, wait - with the GIL released for all of it.
+ * buffers runs them through the host pipeline in chunks (pipeline.c) when
+ * they are large, strided or over the device-memory limit, and otherwise
+ * stages them through one pool allocation, so that gpuprims.sum(numpy_array)
+ * is one call into the core - copy in, convert, launch, copy out, free,
+ * wait - with the GIL released for all of it.
  */
 #include "pipeline.h"
 
