@@ -5,35 +5,16 @@
  * dtypes, the codes, the operands' sizes and alignment), before any GPU
  * work.  Operands are device addresses (used in place) or host buffers: a
  * host variant reads and writes them directly; a device variant given host
- * buffers stages them through one pool allocation, so that
- * gpuprims.sum(numpy_array) is one call into the core - copy in, convert,
- * launch, copy out, free, wait - with the GIL released for all of it.
+ * buffers runs them through the host pipeline in chunks (pipeline.c) when
+ * they are large, strided or over the device-memory limit, and otherwise
+ * stages them through one pool allocation, so that gpuprims.sum(numpy_array)
+ * is one call into the core - copy in, convert, launch, copy out, free,
+ * wait - with the GIL released for all of it.
  */
-#include "family.h"
+#include "pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* An operand as the caller passed it: a device address or a host buffer. */
-typedef struct {
-    int host;
-    Py_buffer view; /* host == 1 */
-    uintptr_t addr; /* host == 0 */
-} gp_operand;
-
-/* One call being validated, prepared, run. */
-typedef struct {
-    PyObject *module;
-    const gp_runtime *rt;
-    const gp_family *fam;
-    const gp_variant *v;
-    gp_call c;
-    gp_operand in, out;
-    int has_out;    /* out was given (not None) */
-    int cast_from;  /* the input's gp_dtype when it is converted to c.out_t first, else -1 */
-    void *block;    /* the pool allocation, or NULL */
-    gp_thread_res *res;
-} gp_job;
 
 /* "family[variant]": what error messages and timings name. */
 static void name_of(const gp_job *j, char *buf, size_t size)
@@ -41,7 +22,7 @@ static void name_of(const gp_job *j, char *buf, size_t size)
     PyOS_snprintf(buf, size, "%s[%s]", j->fam->name, j->v->name);
 }
 
-static void release(gp_job *j)
+void gp_job_release(gp_job *j)
 {
     if (j->in.host)
         PyBuffer_Release(&j->in.view);
@@ -50,6 +31,9 @@ static void release(gp_job *j)
     j->in.host = j->out.host = 0;
 }
 
+#define release gp_job_release
+#define raise_failed gp_job_raise_failed
+
 /* Bytes of the input buffer a call reads: n elements, or the span of a
  * strided input (gp_call.in_span). */
 static size_t in_bytes_of(const gp_call *c)
@@ -57,14 +41,16 @@ static size_t in_bytes_of(const gp_call *c)
     return (size_t)(c->in_span > 0 ? c->in_span : c->n) * c->in_elem;
 }
 
-static int take_operand(PyObject *obj, int writable, gp_operand *o)
+/* strided: a host buffer may have any strides (the pipeline packs it). */
+static int take_operand(PyObject *obj, int writable, int strided, gp_operand *o)
 {
     if (PyLong_Check(obj)) {
         o->host = 0;
         o->addr = (uintptr_t)PyLong_AsUnsignedLongLong(obj);
         return PyErr_Occurred() ? -1 : 0;
     }
-    if (PyObject_GetBuffer(obj, &o->view, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+    if (PyObject_GetBuffer(obj, &o->view, (strided ? PyBUF_FULL_RO : PyBUF_C_CONTIGUOUS) |
+                                              (writable ? PyBUF_WRITABLE : 0)) < 0)
         return -1;
     o->host = 1;
     return 0;
@@ -164,10 +150,17 @@ static int take_operands(gp_job *j, PyObject *in, PyObject *out, int timing)
                                                  : "%s needs an output array", family);
         return -1;
     }
-    if (take_operand(in, 0, &j->in) < 0)
+    if (take_operand(in, 0, !timing && gp_pipeline_takes_strided(j), &j->in) < 0)
         return -1;
+    if (j->in.host && j->in.view.strides != NULL && !PyBuffer_IsContiguous(&j->in.view, 'C') &&
+        (size_t)j->in.view.itemsize != c->in_elem) {
+        PyErr_SetString(PyExc_ValueError, "a strided host input must have the call's element size; "
+                                          "pass a C-contiguous buffer");
+        release(j);
+        return -1;
+    }
     j->has_out = out != Py_None;
-    if (j->has_out && take_operand(out, 1, &j->out) < 0) {
+    if (j->has_out && take_operand(out, 1, 0, &j->out) < 0) {
         release(j);
         return -1;
     }
@@ -250,7 +243,7 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
 
 /* Raise the CudaError of a failed step, with the library's own words where
  * the variant has them. */
-static PyObject *raise_failed(gp_job *j, cudaError_t err, const char *step)
+PyObject *gp_job_raise_failed(gp_job *j, cudaError_t err, const char *step)
 {
     char name[160], where[400];
     const char *why = j->v->error_detail != NULL ? j->v->error_detail() : NULL;
@@ -436,18 +429,28 @@ static PyObject *run_device(gp_job *j)
     Py_RETURN_NONE;
 }
 
-/* call(family, index, in, out, params) -> the value (a scalar family) or None */
+/* call(family, index, in, out, params[, progress]) -> the value (a scalar
+ * family) or None.  A device variant on host buffers large enough (or over
+ * the device-memory limit, or strided) runs through the host pipeline
+ * (pipeline.c); progress: a long pipelined call shows a progress line. */
 PyObject *gp_call_py(PyObject *module, PyObject *args)
 {
     const char *family;
-    int index;
+    int index, progress = 0, wanted;
     PyObject *in, *out, *params;
     gp_job j;
 
-    if (!PyArg_ParseTuple(args, "siOOO:call", &family, &index, &in, &out, &params) ||
+    if (!PyArg_ParseTuple(args, "siOOO|p:call", &family, &index, &in, &out, &params, &progress) ||
         validate(&j, module, family, index, in, out, params, 0) < 0)
         return NULL;
-    return j.v->where == GP_ON_HOST ? run_host(&j) : run_device(&j);
+    j.progress = progress;
+    if (j.v->where == GP_ON_HOST)
+        return run_host(&j);
+    if ((wanted = gp_pipeline_wanted(&j)) < 0) {
+        release(&j);
+        return NULL;
+    }
+    return wanted ? gp_pipeline_run(&j) : run_device(&j);
 }
 
 /* ------------------------------------------------------------ timing */

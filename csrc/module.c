@@ -13,6 +13,7 @@
  * while the host waits for the GPU.
  */
 #include "glue.h"
+#include "pipeline.h"
 
 #include <string.h>
 
@@ -258,6 +259,14 @@ static PyObject *gp_htod(PyObject *module, PyObject *args)
         return NULL;
     {
         const gp_runtime *rt = gp_rt(module);
+        /* a large copy moves through the pinned ring (pipeline.c) */
+        int piped = gp_pipeline_copy(module, rt, (void *)(uintptr_t)dst, view.buf, (size_t)view.len, 1);
+        if (piped != 0) {
+            PyBuffer_Release(&view);
+            if (piped < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
         Py_BEGIN_ALLOW_THREADS
         err = rt->memcpy_async((void *)(uintptr_t)dst, view.buf, (size_t)view.len,
                                cudaMemcpyHostToDevice, cudaStreamPerThread);
@@ -313,6 +322,16 @@ static PyObject *gp_dtoh(PyObject *module, PyObject *args)
         return NULL;
     if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
         return NULL;
+    {
+        /* a large copy moves through the pinned ring (pipeline.c) */
+        int piped = gp_pipeline_copy(module, rt, view.buf, (const void *)(uintptr_t)src, (size_t)view.len, 0);
+        if (piped != 0) {
+            PyBuffer_Release(&view);
+            if (piped < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+    }
     {
         Py_BEGIN_ALLOW_THREADS
         err = rt->memcpy_async(view.buf, (const void *)(uintptr_t)src, (size_t)view.len,
@@ -557,6 +576,13 @@ static PyMethodDef gp_methods[] = {
      " -> (list of kernel ms, the value or None)"},
     {"time_copy", gp_time_copy, METH_VARARGS,
      "time_copy(nbytes, warmup, repeat, flush_bytes) -> list of device-to-device copy ms"},
+    {"pipeline_config", (PyCFunction)(void (*)(void))gp_pipeline_config_py, METH_VARARGS | METH_KEYWORDS,
+     "pipeline_config(pinned_limit=, device_limit=, threshold=, chunk_bytes=, interrupt_after=) -> dict"},
+    {"pipeline_stats", gp_pipeline_stats_py, METH_NOARGS, "pipeline_stats() -> dict: the pinned ring's counts"},
+    {"time_host_copy", gp_time_host_copy_py, METH_VARARGS,
+     "time_host_copy(nbytes, to_device, pinned, repeat) -> list of ms (the bus roof)"},
+    {"free_memory", gp_free_memory_py, METH_NOARGS,
+     "free_memory(): give back the pinned ring and the pool's cached device memory"},
     {"occupancy", gp_occupancy, METH_VARARGS,
      "occupancy(family, index, block_size) -> dict: the occupancy API on the variant's kernel"},
     {NULL, NULL, 0, NULL},
@@ -604,7 +630,11 @@ static int gp_clear(PyObject *module)
     return 0;
 }
 
-static void gp_free(void *module) { (void)gp_clear((PyObject *)module); }
+static void gp_free(void *module)
+{
+    gp_pipeline_teardown(); /* the pinned ring and its streams */
+    (void)gp_clear((PyObject *)module);
+}
 
 static PyModuleDef_Slot gp_slots[] = {
     {Py_mod_exec, gp_exec},

@@ -79,6 +79,18 @@ typedef struct gp_runtime {
     cudaError_t (*cast)(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
                         cudaStream_t stream);
     int (*combo_supported)(gp_op op, gp_dtype in_t, gp_dtype acc_t);
+    /* the host pipeline (csrc/pipeline.c): page-locked host memory the copy
+     * engines read and write at the bus's speed, streams of its own, events
+     * that order one stream behind another; the emulator's are plain host
+     * memory and no-op streams (everything it does is synchronous) */
+    cudaError_t (*host_alloc)(void **p, size_t bytes);
+    cudaError_t (*host_free)(void *p);
+    cudaError_t (*stream_create)(cudaStream_t *s); /* non-blocking */
+    cudaError_t (*stream_destroy)(cudaStream_t s);
+    cudaError_t (*stream_wait_event)(cudaStream_t s, cudaEvent_t e);
+    cudaError_t (*event_sync)(cudaEvent_t e);
+    /* the stream-ordered pool's cached memory given back to the device */
+    cudaError_t (*pool_trim)(void);
 } gp_runtime;
 
 /* The emulator is always built; the CUDA backend where nvcc was found. */

@@ -126,6 +126,22 @@ static const char *cu_error_string(cudaError_t err)
                "install the NVIDIA driver on a machine with an NVIDIA GPU";
     return cudaGetErrorString(err);
 }
+static cudaError_t cu_host_alloc(void **p, size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocPortable); }
+static cudaError_t cu_host_free(void *p) { return cudaFreeHost(p); }
+static cudaError_t cu_stream_create(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
+static cudaError_t cu_stream_destroy(cudaStream_t s) { return cudaStreamDestroy(s); }
+static cudaError_t cu_stream_wait_event(cudaStream_t s, cudaEvent_t e) { return cudaStreamWaitEvent(s, e, 0); }
+static cudaError_t cu_event_sync(cudaEvent_t e) { return cudaEventSynchronize(e); }
+static cudaError_t cu_pool_trim(void)
+{
+    int dev = 0;
+    cudaMemPool_t pool;
+    cudaError_t err;
+    if ((err = cudaDeviceSynchronize()) != cudaSuccess || (err = cudaGetDevice(&dev)) != cudaSuccess ||
+        (err = cudaDeviceGetDefaultMemPool(&pool, dev)) != cudaSuccess)
+        return err;
+    return cudaMemPoolTrimTo(pool, 0);
+}
 static const char *cu_detail(void) { return NULL; } /* a library's own words: gp_variant.error_detail */
 
 const gp_runtime gp_runtime_cuda = {
@@ -137,6 +153,8 @@ const gp_runtime gp_runtime_cuda = {
     cu_event_create, cu_event_record, cu_event_elapsed_ms, cu_event_destroy,
     cu_get_last_error, cu_error_name, cu_error_string, cu_detail, cu_kernel_occupancy,
     gp_cast, gp_combo_supported,
+    cu_host_alloc, cu_host_free, cu_stream_create, cu_stream_destroy, cu_stream_wait_event,
+    cu_event_sync, cu_pool_trim,
 };
 #else
 typedef int gp_no_cuda_backend; /* ISO C wants something in a translation unit */

@@ -634,6 +634,29 @@ cudaError_t emu_event_destroy(cudaEvent_t e) {
 }
 cudaError_t emu_last_error(void) { return cudaSuccess; }
 
+// The host pipeline's runtime: pinned memory is plain host memory, a
+// stream is a handle that orders nothing (every operation of the emulator
+// has finished when it returns), so waiting on an event has nothing to do.
+cudaError_t emu_host_alloc(void **p, size_t bytes) {
+    *p = std::malloc(bytes ? bytes : 1);
+    return *p != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t emu_host_free(void *p) {
+    std::free(p);
+    return cudaSuccess;
+}
+cudaError_t emu_stream_create(cudaStream_t *s) {
+    *s = reinterpret_cast<cudaStream_t>(new char(0));
+    return cudaSuccess;
+}
+cudaError_t emu_stream_destroy(cudaStream_t s) {
+    delete reinterpret_cast<char *>(s);
+    return cudaSuccess;
+}
+cudaError_t emu_stream_wait_event(cudaStream_t, cudaEvent_t) { return cudaSuccess; }
+cudaError_t emu_event_sync(cudaEvent_t) { return cudaSuccess; }
+cudaError_t emu_pool_trim(void) { return cudaSuccess; }
+
 const char *emu_error_name(cudaError_t err) {
     switch (err) {
 #define GP_NAME(e) case e: return #e;
@@ -676,6 +699,8 @@ const gp_runtime gp_runtime_emu = {
     emu_event_create, emu_event_record, emu_event_elapsed, emu_event_destroy,
     emu_last_error, emu_error_name, emu_error_string, emu_detail, emu_kernel_occupancy,
     gp_cast_emu, gp_combo_supported_emu,
+    emu_host_alloc, emu_host_free, emu_stream_create, emu_stream_destroy, emu_stream_wait_event,
+    emu_event_sync, emu_pool_trim,
 };
 
 void gp_emu_trace_start(size_t max_bytes) {

@@ -21,6 +21,7 @@ except ImportError as e:  # pragma: no cover - a broken install
 
 from ._backend import EmulatorWarning, backend, backends, set_backend
 from ._arrays import DeviceArray, from_dlpack, to_device
+from ._arrays import device_memory_limit, free_memory, set_device_memory_limit, set_pinned_limit
 # the family modules register their Family first: everything below iterates over them
 from ._reduce import max, min, reduce, sum
 from ._scan import cumsum, scan
@@ -132,4 +133,9 @@ __all__ = [
     "transpose_plan",
     "TransposePlan",
     "variants",
+    # the host pipeline's memory
+    "device_memory_limit",
+    "free_memory",
+    "set_device_memory_limit",
+    "set_pinned_limit",
 ]

@@ -24,6 +24,8 @@ What is taken in:
 from __future__ import annotations
 
 import math
+import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -314,14 +316,37 @@ class Operand:
     elements (negative allowed), read in place.  Holding it keeps the
     elements alive."""
 
-    __slots__ = ("shape", "dtype", "host", "device", "on_device", "ptr", "strides", "_owner")
+    __slots__ = ("shape", "dtype", "_host", "strided_host", "device", "on_device", "ptr", "strides",
+                 "_owner")
 
-    def __init__(self, shape, dtype, host, device, *, ptr=None, strides=None, owner=None):
-        self.shape, self.dtype, self.host, self.device = shape, dtype, host, device
+    def __init__(self, shape, dtype, host, device, *, ptr=None, strides=None, owner=None,
+                 strided_host=None):
+        self.shape, self.dtype, self._host, self.device = shape, dtype, host, device
+        # a non-contiguous NumPy input as the caller gave it: the host
+        # pipeline packs it from its strides; `host` is its C-contiguous copy,
+        # made only where a step needs one
+        self.strided_host = strided_host
         self.ptr = device.ptr if device is not None else ptr
         self.strides = strides  # None: C-contiguous
         self._owner = owner
         self.on_device = self.ptr is not None  # where the caller's data was: decides the output
+
+    @property
+    def host(self):
+        if self._host is None and self.strided_host is not None:
+            self._host = np.ascontiguousarray(self.strided_host)
+        return self._host
+
+    @host.setter
+    def host(self, value):
+        self._host = value
+
+    def host_input(self) -> np.ndarray:
+        """The host elements as the pipeline may read them: the caller's
+        strided array where no contiguous copy was made, else to_host()."""
+        if self._host is None and self.strided_host is not None:
+            return self.strided_host
+        return self.to_host()
 
     @property
     def size(self) -> int:
@@ -390,6 +415,8 @@ def take(x: Any, who: str, dtypes, ndim=None, strided=False, allow_0d=False) -> 
         return _dlpack_operand(x, who, dtypes, ndim, strided)
     a = _host_array(x, who)
     _check(a.dtype, a.ndim, who, dtypes, ndim, allow_0d)
+    if not a.flags.c_contiguous and a.size > 1:  # copied only where a step needs it (Operand.host)
+        return Operand(a.shape, a.dtype, None, None, strided_host=a)
     a = np.ascontiguousarray(a)
     return Operand(a.shape, a.dtype, a, None)
 
@@ -568,3 +595,91 @@ def _dlpack_operand(x, who: str, dtypes, ndim, strided) -> Operand:
         return Operand(shape, dtype, None, None, ptr=ptr, strides=tuple(strides), owner=holder)
     return Operand(shape, dtype, None, to_device(_gather(ptr, shape, dtype,
                                                           tuple(s * dtype.itemsize for s in strides))))
+
+
+# ---------------------------------------------------------------- host pipeline
+# NumPy arrays cross the bus through a bounded ring of pinned staging
+# buffers, in chunks (csrc/pipeline.c).  Its settings: the ring's size
+# (GPUPRIMS_PINNED_LIMIT, set_pinned_limit) and a cap on the device memory a
+# call may use (GPUPRIMS_DEVICE_MEMORY_LIMIT, set_device_memory_limit), so
+# that an array larger than the device works, and so that the out-of-core
+# path can be tested on small data.
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_bytes(value, what: str) -> int:
+    """A byte count from an int or a text like "64M", "2G", "512K", "1.5G"
+    (binary units; an optional trailing "B" or "iB").  ValueError otherwise."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        n = int(value)
+    elif isinstance(value, str):
+        text = value.strip().upper().removesuffix("IB").removesuffix("B")
+        unit = text[-1:] if text[-1:] in _UNITS and text[-1:] else ""
+        try:
+            n = int(float(text[:len(text) - len(unit)]) * _UNITS[unit])
+        except ValueError:
+            raise ValueError(f"{what}: {value!r} is not a byte count; write e.g. 268435456, \"256M\" "
+                             f"or \"2G\"") from None
+    else:
+        raise TypeError(f"{what}: a byte count (int or text like \"2G\"), not {type(value).__name__}")
+    if n < 0:
+        raise ValueError(f"{what}: {value!r} is negative")
+    return n
+
+
+def set_device_memory_limit(nbytes) -> None:
+    """Cap the device memory one call on NumPy arrays may use (bytes, or a
+    text like "64M", "2G"; None: no cap).  Host arrays larger than the cap
+    are processed in chunks that fit it."""
+    n = -1 if nbytes is None else parse_bytes(nbytes, "set_device_memory_limit")
+    _core.pipeline_config(device_limit=n)
+    _DEVICE_LIMIT[0] = None if n < 0 else n
+
+
+# the cap as the core holds it, kept here too so that a call reads it without crossing into the core
+_DEVICE_LIMIT = [None]
+
+
+def device_memory_limit():
+    """The device-memory cap in bytes, or None."""
+    return _DEVICE_LIMIT[0]
+
+
+def set_pinned_limit(nbytes) -> None:
+    """The pinned staging ring's total size (bytes or text like "256M";
+    default 256 MiB, at least 16 KiB).  Takes effect at the next call that
+    needs the ring (the old one is given back then)."""
+    n = parse_bytes(nbytes, "set_pinned_limit")
+    if n < 16 << 10:
+        raise ValueError(f"set_pinned_limit: {n} bytes is below the 16 KiB the ring needs")
+    _core.pipeline_config(pinned_limit=n)
+
+
+def free_memory() -> None:
+    """Give back the pinned staging buffers and the device memory the
+    stream-ordered pool keeps cached for later calls (both come back on the
+    next call that needs them)."""
+    _core.free_memory()
+
+
+def piece_budget():
+    """The bytes of host data one core call may take where the pipeline does
+    not split it itself (axis layouts, N-D transposes): a quarter of the
+    device-memory cap, or None (no cap: one call)."""
+    limit = device_memory_limit()
+    return None if limit is None else max(1, limit // 4)
+
+
+def _settings_from_environment():
+    for var, fn in (("GPUPRIMS_PINNED_LIMIT", set_pinned_limit),
+                    ("GPUPRIMS_DEVICE_MEMORY_LIMIT", set_device_memory_limit)):
+        text = os.environ.get(var)
+        if text:
+            try:
+                fn(text)
+            except (TypeError, ValueError) as e:
+                warnings.warn(f"{var} ignored: {e}", RuntimeWarning, stacklevel=2)
+
+
+_settings_from_environment()

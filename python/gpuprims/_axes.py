@@ -126,6 +126,9 @@ class DtypePlan:
     def kernel_operand(self, operand: Operand) -> Operand:
         """The operand as the kernels read it: complex data as a trailing axis
         of 2 floats (a view on the device), the host conversions applied."""
+        if operand.strided_host is not None and operand._host is None and not self.pairs and \
+                not self.host_only(operand):
+            return operand  # NumPy read through its strides (the host pipeline packs it)
         if operand.host is not None or self.host_only(operand):
             a = self.to_kernel(operand.to_host())
             return Operand(a.shape, a.dtype, a, None)

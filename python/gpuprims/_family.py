@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from . import _backend, _core
-from ._arrays import DeviceArray, c_contiguous_strides, check_backend, to_device
+from ._arrays import DeviceArray, c_contiguous_strides, check_backend, piece_budget, to_device
 from ._registry import Variant, lookup, variants
 
 # The core's codes: position in _core.dtypes() / _core.ops().
@@ -146,14 +146,19 @@ def take_out(out, shape, dtype, operand, x, who: str):
     return Out(ptr, out, True)
 
 
-def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: Out | None = None):
+def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: Out | None = None,
+           progress: bool = False):
     """One _core.call of variant v on an Operand (_arrays.take).  A device
     input on a device variant stays in place (its address; its strides are
     in `params` where the family reads them) and the output is `out` or a
-    new DeviceArray; otherwise NumPy buffers go in (the core stages them
-    through the device) and the output is `out` or a new NumPy array,
-    uploaded if the caller's input was on the device.  out_shape None: the
-    core's return value is the result (a reduction's)."""
+    new DeviceArray; otherwise NumPy buffers go in and the output is `out`
+    or a new NumPy array, uploaded if the caller's input was on the device.
+    NumPy buffers cross through the core's host pipeline (pinned staging in
+    chunks, csrc/pipeline.c), which reads a strided NumPy input of a 1-D
+    reduction or scan through its strides; the layouts it does not split
+    are split here into calls that fit the device-memory cap (_split).
+    out_shape None: the core's return value is the result (a reduction's).
+    progress: a long call on NumPy arrays shows a progress line."""
     if operand.on_device and v.where == "device":
         if out_shape is None:
             return _core.call(family, v.index, operand.ptr, None, params)
@@ -166,9 +171,14 @@ def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: 
     host = None
     if out_shape is not None:
         host = out.buffer if out is not None and not out.on_device else np.empty(out_shape, dtype=out_dtype)
-    value = _core.call(family, v.index, operand.to_host(), host, params)
-    if out_shape is None:
-        return value
+    # one problem of the flattened data (a value, or a layout slot left None): read through strides
+    flat = out_shape is None or (len(params) > 5 and params[5] is None)
+    src = operand.host_input() if flat and v.where == "device" and not operand.on_device \
+        else operand.to_host()
+    if not (v.where == "device" and host is not None and _split(family, v, src, host, params, progress)):
+        value = _core.call(family, v.index, src, host, params, bool(progress))
+        if out_shape is None:
+            return value
     if out is not None:
         if out.on_device:  # a host variant on device data: its output uploaded into out
             if host.nbytes:
@@ -176,6 +186,65 @@ def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: 
             return out.result
         return out.finish()
     return to_device(host) if operand.on_device else host
+
+
+def _split(family, v, src, dst, params, progress) -> bool:
+    """A call the core's pipeline does not chunk (an axis layout, an N-D
+    transpose) on host arrays over the device-memory cap, run as several
+    calls each within it: along the problems (outer, then inner) of a
+    reduce or scan layout, along the output's first axis of a transpose.
+    Pieces are fixed by the sizes and the cap (the same bits run to run).
+    False where nothing is over the cap or the call cannot be split so (one
+    call then)."""
+    budget = piece_budget()
+    if budget is None or src.nbytes + dst.nbytes <= budget or not src.flags.c_contiguous:
+        return False
+    if isinstance(params[0], tuple):  # a planned transpose: (shape, strides, axes, ...)
+        shape, strides, perm = params[0], params[1], params[2]
+        if strides is not None or len(shape) <= 2:
+            return False  # the pipeline tiles a matrix itself; a spanned input: one call
+        x = src.reshape(shape)
+        y = dst.reshape(tuple(shape[p] for p in perm))
+        a0 = perm[0]
+        step = max(1, budget * shape[a0] // max(1, 2 * src.nbytes))
+        for j0 in range(0, shape[a0], step):
+            j1 = min(shape[a0], j0 + step)
+            piece = np.ascontiguousarray(np.take(x, np.arange(j0, j1), axis=a0))
+            sub = list(shape)
+            sub[a0] = j1 - j0
+            _core.call(family, v.index, piece, y[j0:j1], (tuple(sub), None, *params[2:5], 0, piece.size),
+                       bool(progress))
+        return True
+    # (n, codes..., layout, ...): the layout is the params' one tuple
+    k = next((i for i, p in enumerate(params) if isinstance(p, tuple)), None)
+    if k is None:
+        return False
+    outer, ln, inner, so, sn, si, off = params[k]
+    if off or si != 1 or sn != inner or so != ln * inner or not dst.flags.c_contiguous or \
+            src.size != outer * ln * inner:
+        return False
+    x = src.reshape(outer, ln, inner)
+    y = dst.reshape((outer, ln, inner) if dst.size == src.size else (outer, inner))  # a scan's, a reduction's
+    row = (x[0].nbytes + y[0].nbytes) if outer else 1
+    if row <= budget:
+        step = max(1, budget // row)
+        for o0 in range(0, outer, step):
+            o1 = min(outer, o0 + step)
+            piece = (((o1 - o0) * ln * inner,) + params[1:k] +
+                     ((o1 - o0, ln, inner, so, sn, si, 0),) + params[k + 1:])
+            _core.call(family, v.index, x[o0:o1], y[o0:o1], piece, bool(progress))
+        return True
+    cols = max(1, budget * inner // max(1, row))
+    for o in range(outer):
+        for i0 in range(0, inner, cols):
+            i1 = min(inner, i0 + cols)
+            xp = np.ascontiguousarray(x[o, :, i0:i1])
+            yp = np.empty(y[o][..., i0:i1].shape, dst.dtype)
+            w = i1 - i0
+            piece = (xp.size,) + params[1:k] + ((1, ln, w, ln * w, w, 1, 0),) + params[k + 1:]
+            _core.call(family, v.index, xp, yp, piece, bool(progress))
+            y[o][..., i0:i1] = yp
+    return True
 
 
 class Case:

@@ -1,0 +1,159 @@
+"""The host-pipeline benchmark (run on the GPU machine): NumPy in, NumPy out.
+
+Per family, the wall-clock time of one gpuprims call on NumPy arrays (the
+data crossing the bus through the pinned ring, in chunks: csrc/pipeline.c)
+against NumPy on the host and against the bus roof - pinned host->device
+and device->host copies of the same bytes, measured in the same run
+(_core.time_host_copy) - and to_device / DeviceArray.get of 1 GiB through
+the ring against the pageable single copy (the ring switched off by a
+threshold above the size) and the pinned roof.  A small call (2^16
+elements) through the single-shot path and forced through the pipeline
+shows why small calls keep the single shot.  Medians of REPEAT calls after
+one warm-up.  Writes bench/results/host-<gpu>-<date>.md and .json (copies
+under $OUT).
+
+Targets (H100/H200): NumPy-in sum >= 0.6 of the pinned H2D roof; cumsum
+and transpose NumPy in+out <= 1.5x the larger one-way pinned copy; to_device
+and get of 1 GiB >= 0.6 of the pinned roof.
+
+    python bench/bench_host.py          # the GPU run
+    python bench/bench_host.py --dry    # the emulator, tiny sizes: checks the script, no meaningful times
+"""
+import datetime
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import gpuprims
+from gpuprims import _core
+
+REPEAT = 5
+
+
+def wall_ms(fn, repeat=REPEAT):
+    fn()  # warm-up: the ring, the pool, the kernels' first launch
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(times)
+
+
+def roof_ms(nbytes, to_device, pinned=True):
+    return statistics.median(_core.time_host_copy(nbytes, to_device, pinned, REPEAT))
+
+
+def gbs(nbytes, ms):
+    return nbytes / ms / 1e6
+
+
+def main(dry=False):
+    if dry:
+        gpuprims.set_backend("emulator")
+    big = 1 << (14 if dry else 28)
+    side = 1 << (6 if dry else 14)
+    gib = 1 << (16 if dry else 30)
+    rng = np.random.default_rng(0)
+    rows, data = [], []
+
+    def row(work, nbytes_in, nbytes_out, ms, numpy_ms, target):
+        h2d = roof_ms(nbytes_in, True)
+        d2h = roof_ms(nbytes_out, False) if nbytes_out else 0.0
+        roof = max(h2d, d2h)
+        r = {"work": work, "ms": ms, "numpy_ms": numpy_ms, "h2d_roof_ms": h2d, "d2h_roof_ms": d2h,
+             "in_gbs": gbs(nbytes_in, ms), "h2d_roof_gbs": gbs(nbytes_in, h2d),
+             "of_roof": roof / ms, "vs_numpy": numpy_ms / ms if numpy_ms else None, "target": target}
+        data.append(r)
+        numpy_text = "-" if numpy_ms is None else f"{numpy_ms:.1f}"
+        ratio = "-" if r["vs_numpy"] is None else f"{r['vs_numpy']:.1f}x"
+        rows.append(f"| {work} | {ms:.1f} | {r['in_gbs']:.1f} | {numpy_text} | {ratio} | "
+                    f"{h2d:.1f} ({r['h2d_roof_gbs']:.1f} GB/s) | {d2h:.1f} | {r['of_roof']:.2f} | {target} |")
+        print(rows[-1], flush=True)
+
+    for dtype in ("float32", "float64"):
+        x = (rng.random(big) * 2 - 1).astype(dtype)
+        for op in ("sum", "min", "max"):
+            fn = getattr(gpuprims, op)
+            ms = wall_ms(lambda: fn(x))
+            npms = wall_ms(lambda: getattr(np, op)(x))
+            row(f"{op} {dtype} 2^{big.bit_length() - 1}", x.nbytes, 0, ms, npms, ">= 0.6 of H2D roof")
+        x = None  # the next arrays in its place
+    x = (rng.random(big) * 2 - 1).astype(np.float32)
+    out = np.empty_like(x)
+    ms = wall_ms(lambda: gpuprims.cumsum(x, out=out))
+    row(f"cumsum float32 2^{big.bit_length() - 1} (NumPy out)", x.nbytes, out.nbytes, ms,
+        wall_ms(lambda: np.cumsum(x, out=out)), "<= 1.5x larger one-way copy")
+    x = out = None
+    a = (rng.random((side, side)) * 2 - 1).astype(np.float32)
+    out = np.empty_like(a)
+    ms = wall_ms(lambda: gpuprims.transpose(a, out=out))
+    row(f"transpose {side}^2 float32 (NumPy out)", a.nbytes, out.nbytes, ms,
+        wall_ms(lambda: np.copyto(out, a.T)), "<= 1.5x larger one-way copy")
+    a = out = None
+
+    # to_device / get: through the ring, and the pageable single copy (threshold above the size)
+    h = rng.integers(0, 255, gib, dtype=np.uint8)
+    d = gpuprims.to_device(h)
+    put = wall_ms(lambda: gpuprims.to_device(h))
+    get = wall_ms(lambda: d.get())
+    cfg = _core.pipeline_config()
+    _core.pipeline_config(threshold=1 << 62)
+    put_pageable, get_pageable = wall_ms(lambda: gpuprims.to_device(h)), wall_ms(lambda: d.get())
+    _core.pipeline_config(threshold=cfg["threshold"])
+    h2d, d2h = roof_ms(gib, True), roof_ms(gib, False)
+    copies = [(f"to_device {gib >> 20} MiB", put, put_pageable, h2d),
+              (f"DeviceArray.get {gib >> 20} MiB", get, get_pageable, d2h)]
+    copy_rows = []
+    for what, ring_ms, pageable_ms, roof in copies:
+        copy_rows.append(f"| {what} | {ring_ms:.1f} ({gbs(gib, ring_ms):.1f} GB/s) | {pageable_ms:.1f} "
+                         f"({gbs(gib, pageable_ms):.1f} GB/s) | {roof:.1f} ({gbs(gib, roof):.1f} GB/s) | "
+                         f"{roof / ring_ms:.2f} |")
+        data.append({"work": what, "ring_ms": ring_ms, "pageable_ms": pageable_ms, "pinned_roof_ms": roof})
+        print(copy_rows[-1], flush=True)
+    h = d = None
+
+    # a small call: single shot (the default below the threshold) vs forced through the pipeline
+    s = (rng.random(1 << 16) * 2 - 1).astype(np.float32)
+    single = wall_ms(lambda: gpuprims.sum(s), 50)
+    _core.pipeline_config(threshold=0)
+    piped = wall_ms(lambda: gpuprims.sum(s), 50)
+    _core.pipeline_config(threshold=cfg["threshold"])
+    data.append({"work": "sum float32 2^16", "single_shot_ms": single, "pipeline_ms": piped})
+    small = f"| sum float32 2^16 | {single * 1e3:.0f} us | {piped * 1e3:.0f} us |"
+    print(small, flush=True)
+
+    info = gpuprims.device_info()
+    date = datetime.date.today().isoformat()
+    head = (f"GPU: {info['name']}, {info['total_memory'] / 2**30:.0f} GiB, driver {info['driver_version']}, "
+            f"runtime {info['runtime_version']}; {os.cpu_count()} host CPUs; date {date}"
+            + ("; EMULATOR: times are CPU times of the emulation, not GPU times" if dry else ""))
+    text = "\n".join([
+        "# NumPy in, NumPy out: the host pipeline", "", head, "",
+        f"Wall-clock per call, median of {REPEAT} after a warm-up; roof = pinned copies of the same bytes "
+        f"in this run (of roof = the larger one-way roof time / the call's time).", "",
+        "| work | ms | GB/s in | NumPy ms | vs NumPy | H2D roof ms | D2H roof ms | of roof | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|", *rows, "",
+        "| copy | pinned ring ms | pageable ms | pinned roof ms | of roof |", "|---|---:|---:|---:|---:|",
+        *copy_rows, "", "| small call | single shot | through the pipeline |", "|---|---:|---:|", small, ""])
+    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
+    out = Path(__file__).resolve().parent / "results" / f"host-{slug}-{date}.md"
+    if not dry:
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(text)
+        out.with_suffix(".json").write_text(json.dumps({"gpu": info, "date": date, "rows": data}, indent=1))
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], out.name).write_text(text)
+        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(
+            json.dumps({"gpu": info, "date": date, "rows": data}, indent=1))
+    print(text)
+
+
+if __name__ == "__main__":
+    main(dry="--dry" in sys.argv)

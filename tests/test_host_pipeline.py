@@ -1,0 +1,288 @@
+"""The host pipeline (csrc/pipeline.c): NumPy operands of device variants
+moved in chunks through the pinned ring.  A private hook makes the chunks
+tiny (CHUNK bytes) so that sizes around the chunk boundaries, many chunks
+and a tail run in seconds on the emulator; the same tests run on the GPU."""
+import numpy as np
+import pytest
+
+import gpuprims
+from gpuprims import _core
+from gpuprims._numerics import exact_sum, identity, scan_reference, scan_tolerance, sum_tolerance
+
+CHUNK = 4096  # bytes per chunk, through the test hook
+
+
+@pytest.fixture
+def small_chunks(backend):
+    """Every host operand through the pipeline, in chunks of CHUNK bytes;
+    the settings restored after."""
+    before = _core.pipeline_config()
+    _core.pipeline_config(threshold=0, chunk_bytes=CHUNK)
+    yield backend
+    _core.pipeline_config(threshold=before["threshold"], chunk_bytes=before["chunk_bytes"],
+                          interrupt_after=-1)
+    gpuprims.set_device_memory_limit(None if before["device_limit"] < 0 else before["device_limit"])
+
+
+def rand(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed + 7919 * int(np.prod(shape)))
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype.kind == "u":
+        return rng.integers(1, 200, size=shape).astype(dtype)
+    if dtype.kind == "i":
+        return rng.integers(-1000, 1000, size=shape).astype(dtype)
+    return (rng.random(shape) * 2 - 1).astype(dtype)
+
+
+def sizes(dtype):
+    """Chunk - 1, chunk, chunk + 1, many chunks and a tail, in elements
+    (the scan's chunk holds one element fewer: its carry)."""
+    c = CHUNK // np.dtype(dtype).itemsize
+    return [1, c - 2, c - 1, c, c + 1, 5 * c + 7]
+
+
+def check_sum(got, x, acc):
+    acc = np.dtype(acc)
+    if acc.kind == "f":
+        ref = exact_sum(x)
+        assert abs(float(got) - ref) <= sum_tolerance(x, acc, ref), (got, ref)
+    else:
+        assert got == np.sum(x, dtype=acc)
+
+
+def check_scan(got, x, inclusive, acc):
+    acc = np.dtype(acc)
+    if acc.kind == "f":
+        ref, bound = scan_reference(x.ravel(), inclusive, acc)
+        tol = scan_tolerance(x.size, acc, ref, bound)
+        if got.dtype != acc:  # the accumulator's value rounded once more to the result dtype
+            tol = tol + np.spacing(np.abs(ref).astype(got.dtype)).astype(ref.dtype)
+        assert np.all(np.abs(got.astype(ref.dtype) - ref) <= tol)
+    else:
+        inc = np.cumsum(x.ravel(), dtype=acc)
+        ref = inc if inclusive else np.concatenate([[identity("sum", acc)], inc[:-1]]).astype(acc)
+        np.testing.assert_array_equal(got, ref)
+
+
+DTYPES = ["float32", "float64", "int32", "int64", "uint8", "int16", "bool", "float16"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_around_chunks(small_chunks, dtype):
+    for n in sizes(dtype):
+        x = rand(n, dtype)
+        x.setflags(write=False)
+        before = x.copy()
+        calls = _core.pipeline_stats()["calls"]
+        got = gpuprims.sum(x)
+        assert _core.pipeline_stats()["calls"] == calls + 1  # it went through the pipeline
+        check_sum(got, x, np.sum(x).dtype if x.dtype != np.float16 else np.float16)
+        assert gpuprims.min(x) == x.min() and gpuprims.max(x) == x.max()
+        assert gpuprims.min(x).dtype == x.dtype
+        np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_scan_around_chunks(small_chunks, dtype, inclusive):
+    for n in sizes(dtype):
+        x = rand(n, dtype, seed=1)
+        before = x.copy()
+        got = gpuprims.scan(x, inclusive=inclusive)
+        assert got.dtype == np.cumsum(x).dtype
+        check_scan(got, x, inclusive, got.dtype if got.dtype != np.float16 else np.float32)
+        np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_scan_min_max(small_chunks, op):
+    x = rand(3 * 1024 + 5, "float32", seed=2)
+    ufunc = np.minimum if op == "min" else np.maximum
+    np.testing.assert_array_equal(gpuprims.scan(x, op), ufunc.accumulate(x))
+    exc = gpuprims.scan(x, op, inclusive=False)
+    assert exc[0] == identity(op, np.float32)
+    np.testing.assert_array_equal(exc[1:], ufunc.accumulate(x)[:-1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "uint8", "int64", "complex128"])
+@pytest.mark.parametrize("shape", [(1, 5000), (37, 1100), (1023, 3), (64, 64)])
+def test_transpose_2d(small_chunks, dtype, shape):
+    x = rand(shape, "float64").astype(dtype)
+    before = x.copy()
+    np.testing.assert_array_equal(gpuprims.transpose(x), x.T)
+    np.testing.assert_array_equal(gpuprims.transpose(x[::-1, ::2]), x[::-1, ::2].T)
+    np.testing.assert_array_equal(gpuprims.transpose(np.asfortranarray(x)), x.T)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_transpose_nd(small_chunks):
+    x = rand((6, 35, 41), "float32")
+    for axes in [(2, 0, 1), (1, 2, 0), (2, 1, 0)]:
+        np.testing.assert_array_equal(gpuprims.transpose(x, axes), np.transpose(x, axes))
+
+
+@pytest.mark.parametrize("make", [lambda x: x[::3], lambda x: x[::-1], lambda x: x[::-2],
+                                  lambda x: np.asfortranarray(x.reshape(50, -1))])
+def test_strided_inputs(small_chunks, make):
+    base = rand(50 * 97, "float32", seed=3)
+    x = make(base)
+    x.setflags(write=False)
+    before = x.copy()
+    check_sum(gpuprims.sum(x), np.ascontiguousarray(x), np.float32)
+    assert gpuprims.max(x) == x.max()
+    check_scan(gpuprims.cumsum(x), np.ascontiguousarray(x), True, np.float32)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_strided_int_exact(small_chunks):
+    x = rand((300, 41), "int32", seed=4)[::-1, ::3]
+    assert gpuprims.sum(x) == np.sum(x)
+    np.testing.assert_array_equal(gpuprims.cumsum(x), np.cumsum(x))
+
+
+def test_numpy_out(small_chunks):
+    x = rand(5000, "float64", seed=5)
+    out = np.empty(5000)
+    assert gpuprims.cumsum(x, out=out) is out
+    check_scan(out, x, True, np.float64)
+    a = rand((70, 90), "int16")
+    out = np.empty((90, 70), np.int16)
+    assert gpuprims.transpose(a, out=out) is out
+    np.testing.assert_array_equal(out, a.T)
+    fout = np.empty((90, 70), np.int16, order="F")
+    gpuprims.transpose(a, out=fout)
+    np.testing.assert_array_equal(fout, a.T)
+
+
+def test_run_to_run_bits(small_chunks):
+    x = rand(7 * 1024 + 3, "float32", seed=6)
+    s = [gpuprims.sum(x) for _ in range(3)]
+    assert s[0].tobytes() == s[1].tobytes() == s[2].tobytes()
+    c = [gpuprims.cumsum(x) for _ in range(3)]
+    assert c[0].tobytes() == c[1].tobytes() == c[2].tobytes()
+
+
+def test_out_of_core(small_chunks):
+    """Arrays 4x the device-memory cap, every op; the pipeline's device
+    allocation stays under the cap."""
+    cap = 64 << 10
+    _core.pipeline_config(chunk_bytes=0)  # the cap alone chooses the chunks
+    gpuprims.set_device_memory_limit("64K")
+    assert gpuprims.device_memory_limit() == cap
+    x = rand(4 * cap // 4, "float32", seed=7)
+    check_sum(gpuprims.sum(x), x, np.float32)
+    assert _core.pipeline_stats()["last_device_bytes"] <= cap
+    check_scan(gpuprims.cumsum(x), x, True, np.float32)
+    assert _core.pipeline_stats()["last_device_bytes"] <= cap
+    a = x.reshape(256, 256)
+    np.testing.assert_array_equal(gpuprims.transpose(a), a.T)
+    assert _core.pipeline_stats()["last_device_bytes"] <= cap
+    # layouts split into calls that fit: axis reductions and scans, an N-D transpose
+    m = rand((64, 1024), "int32", seed=8)
+    np.testing.assert_array_equal(gpuprims.sum(m, axis=0), m.sum(axis=0))
+    np.testing.assert_array_equal(gpuprims.sum(m, axis=1), m.sum(axis=1))
+    np.testing.assert_array_equal(gpuprims.cumsum(m, axis=1), np.cumsum(m, axis=1))
+    one = rand((1, 40000), "int32", seed=9)
+    np.testing.assert_array_equal(gpuprims.cumsum(one, axis=0), np.cumsum(one, axis=0))
+    t = rand((16, 32, 64), "float32", seed=10)
+    np.testing.assert_array_equal(gpuprims.transpose(t, (2, 0, 1)), np.transpose(t, (2, 0, 1)))
+    gpuprims.set_device_memory_limit(None)
+    assert gpuprims.device_memory_limit() is None
+
+
+def test_too_small_cap(small_chunks):
+    gpuprims.set_device_memory_limit(100)
+    with pytest.raises(ValueError, match="device-memory limit"):
+        gpuprims.sum(rand(10000, "float32"))
+    gpuprims.set_device_memory_limit(None)
+    assert gpuprims.sum(np.ones(10, np.int32)) == 10
+
+
+@pytest.mark.parametrize("what", ["sum", "cumsum", "transpose"])
+def test_interrupt(small_chunks, what):
+    """Ctrl-C between chunks (simulated by the hook: SIGINT's flag set
+    after 2 chunks): KeyboardInterrupt, nothing held, the next call works."""
+    x = rand(20 * 1024, "float32", seed=11)
+    fn = {"sum": gpuprims.sum, "cumsum": gpuprims.cumsum,
+          "transpose": lambda a: gpuprims.transpose(a.reshape(160, 128))}[what]
+    stats = _core.pipeline_stats()
+    _core.pipeline_config(interrupt_after=2)
+    with pytest.raises(KeyboardInterrupt):
+        fn(x)
+    _core.pipeline_config(interrupt_after=-1)
+    after = _core.pipeline_stats()
+    assert after["interrupted"] == stats["interrupted"] + 1
+    assert after["allocations"] == stats["allocations"]  # the ring kept, not leaked or regrown
+    check_sum(gpuprims.sum(x), x, np.float32)
+
+
+def test_ring_bounded_and_freed(small_chunks):
+    x = rand(3000, "float32", seed=12)
+    gpuprims.sum(x)
+    s0 = _core.pipeline_stats()
+    for _ in range(1000):
+        gpuprims.sum(x)
+    s1 = _core.pipeline_stats()
+    assert s1["allocations"] == s0["allocations"] and s1["calls"] == s0["calls"] + 1000
+    assert s1["pinned_bytes"] <= _core.pipeline_config()["pinned_limit"]
+    gpuprims.free_memory()
+    s2 = _core.pipeline_stats()
+    assert s2["pinned_bytes"] == 0 and s2["frees"] == s2["allocations"]
+    check_sum(gpuprims.sum(x), x, np.float32)  # comes back on the next call
+    assert _core.pipeline_stats()["allocations"] == s2["allocations"] + 4
+
+
+def test_pinned_limit_setting(small_chunks):
+    before = _core.pipeline_config()["pinned_limit"]
+    try:
+        gpuprims.set_pinned_limit("64K")
+        x = rand(30000, "float64", seed=13)
+        check_sum(gpuprims.sum(x), x, np.float64)
+        assert _core.pipeline_stats()["pinned_bytes"] <= 64 << 10
+        with pytest.raises(ValueError):
+            gpuprims.set_pinned_limit(10)
+        with pytest.raises(ValueError, match="not a byte count"):
+            gpuprims.set_device_memory_limit("lots")
+        with pytest.raises(TypeError):
+            gpuprims.set_device_memory_limit(1.5)
+    finally:
+        gpuprims.set_pinned_limit(before)
+
+
+def test_to_device_get(small_chunks):
+    for n in [1, 1023, 1024, 1025, 9999]:
+        x = rand(n, "float32", seed=14)
+        d = gpuprims.to_device(x)
+        np.testing.assert_array_equal(d.get(), x)
+        np.testing.assert_array_equal(gpuprims.to_device(x[::-2]).get(), x[::-2])
+
+
+def test_parse_bytes():
+    from gpuprims._arrays import parse_bytes
+    assert parse_bytes("64M", "t") == 64 << 20 and parse_bytes("2G", "t") == 2 << 30
+    assert parse_bytes("512KiB", "t") == 512 << 10 and parse_bytes(4096, "t") == 4096
+    assert parse_bytes("1.5K", "t") == 1536
+
+
+def test_small_call_stays_single_shot(backend):
+    """Below the threshold a NumPy call takes the single-shot path."""
+    calls = _core.pipeline_stats()["calls"]
+    x = rand(1 << 12, "float32")
+    check_sum(gpuprims.sum(x), x, np.float32)
+    assert _core.pipeline_stats()["calls"] == calls
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_larger_than_the_gpu():
+    """A host array larger than the GPU's memory: sum and cumsum."""
+    gpuprims.set_backend("cuda")
+    total = gpuprims.device_info()["total_memory"]
+    n = (total + (4 << 30)) // 4
+    x = np.ones(n, np.float32)
+    x[::7] = 2.0
+    assert gpuprims.sum(x, dtype=np.float64) == float(n + (n + 6) // 7)
+    xi = np.ones(n, np.int32)
+    assert gpuprims.sum(xi) == n
