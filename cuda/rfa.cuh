@@ -91,6 +91,7 @@
 #ifndef GPUPRIMS_RFA_CUH
 #define GPUPRIMS_RFA_CUH
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -139,6 +140,11 @@ GP_RFA_HD inline To bits_of(From v) {
     memcpy(&r, &v, sizeof r);
     return r;
 }
+
+GP_RFA_HD inline float abs_of(float x) { return fabsf(x); }
+GP_RFA_HD inline double abs_of(double x) { return fabs(x); }
+GP_RFA_HD inline float fused(float a, float b, float c) { return fmaf(a, b, c); }
+GP_RFA_HD inline double fused(double a, double b, double c) { return fma(a, b, c); }
 
 GP_RFA_HD inline int clz64(uint64_t v) {  // v != 0
 #ifdef __CUDA_ARCH__
@@ -333,9 +339,9 @@ struct Acc {
         nz |= bits_of<Bits>(x) ^ R::SIGN;
         const T m0 = R::big(0);
 #ifdef __CUDA_ARCH__
-        T t = fma(x, scl, m0);
+        T t = fused(x, scl, m0);
         word[0] += bits_of<Bits>(t);
-        T r = fma(x, scl, -(t - m0));
+        T r = fused(x, scl, -(t - m0));
 #else
         const T xs = x * scl;  // the same values as the fused form (header comment)
         T t = xs + m0;
@@ -385,7 +391,7 @@ struct Acc {
     // Any one value.
     GP_RFA_HD void add(T x) {
         flags |= ANY;
-        const T a = x < T(0) ? -x : x;
+        const T a = abs_of(x);
         if (!(a <= lim)) {
             widen(x);
             if (!(a <= lim)) {  // Inf or NaN: not deposited
