@@ -72,8 +72,8 @@
 // +Inf or -Inf alone gives that infinity; flags record them, so the order
 // does not matter.  An exact sum beyond the largest float rounds to +-Inf.
 // Subnormal inputs are deposited exactly (bin 0's quantum is the smallest
-// subnormal).  A zero sum is +0.0, except that a non-empty sum of only
-// -0.0 is -0.0 (numpy.sum: (-0.0) + (-0.0) = -0.0); an empty sum is +0.0.
+// subnormal).  A zero sum is +0.0, as numpy.sum gives (it starts from +0.0,
+// so even a sum of -0.0 alone is +0.0).
 //
 // ERROR BOUND.  Each x_i loses at most min(|x_i|, u_m / 2) with
 // u_m = 2^(-(K-1) W) u_J < 2^(1 - (K-1) W) max|x|, and the conversion
@@ -126,11 +126,9 @@ template <> struct Traits<double> {
 
 // State flags (ORed when states merge).
 enum : uint32_t {
-    ANY = 1,          // at least one input
-    NOT_NEGZERO = 2,  // at least one input other than -0.0
-    POS_INF = 4,
-    NEG_INF = 8,
-    NAN_SEEN = 16,
+    POS_INF = 1,
+    NEG_INF = 2,
+    NAN_SEEN = 4,
 };
 
 template <class To, class From>
@@ -213,9 +211,17 @@ struct Rfa {
         return s;
     }
     // Shift s's counts up to index j >= s.index (the lowest bins fall off).
+    // (Written with constant indices only, so that the counts stay in
+    // registers on the GPU.)
     GP_RFA_HD static void raise_to(int64_t *bin, int from, int j) {
         const int d = j - from;
-        for (int k = K - 1; k >= 0; --k) bin[k] = k - d >= 0 ? bin[k - d] : 0;
+#pragma unroll
+        for (int k = K - 1; k >= 0; --k) {
+            int64_t v = 0;
+#pragma unroll
+            for (int s = 0; s <= k; ++s) v = d == s ? bin[k - s] : v;
+            bin[k] = v;
+        }
     }
     GP_RFA_HD static State<T> merge(State<T> a, const State<T> &b) {
         State<T> r = b;
@@ -270,7 +276,7 @@ struct Rfa {
         if (l[2]) top = 191 - clz64(l[2]);
         else if (l[1]) top = 127 - clz64(l[1]);
         else if (l[0]) top = 63 - clz64(l[0]);
-        else return (s.flags & ANY) && !(s.flags & NOT_NEGZERO) ? bits_of<T>(SIGN) : T(0);
+        else return T(0);
         const int e_lsb = E0 + (s.index - (K - 1)) * W;  // exponent of N's unit
         const int e = top + e_lsb;                       // V in [2^e, 2^(e+1))
         int q = e - (P - 1) > E0 ? e - (P - 1) : E0;     // exponent of the result's ulp
@@ -325,18 +331,16 @@ struct Acc {
     uint32_t flags;
     T scl, lim;          // 2^-E_index and the limit of index
     Bits word[K];        // wrapping sums of bits(M_k + r) since the last flush
-    Bits nz;             // OR of bits(x) ^ SIGN: 0 while every input is -0.0
     int64_t pending;     // deposits since the last flush
     int64_t bin[K];
 
     GP_RFA_HD Acc() : index(R::J_MIN), flags(0), scl(R::scale(R::J_MIN)), lim(R::limit(R::J_MIN)),
-                      nz(0), pending(0) {
+                      pending(0) {
         for (int k = 0; k < K; ++k) word[k] = 0, bin[k] = 0;
     }
 
     // x must satisfy |x| <= lim (so it is finite).  Does not count it.
     GP_RFA_HD void deposit(T x) {
-        nz |= bits_of<Bits>(x) ^ R::SIGN;
         const T m0 = R::big(0);
 #ifdef __CUDA_ARCH__
         T t = fused(x, scl, m0);
@@ -390,14 +394,10 @@ struct Acc {
     }
     // Any one value.
     GP_RFA_HD void add(T x) {
-        flags |= ANY;
         const T a = abs_of(x);
         if (!(a <= lim)) {
             widen(x);
-            if (!(a <= lim)) {  // Inf or NaN: not deposited
-                flags |= NOT_NEGZERO;
-                return;
-            }
+            if (!(a <= lim)) return;  // Inf or NaN: not deposited
         }
         deposit(x);
         counted(1, 1);
@@ -414,7 +414,6 @@ struct Acc {
         flags = s.flags;
         scl = R::scale(index);
         lim = R::limit(index);
-        nz = 0;
         pending = 0;
         for (int k = 0; k < K; ++k) bin[k] = s.bin[k], word[k] = 0;
     }
@@ -422,7 +421,7 @@ struct Acc {
         flush();
         State<T> s;
         s.index = index;
-        s.flags = flags | (nz ? NOT_NEGZERO : 0u);
+        s.flags = flags;
         for (int k = 0; k < K; ++k) s.bin[k] = bin[k];
         return s;
     }

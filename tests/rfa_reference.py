@@ -11,8 +11,8 @@ summation with K bins of W bits):
   the result is V rounded once to the dtype (nearest, ties to even; beyond
   the largest float: +-Inf);
   any NaN, or +Inf and -Inf, gives NaN (0x7fc00000 / 0x7ff8000000000000);
-  one infinity sign alone gives it; a zero V is +0.0 unless the input is
-  non-empty and all -0.0 (then -0.0).
+  one infinity sign alone gives it; a zero V is +0.0 (numpy.sum starts
+  from +0.0, so even a sum of -0.0 alone is +0.0).
 The parameters are cuda/rfa.cuh's (float32: W = 21, K = 3; float64: W = 26,
 K = 3).  Vectorized: 2^24 elements take a few seconds.
 """
@@ -119,8 +119,7 @@ def rfa_sum_bits(x, dtype=None) -> int:
     e_m = p["E0"] + (J - p["K"] + 1) * p["W"]
     N = _exact_sum_of_counts(x.astype(np.float64), e_m)
     if N == 0:
-        all_negzero = x.size > 0 and bool(np.all(np.signbit(x) & (x == 0)))
-        return (1 << (nbits - 1)) if all_negzero else 0
+        return 0
     return round_to_dtype(N, e_m, dtype)
 
 

@@ -15,9 +15,12 @@ GP_NAMESPACE_BEGIN
 namespace reduce {
 namespace rep {
 
-// Launch shape of the 1-D kernel: single_pass's (256 threads, 4 vector
-// loads in flight, 8 blocks per SM).
-using RepTuning = SinglePassTuning;
+// Launch shape of the 1-D kernel: single_pass's 256 threads and 4 vector
+// loads in flight per thread, but 4 blocks per SM, not 8: the accumulator
+// needs 46 (float32) to 64 (float32 into float64) registers (ptxas -v,
+// sm_90; __launch_bounds__ caps them at 64), so 8 blocks of 256 would not
+// be resident at once and a grid sized for 8 would run in two waves.
+using RepTuning = Tuning<256, 4, 4>;
 
 // A test hook: GPUPRIMS_TEST_GRID=<blocks> overrides the grid of every
 // reproducible kernel (1-D: the block count; batched: the blocks of the
@@ -100,7 +103,7 @@ __device__ inline void add_vec(rfa::Acc<Acc> &a, const V &v) {
 // shuffles, write them to `partial`, and the last block (ticket) merges the
 // partials and rounds once.  Any grid gives the same bits.
 template <class In, class Acc, class T>
-__global__ void __launch_bounds__(T::BLOCK)
+__global__ void __launch_bounds__(T::BLOCK, T::BLOCKS_PER_SM)
 reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *partial,
            unsigned *ticket, Acc *out) {
     using V = typename Vec16<In>::type;
@@ -119,7 +122,6 @@ reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *
 
     const V *vin = reinterpret_cast<const V *>(in + head);
     int64_t i = tid;
-    bool any = false;
     for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
         V r[UNROLL];
 #pragma unroll
@@ -135,13 +137,8 @@ reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *
 #pragma unroll 1
             for (int k = 0; k < UNROLL; ++k) add_vec(acc, r[k]);
         }
-        any = true;
     }
-    for (; i < nvec; i += stride) {
-        add_vec(acc, load16<T::LOAD>(vin + i));
-        any = true;
-    }
-    if (any) acc.flags |= rfa::ANY;
+    for (; i < nvec; i += stride) add_vec(acc, load16<T::LOAD>(vin + i));
 
     __shared__ rfa::State<Acc> warp_states[BLOCK / WARP];
     rfa::State<Acc> s = block_merge<BLOCK>(acc.state(), warp_states);
@@ -251,7 +248,6 @@ reduce_rfa_groups(const In *__restrict__ in, seg::Problems P, Acc *out) {
                 if ((rfa::abs_of(x0) <= l) & (rfa::abs_of(x1) <= l) & (rfa::abs_of(x2) <= l) & (rfa::abs_of(x3) <= l)) {
                     acc.deposit(x0), acc.deposit(x1), acc.deposit(x2), acc.deposit(x3);
                     acc.counted(4, 4);
-                    acc.flags |= rfa::ANY;
                 } else {
                     acc.add(x0), acc.add(x1), acc.add(x2), acc.add(x3);
                 }
