@@ -235,3 +235,30 @@ def test_registry_flag():
     rows = [v for v in gpuprims.variants("reduce") if v.reproducible]
     assert [v.name for v in rows] == ["single_pass_reproducible", "segmented_reproducible"]
     assert rows[1].batched and rows[1].segmented and not rows[0].batched
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("chunks", [1, 2, 7, 64])
+def test_host_states_merge_to_single_call_bits(dtype, chunks):
+    """gpuprims._rfa: sum chunks to states, merge in any order, finalize:
+    the bits of one gpu_to_gpu call, whatever the chunking."""
+    from gpuprims import _rfa
+    rng = np.random.default_rng(chunks)
+    x = (random_array(30_011, dtype, seed=8) * 10.0 ** rng.uniform(-20, 20, 30_011)).astype(dtype)
+    x[rng.integers(0, x.size)] *= dtype(1e6)  # a late new largest magnitude
+    cuts = np.sort(rng.integers(0, x.size, chunks - 1))
+    parts = np.split(x, cuts)
+    states = [_rfa.sum_states(p) for p in parts]
+    rng.shuffle(states)
+    acc = states[0]
+    for s in states[1:]:
+        acc = _rfa.merge(s, acc)
+    assert bits(_rfa.finalize(acc, dtype)) == bits(g2g(x))
+    # per row, over an axis
+    m = x[:30_000].reshape(100, 300)
+    s = _rfa.merge(_rfa.sum_states(m[:, :150], axis=1), _rfa.sum_states(m[:, 150:], axis=1))
+    assert bits(_rfa.finalize(s, dtype)) == bits(g2g(m, axis=1))
+    # specials travel in the flags
+    y = np.array([1.0, np.inf], dtype)
+    z = np.array([-np.inf], dtype)
+    assert np.isnan(_rfa.finalize(_rfa.merge(_rfa.sum_states(y), _rfa.sum_states(z)), dtype))
