@@ -63,7 +63,7 @@
 // bits(M + r) into one Bits word per bin (wrapping) and subtracts
 // (number of deposits) * bits(M) when it flushes into the 64-bit counts,
 // which it does before the wrapped sum could exceed its range.  Per element
-// that is 2K - 1 additions and K integer additions, plus one compare of
+// that is 3K - 2 float operations and K integer additions, plus one compare of
 // |x| with the state's limit (values over it - a new largest magnitude,
 // Inf, NaN - take the slow path).
 //

@@ -10,8 +10,10 @@
 // instead of a float, and blocks merge those states (exact integer
 // additions) instead of adding floats; the last block rounds the merged
 // state once.  The grid-stride loop, its 16-byte loads and the ticket are
-// step 9's.  Per element: one compare with the accumulator's limit (per
-// batch of 4 vectors), five float additions and three integer additions.
+// step 9's.  Per element: one compare with the accumulator's limit (the
+// branch is taken per batch of 4 vectors), seven float operations (two are
+// fused multiply-adds that apply the bins' scale) and three integer
+// additions; 46-64 registers, hence 4 blocks per SM (RepTuning).
 // Why: step 9's bits depend on the order of its additions, which depends
 // on the SM count (the grid) and on the tuning; here the result is a
 // function of the multiset of inputs alone: the same bits on every GPU, for
