@@ -355,7 +355,7 @@ PyObject *gp_ops_py(PyObject *module, PyObject *noargs)
 
 /* The names of the gp_variant.flags bits, in bit order. */
 static const char *const gp_flag_names[] = {"auto", "baseline", "library", "batched", "segmented",
-                                            "auto_batched", "matrix"};
+                                            "auto_batched", "matrix", "reproducible"};
 
 /* The names of the bits set in flags, as a tuple. */
 static PyObject *flag_names(unsigned flags)

@@ -152,8 +152,11 @@ enum {
     GP_BATCHED = 8,  /* reads gp_batch's outer/inner/strides: an axis of an N-D array */
     GP_SEGMENTED = 16, /* reads gp_batch's offsets: ragged segments */
     GP_AUTO_BATCHED = 32, /* what variant="auto" runs for an axis or segments */
-    GP_MATRIX = 64   /* transpose: takes matrices only (gp_transpose_args.rows and
+    GP_MATRIX = 64,  /* transpose: takes matrices only (gp_transpose_args.rows and
                         cols), not a transpose of any rank */
+    GP_REPRODUCIBLE = 128 /* a float sum's bits depend on the multiset of inputs only
+                             (determinism="gpu_to_gpu"): the same on every GPU, launch
+                             configuration, chunking and on the emulator */
 };
 
 /* Arguments of one out-of-place transpose, numpy.ascontiguousarray(

@@ -71,7 +71,8 @@ def test_registry_holds_the_journey_in_order():
         "neighbored", "neighbored_less", "interleaved", "unroll2", "unroll4", "unroll8",
         "unroll_warp8", "complete_unroll_warp8", "complete_unroll_template", "warp_shuffle",
         "single_pass", "batched_thread", "segmented_block", "segmented_warp", "segmented_subwarp",
-        "segmented_split", "batched_columns", "segmented_adaptive", "cub", "cub_segmented", "cpu",
+        "segmented_split", "batched_columns", "segmented_adaptive", "single_pass_reproducible",
+        "segmented_reproducible", "cub", "cub_segmented", "cpu",
     ]
 
 

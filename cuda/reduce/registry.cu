@@ -3,7 +3,7 @@
 // all read their lists from here.  A row is a gp_variant (gpuprims.h), in
 // field order: name, title, source, description; max_n, dtypes, block_size,
 // where, launch; kernel, dynamic_smem; flags, instead, error_detail.
-#include "segmented.cuh"
+#include "reproducible.cuh"
 
 GP_NAMESPACE_BEGIN
 
@@ -26,6 +26,8 @@ cudaError_t gp_reduce_segmented_subwarp(gp_reduce_args *);
 cudaError_t gp_reduce_segmented_split(gp_reduce_args *);
 cudaError_t gp_reduce_batched_columns(gp_reduce_args *);
 cudaError_t gp_reduce_segmented_adaptive(gp_reduce_args *);
+cudaError_t gp_reduce_single_pass_reproducible(gp_reduce_args *);
+cudaError_t gp_reduce_segmented_reproducible(gp_reduce_args *);
 cudaError_t gp_reduce_cub(gp_reduce_args *);
 cudaError_t gp_reduce_cub_segmented(gp_reduce_args *);
 extern "C" cudaError_t gp_reduce_cpu(gp_reduce_args *); /* csrc/reduce_cpu.c, in C */
@@ -49,6 +51,8 @@ const void *gp_reduce_segmented_subwarp_kernel(void);
 const void *gp_reduce_segmented_split_kernel(void);
 const void *gp_reduce_batched_columns_kernel(void);
 const void *gp_reduce_segmented_adaptive_kernel(void);
+const void *gp_reduce_single_pass_reproducible_kernel(void);
+const void *gp_reduce_segmented_reproducible_kernel(void);
 
 extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
     {"neighbored", "Neighbored pairs, in place",
@@ -197,6 +201,28 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_adaptive,
      gp_reduce_segmented_adaptive_kernel, NULL,
      GP_BATCHED | GP_SEGMENTED | GP_AUTO_BATCHED, NULL, NULL},
+    {"single_pass_reproducible", "Single pass, reproducible: binned accumulators",
+     "Ahrens, Demmel, Nguyen, Algorithms for Efficient Reproducible Floating Point Summation, "
+     "ACM TOMS 46(3), 2020 (binned summation); the loads and ticket of single_pass",
+     "What determinism='gpu_to_gpu' runs for a float sum: single_pass's grid-stride loop, but each "
+     "thread sums into 3 integer counts of fixed exponent bins and blocks merge those counts "
+     "exactly, so the result depends on the multiset of inputs alone: the same bits on every "
+     "GPU, grid, chunking and on the emulator, and more accurate than a float sum. Integer sums, "
+     "min and max (exact in any order) run single_pass.",
+     -1, NULL, reduce::SinglePassTuning::BLOCK, GP_ON_DEVICE,
+     (gp_any_fn)gp_reduce_single_pass_reproducible, gp_reduce_single_pass_reproducible_kernel, NULL,
+     GP_REPRODUCIBLE, NULL, NULL},
+    {"segmented_reproducible", "Axes and segments, reproducible: binned accumulators per problem",
+     "Ahrens, Demmel, Nguyen, ACM TOMS 46(3), 2020 (binned summation); a thread, warp or block per "
+     "problem as steps 11-13",
+     "What determinism='gpu_to_gpu' runs for a float sum over an axis or segments: a thread per "
+     "problem for columns and short rows, a warp for rows up to 4096, a block for longer ones, each "
+     "summing into binned accumulators merged exactly, so every problem gets the bits of the 1-D "
+     "reproducible sum of its elements whatever the mapping, grid or GPU. Integer sums, min and "
+     "max run segmented_adaptive.",
+     -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_reproducible,
+     gp_reduce_segmented_reproducible_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED | GP_REPRODUCIBLE, NULL, NULL},
     {"cub", "CUB DeviceReduce (baseline)",
      "cub::DeviceReduce::Reduce, CUDA toolkit (CCCL)",
      "NVIDIA's production reduction, with the same operator and accumulator type: the baseline "

@@ -291,13 +291,51 @@ def prod(shape) -> int:
 
 def batched_variant(family: str, v):
     """The row that runs an axis or segments: v itself if it takes a layout,
-    else the family's auto_batched row when v is the auto one."""
+    else the family's auto_batched row when v is the auto one (the
+    reproducible batched row when v is the reproducible 1-D one)."""
     from ._registry import variants
     if v.batched or v.segmented:
         return v
     if v.auto:
         return next(r for r in variants(family) if r.auto_batched)
+    if v.reproducible:
+        return next(r for r in variants(family) if r.reproducible and (r.batched or r.segmented))
     return v  # a 1-D row: the core refuses the layout, naming the one to use
+
+
+DETERMINISM = ("not_guaranteed", "run_to_run", "gpu_to_gpu")
+
+
+def check_determinism(determinism, who: str) -> str:
+    """determinism, checked: one of CCCL's names (DETERMINISM)."""
+    if not isinstance(determinism, str) or determinism not in DETERMINISM:
+        raise ValueError(f"gpuprims.{who}: determinism must be one of {', '.join(map(repr, DETERMINISM))}, "
+                         f"not {determinism!r}")
+    return determinism
+
+
+def deterministic_variant(family: str, v, op: str, plan: DtypePlan, determinism: str, who: str,
+                          name: str = "auto"):
+    """The row that gives `determinism` for this call.  Only a float sum
+    needs another row for "gpu_to_gpu" (integer sums, min and max are exact
+    in any order, and every row is run-to-run deterministic; no faster
+    non-deterministic path exists, so "not_guaranteed" runs what
+    "run_to_run" runs): variant="auto" becomes the family's reproducible
+    row; a named row (`name`, as the caller gave it) that is not
+    reproducible is a ValueError naming the one that is."""
+    determinism = check_determinism(determinism, who)
+    if determinism != "gpu_to_gpu" or op != "sum" or np.dtype(plan.acc).kind != "f" or v.reproducible:
+        return v
+    from ._registry import variants
+    rows = [r for r in variants(family) if r.reproducible]
+    if not rows:
+        raise ValueError(f"gpuprims.{who}: determinism='gpu_to_gpu' is not available for a float {family} "
+                         f"yet; use determinism='run_to_run'")
+    if name == "auto":
+        return next(r for r in rows if not (r.batched or r.segmented))
+    names = " or ".join(repr(r.name) for r in rows)
+    raise ValueError(f"gpuprims.{who}: variant {v.name!r} is not gpu_to_gpu reproducible for a float sum; "
+                     f"use variant={names} or 'auto', or determinism='run_to_run'")
 
 
 def as_operand(result) -> Operand:

@@ -26,7 +26,7 @@ def result_dtype(op: str, in_dtype: np.dtype, dtype=None) -> np.dtype:
 
 
 def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=None, segments=None,
-           variant: str = "auto", _who="reduce"):
+           determinism: str = "run_to_run", variant: str = "auto", _who="reduce"):
     """Reduce `x` with `op` ("sum", "min" or "max") over `axis`, as numpy.
 
     x: a NumPy array (any shape, any strides) or a device array (DeviceArray,
@@ -41,6 +41,17 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     one value per segment, the identity for an empty one; with boundaries
     that cover the data and no empty segment this is
     numpy.add.reduceat(x, segments[:-1]).
+    determinism: CCCL's names.  "run_to_run" (the default): the same input
+    gives the same bits on the same GPU, every variant.  "gpu_to_gpu": the
+    same bits on every GPU, launch configuration and chunking and on the
+    emulator; for a float sum (float16/32/64, complex as pairs) this runs
+    the reproducible rows (binned accumulators, cuda/rfa.cuh), whose error
+    is at most n 2^-42 max|x| (float32; float64 n 2^-52 max|x|) plus one
+    rounding: never worse than a plain float sum's bound; a named variant
+    that is not reproducible is a ValueError.  Integer sums, min and max are
+    exact in any order: every level runs the same kernels.
+    "not_guaranteed": the same as "run_to_run" (no faster non-deterministic
+    path exists here).
     Returns a NumPy scalar for a full reduction without keepdims/out, else an
     array: NumPy for NumPy input, DeviceArray for device input.  The result
     dtype follows numpy (see result_dtype).  `variant` names a step of the
@@ -49,7 +60,8 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     axis, out's shape, segments, min/max of an empty array).
     """
     if (type(x) is DeviceArray and dtype is None and axis is None and out is None and segments is None
-            and not keepdims and x.shape and x._backend == _backend.current):
+            and not keepdims and x.shape and x._backend == _backend.current
+            and (determinism == "run_to_run" or determinism == "not_guaranteed")):
         # The hot path - a DeviceArray with a (variant, op, dtype) parsed
         # before - goes straight to the core: a few hundred ns of Python.
         try:
@@ -65,6 +77,8 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     v = lookup("reduce", variant)
     operand = take(x, _who, DTYPES, strided=True, allow_0d=True)
     plan = _axes.DtypePlan(op, operand.dtype, dtype, _who)
+    v = _axes.deterministic_variant("reduce", v, op, plan, determinism, _who, variant)
+    cacheable = determinism != "gpu_to_gpu"
     shape = operand.shape
     if segments is not None:
         return _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, _who)
@@ -81,7 +95,7 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
         kop = _axes.gathered(kop)
         params = (kop.size, in_code, acc_code, code)
         value = plan.scalar(invoke("reduce", v, kop, None, plan.acc, params))
-        if type(x) is DeviceArray and dtype is None and v.where == "device" and kop.device is x:
+        if type(x) is DeviceArray and dtype is None and v.where == "device" and kop.device is x and cacheable:
             _PARSED[(variant, op, x.dtype)] = (v.index, in_code, acc_code, code, plan)
         if target is None and not kept:
             return value
@@ -132,22 +146,28 @@ def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who
 
 
 def sum(x, *, axis=None, keepdims=False, dtype=None, out=None, segments=None,  # noqa: A001
-        variant: str = "auto"):
-    """Sum over axis (numpy.sum's semantics and result dtype); see reduce."""
+        determinism: str = "run_to_run", variant: str = "auto"):
+    """Sum over axis (numpy.sum's semantics and result dtype); see reduce.
+    determinism="gpu_to_gpu" gives a float sum the same bits on every GPU,
+    grid and chunking and on the emulator (see reduce)."""
     return reduce(x, "sum", axis=axis, keepdims=keepdims, dtype=dtype, out=out, segments=segments,
-                  variant=variant, _who="sum")
+                  determinism=determinism, variant=variant, _who="sum")
 
 
-def min(x, *, axis=None, keepdims=False, out=None, segments=None, variant: str = "auto"):  # noqa: A001
-    """Smallest element over axis; NaN if any element is NaN (as numpy.min); see reduce."""
+def min(x, *, axis=None, keepdims=False, out=None, segments=None,  # noqa: A001
+        determinism: str = "run_to_run", variant: str = "auto"):
+    """Smallest element over axis; NaN if any element is NaN (as numpy.min); see reduce.
+    Exact in any order: every determinism level gives the same bits."""
     return reduce(x, "min", axis=axis, keepdims=keepdims, out=out, segments=segments,
-                  variant=variant, _who="min")
+                  determinism=determinism, variant=variant, _who="min")
 
 
-def max(x, *, axis=None, keepdims=False, out=None, segments=None, variant: str = "auto"):  # noqa: A001
-    """Largest element over axis; NaN if any element is NaN (as numpy.max); see reduce."""
+def max(x, *, axis=None, keepdims=False, out=None, segments=None,  # noqa: A001
+        determinism: str = "run_to_run", variant: str = "auto"):
+    """Largest element over axis; NaN if any element is NaN (as numpy.max); see reduce.
+    Exact in any order: every determinism level gives the same bits."""
     return reduce(x, "max", axis=axis, keepdims=keepdims, out=out, segments=segments,
-                  variant=variant, _who="max")
+                  determinism=determinism, variant=variant, _who="max")
 
 
 class ReduceFamily(Family):

@@ -37,6 +37,7 @@ class Variant:
     segmented: bool = False  # takes ragged segments (offsets)
     auto_batched: bool = False  # the row variant="auto" runs for an axis or segments
     matrix: bool = False  # transpose: takes matrices only (2-D work), not every rank
+    reproducible: bool = False  # a float sum's bits depend on the inputs only (determinism="gpu_to_gpu")
 
     @property
     def max_n(self):
@@ -77,7 +78,8 @@ def _table(family: str) -> tuple:
     return tuple(
         Variant(family, i, name, title, source, desc, _limits(max_n, dtypes, "matrix" in roles), block, where,
                 tuple(backends), "auto" in roles, "baseline" in roles, "library" in roles, instead,
-                "batched" in roles, "segmented" in roles, "auto_batched" in roles, "matrix" in roles)
+                "batched" in roles, "segmented" in roles, "auto_batched" in roles, "matrix" in roles,
+                "reproducible" in roles)
         for i, (name, title, source, desc, max_n, dtypes, block, where, backends, roles, instead)
         in enumerate(_core.variants(family))
     )

@@ -16,7 +16,7 @@ _UFUNCS = {"sum": np.add, "min": np.minimum, "max": np.maximum}
 
 
 def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, out=None, segments=None,
-         variant: str = "auto", _who="scan"):
+         determinism: str = "run_to_run", variant: str = "auto", _who="scan"):
     """Prefix scan of `x` with `op` ("sum", "min" or "max") along `axis`.
 
     axis None: the flattened data (C order), as numpy.cumsum; an int: along
@@ -36,6 +36,11 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     __cuda_array_interface__; read in place through its strides),
     DeviceArray out.  `variant` names a step of the journey
     (gpuprims.variants("scan")); "auto" is the fastest.
+    determinism: "run_to_run" (the default; every variant gives the same
+    bits run to run on one GPU) or "not_guaranteed" (the same: no faster
+    non-deterministic path exists here).  Integer sums, min and max are
+    exact in any order, so "gpu_to_gpu" runs the same kernels; a float sum
+    scan has no gpu_to_gpu variant yet (ValueError).
     Errors: TypeError (dtype, object, out's dtype), ValueError (op, variant,
     axis, out's shape, segments).
     """
@@ -43,6 +48,7 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     v = lookup("scan", variant)
     operand = take(x, _who, DTYPES, strided=True, allow_0d=True)
     plan = _axes.DtypePlan(op, operand.dtype, dtype, _who)
+    v = _axes.deterministic_variant("scan", v, op, plan, determinism, _who, variant)
     shape = operand.shape
     ndim = len(shape)
     if isinstance(axis, tuple):
@@ -83,10 +89,11 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     return _axes.deliver(result, plan, out_shape, operand.on_device, target)
 
 
-def cumsum(x, *, axis=None, dtype=None, out=None, segments=None, variant: str = "auto"):
+def cumsum(x, *, axis=None, dtype=None, out=None, segments=None, determinism: str = "run_to_run",
+           variant: str = "auto"):
     """Inclusive sum scan, as numpy.cumsum(x, axis) (same result dtype); see scan."""
     return scan(x, "sum", axis=axis, inclusive=True, dtype=dtype, out=out, segments=segments,
-                variant=variant, _who="cumsum")
+                determinism=determinism, variant=variant, _who="cumsum")
 
 
 class ScanFamily(Family):

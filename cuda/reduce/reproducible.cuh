@@ -1,0 +1,303 @@
+// reproducible.cuh - the reproducible (determinism="gpu_to_gpu") reductions
+// of steps 19 and 20: kernels that sum into rfa accumulators (../rfa.cuh)
+// instead of floats, and their launchers.  A float sum (float32 or float64
+// accumulator) takes this path; every other combination (integer sums,
+// min, max: exact whatever the order) runs the kernels of steps 9 and 17.
+#pragma once
+
+#include <cstdlib>
+
+#include "segmented.cuh"
+#include "single_pass.cuh"
+#include "../rfa.cuh"  // after common.cuh: in the build's namespace
+
+GP_NAMESPACE_BEGIN
+namespace reduce {
+namespace rep {
+
+// Launch shape of the 1-D kernel: single_pass's 256 threads and 4 vector
+// loads in flight per thread, but 4 blocks per SM, not 8: the accumulator
+// needs 46 (float32) to 64 (float32 into float64) registers (ptxas -v,
+// sm_90; __launch_bounds__ caps them at 64), so 8 blocks of 256 would not
+// be resident at once and a grid sized for 8 would run in two waves.
+using RepTuning = Tuning<256, 4, 4>;
+
+// A test hook: GPUPRIMS_TEST_GRID=<blocks> overrides the grid of every
+// reproducible kernel (1-D: the block count; batched: the blocks of the
+// sweep), so tests can check that the bits do not depend on it.
+inline int64_t test_grid(int64_t grid) {
+    const char *s = getenv("GPUPRIMS_TEST_GRID");
+    if (s == nullptr || *s == '\0') return grid;
+    const long long g = atoll(s);
+    return g >= 1 ? int64_t(g) : grid;
+}
+
+template <class Acc>
+__device__ inline rfa::State<Acc> shfl_down_state(const rfa::State<Acc> &s, int offset, int width) {
+    rfa::State<Acc> r;
+    r.index = __shfl_down_sync(FULL_MASK, s.index, offset, width);
+    r.flags = __shfl_down_sync(FULL_MASK, s.flags, offset, width);
+#pragma unroll
+    for (int k = 0; k < rfa::State<Acc>::K; ++k)
+        r.bin[k] = __shfl_down_sync(FULL_MASK, (long long)s.bin[k], offset, width);
+    return r;
+}
+
+// Merge over each aligned group of W lanes (lane 0 of the group holds the
+// result).  The merge is exact, so the tree's shape does not matter.
+template <int W, class Acc>
+__device__ inline rfa::State<Acc> group_merge(rfa::State<Acc> s) {
+#pragma unroll
+    for (int offset = W / 2; offset > 0; offset >>= 1)
+        s = rfa::Rfa<Acc>::merge(s, shfl_down_state(s, offset, W));
+    return s;
+}
+
+// Merge over a block of BLOCK threads; the result is valid in thread 0.
+template <int BLOCK, class Acc>
+__device__ inline rfa::State<Acc> block_merge(rfa::State<Acc> s, rfa::State<Acc> *smem) {
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    s = group_merge<WARP>(s);
+    if (lane == 0) smem[warp] = s;
+    __syncthreads();
+    if (warp == 0) {
+        s = lane < BLOCK / WARP ? smem[lane] : rfa::Rfa<Acc>::identity();
+        s = group_merge<WARP>(s);
+    }
+    return s;
+}
+
+// Deposit the 16 bytes of one vector (4 floats or 2 doubles) of a batch
+// already checked against the accumulator's limit.
+template <class Acc, class V>
+__device__ inline void deposit_vec(rfa::Acc<Acc> &a, const V &v) {
+    if constexpr (sizeof(v.x) == 4) {
+        a.deposit(Acc(v.x)), a.deposit(Acc(v.y)), a.deposit(Acc(v.z)), a.deposit(Acc(v.w));
+    } else {
+        a.deposit(Acc(v.x)), a.deposit(Acc(v.y));
+    }
+}
+template <class Acc, class V>
+__device__ inline bool within(const rfa::Acc<Acc> &a, const V &v) {
+    const Acc l = a.lim;
+    if constexpr (sizeof(v.x) == 4) {
+        return (rfa::abs_of(Acc(v.x)) <= l) & (rfa::abs_of(Acc(v.y)) <= l) & (rfa::abs_of(Acc(v.z)) <= l) &
+               (rfa::abs_of(Acc(v.w)) <= l);
+    } else {
+        return (rfa::abs_of(Acc(v.x)) <= l) & (rfa::abs_of(Acc(v.y)) <= l);
+    }
+}
+template <class Acc, class V>
+__device__ inline void add_vec(rfa::Acc<Acc> &a, const V &v) {
+    if constexpr (sizeof(v.x) == 4) {
+        a.add(Acc(v.x)), a.add(Acc(v.y)), a.add(Acc(v.z)), a.add(Acc(v.w));
+    } else {
+        a.add(Acc(v.x)), a.add(Acc(v.y));
+    }
+}
+
+// The 1-D kernel: single_pass's grid-stride loop of 16-byte loads, each
+// batch of UNROLL vectors checked against the accumulator's limit once and
+// deposited without branches; a batch holding a new largest magnitude, Inf
+// or NaN goes value by value through add().  Blocks merge their states by
+// shuffles, write them to `partial`, and the last block (ticket) merges the
+// partials and rounds once.  Any grid gives the same bits.
+template <class In, class Acc, class T>
+__global__ void __launch_bounds__(T::BLOCK, T::BLOCKS_PER_SM)
+reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *partial,
+           unsigned *ticket, Acc *out) {
+    using V = typename Vec16<In>::type;
+    constexpr int BLOCK = T::BLOCK, UNROLL = T::UNROLL;
+    constexpr int PER_VEC = sizeof(V) / sizeof(In);
+    using R = rfa::Rfa<Acc>;
+
+    const int64_t nvec = (n - head) / PER_VEC;
+    const int64_t tail = head + nvec * PER_VEC;
+    const int64_t tid = int64_t(blockIdx.x) * BLOCK + threadIdx.x;
+    const int64_t stride = int64_t(gridDim.x) * BLOCK;
+
+    rfa::Acc<Acc> acc;
+    if (tid < head) acc.add(Acc(in[tid]));
+    if (tid < n - tail) acc.add(Acc(in[tail + tid]));
+
+    const V *vin = reinterpret_cast<const V *>(in + head);
+    int64_t i = tid;
+    for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
+        V r[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k) r[k] = load16<T::LOAD>(vin + i + k * stride);
+        bool ok = true;
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k) ok &= within(acc, r[k]);
+        if (ok) {
+#pragma unroll
+            for (int k = 0; k < UNROLL; ++k) deposit_vec(acc, r[k]);
+            acc.counted(UNROLL * PER_VEC, UNROLL * PER_VEC);
+        } else {
+#pragma unroll 1
+            for (int k = 0; k < UNROLL; ++k) add_vec(acc, r[k]);
+        }
+    }
+    for (; i < nvec; i += stride) add_vec(acc, load16<T::LOAD>(vin + i));
+
+    __shared__ rfa::State<Acc> warp_states[BLOCK / WARP];
+    rfa::State<Acc> s = block_merge<BLOCK>(acc.state(), warp_states);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) *out = R::convert(s);
+        return;
+    }
+    __shared__ bool is_last;
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = s;
+        __threadfence();
+        is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    s = R::identity();
+    for (unsigned j = threadIdx.x; j < gridDim.x; j += BLOCK) {
+        rfa::State<Acc> p;
+        const volatile rfa::State<Acc> *vp = partial + j;  // past L1: written by other blocks
+        p.index = vp->index, p.flags = vp->flags;
+#pragma unroll
+        for (int k = 0; k < rfa::State<Acc>::K; ++k) p.bin[k] = vp->bin[k];
+        s = R::merge(s, p);
+    }
+    s = block_merge<BLOCK>(s, warp_states);
+    if (threadIdx.x == 0) {
+        *out = R::convert(s);
+        *ticket = 0;
+    }
+}
+
+// Not a float sum: never dispatched here (the launcher of step 19 sends
+// those to step 9), so it only has to compile.
+template <class In, class Op>
+struct SinglePassRep : SinglePassTuned<In, Op> {};
+
+template <class In, class Acc>
+struct SinglePassRepFloat {
+    using T = RepTuning;
+    static constexpr int PER_VEC = 16 / sizeof(In);
+    static int64_t grid_for(int64_t n) {
+        return test_grid(SinglePass<In, Sum<Acc>, T>::grid_for(n));
+    }
+    static size_t scratch(int64_t n) {
+        return align_up(size_t(grid_for(n)) * sizeof(rfa::State<Acc>)) + sizeof(unsigned);
+    }
+    static cudaError_t run(const gp_reduce_args &a) {
+        const In *in = static_cast<const In *>(a.in);
+        const uintptr_t mis = reinterpret_cast<uintptr_t>(in) % 16;
+        if (mis % sizeof(In) != 0) return cudaErrorMisalignedAddress;
+        int64_t head = int64_t((16 - mis) % 16 / sizeof(In));
+        if (head > a.n) head = a.n;
+        const int64_t grid = grid_for(a.n);
+        auto *partial = static_cast<rfa::State<Acc> *>(a.scratch);
+        unsigned *ticket = a.counter;
+        if (ticket == nullptr && grid > 1) {
+            ticket = reinterpret_cast<unsigned *>(static_cast<char *>(a.scratch) +
+                                                  align_up(size_t(grid) * sizeof(rfa::State<Acc>)));
+            GP_TRY(cudaMemsetAsync(ticket, 0, sizeof(unsigned), a.stream));
+        }
+        GP_LAUNCH((reduce_rfa<In, Acc, T>), unsigned(grid), T::BLOCK, 0, a.stream, in, a.n, head,
+                  partial, ticket, static_cast<Acc *>(a.out));
+        return cudaSuccess;
+    }
+};
+template <> struct SinglePassRep<float, Sum<float>> : SinglePassRepFloat<float, float> {};
+
+template <> struct SinglePassRep<float, Sum<double>> : SinglePassRepFloat<float, double> {};
+template <> struct SinglePassRep<double, Sum<double>> : SinglePassRepFloat<double, double> {};
+
+// Whether a call is a float sum (what steps 19 and 20 make reproducible).
+inline bool float_sum(const gp_reduce_args &a) {
+    return a.op == GP_SUM && (a.acc_t == GP_FLOAT32 || a.acc_t == GP_FLOAT64);
+}
+
+// ------------------------------------------------- axes and segments
+// A group of G lanes per problem (G = 1: a thread, for columns; 32: a warp;
+// BLOCK: a block, for long rows).  Lane l deposits elements l, l + G, ...
+// of its problem, then the group merges; lane 0 rounds and writes.  The
+// result depends on the problem's elements only, never on G or the grid.
+template <int G, class In, class Acc>
+__global__ void __launch_bounds__(seg::Seg::BLOCK)
+reduce_rfa_groups(const In *__restrict__ in, seg::Problems P, Acc *out) {
+    constexpr int BLOCK = seg::Seg::BLOCK;
+    constexpr int GROUPS = BLOCK / G;
+    using R = rfa::Rfa<Acc>;
+    __shared__ rfa::State<Acc> warp_states[BLOCK / WARP];
+    const int sub = threadIdx.x % G;
+    const int64_t first = int64_t(blockIdx.x) * GROUPS + threadIdx.x / G;
+    const int64_t step = int64_t(gridDim.x) * GROUPS;
+    // every lane of a block runs the same number of trips (the shuffles and
+    // barriers need all of them)
+    const int64_t trips = ceil_div<int64_t>(P.count - int64_t(blockIdx.x) * GROUPS, step);
+    for (int64_t t = 0; t < trips; ++t) {
+        const int64_t p = first + t * step;
+        rfa::Acc<Acc> acc;
+        if (p < P.count) {
+            const seg::Span sp = P.span(p);
+            const In *q = in + sp.base;
+            int64_t k = sub;
+            for (; k + 3 * G < sp.len; k += 4 * G) {
+                const Acc x0 = Acc(__ldg(q + k * sp.stride)), x1 = Acc(__ldg(q + (k + G) * sp.stride));
+                const Acc x2 = Acc(__ldg(q + (k + 2 * G) * sp.stride));
+                const Acc x3 = Acc(__ldg(q + (k + 3 * G) * sp.stride));
+                const Acc l = acc.lim;
+                if ((rfa::abs_of(x0) <= l) & (rfa::abs_of(x1) <= l) & (rfa::abs_of(x2) <= l) & (rfa::abs_of(x3) <= l)) {
+                    acc.deposit(x0), acc.deposit(x1), acc.deposit(x2), acc.deposit(x3);
+                    acc.counted(4, 4);
+                } else {
+                    acc.add(x0), acc.add(x1), acc.add(x2), acc.add(x3);
+                }
+            }
+            for (; k < sp.len; k += G) acc.add(Acc(__ldg(q + k * sp.stride)));
+        }
+        rfa::State<Acc> s = acc.state();
+        if constexpr (G == BLOCK) {
+            s = block_merge<BLOCK>(s, warp_states);
+            __syncthreads();  // warp_states is reused next trip
+        } else if constexpr (G > 1) {
+            s = group_merge<G>(s);
+        }
+        if (sub == 0 && p < P.count) out[p] = R::convert(s);
+    }
+}
+
+// Not a float sum: never dispatched here (the launcher of step 20 sends
+// those to step 17), so it only has to compile.
+template <class In, class Op>
+struct GroupsRep {
+    static size_t scratch(const gp_reduce_args &, const seg::Problems &) { return 0; }
+    static cudaError_t run(const gp_reduce_args &, const seg::Problems &) { return cudaErrorInvalidValue; }
+};
+
+template <class In, class Acc>
+struct GroupsRepFloat {
+    static size_t scratch(const gp_reduce_args &, const seg::Problems &) { return 0; }
+    template <int G>
+    static cudaError_t launch(const gp_reduce_args &a, const seg::Problems &P) {
+        constexpr int GROUPS = seg::Seg::BLOCK / G;
+        int64_t grid = ceil_div<int64_t>(P.count, GROUPS);
+        const int64_t cap = int64_t(seg::sms()) * seg::Seg::BLOCKS_PER_SM * 4;
+        if (grid > cap) grid = cap;
+        grid = test_grid(grid);
+        GP_LAUNCH((reduce_rfa_groups<G, In, Acc>), unsigned(grid), seg::Seg::BLOCK, 0, a.stream,
+                  static_cast<const In *>(a.in), P, static_cast<Acc *>(a.out));
+        return cudaSuccess;
+    }
+    static cudaError_t run(const gp_reduce_args &a, const seg::Problems &P) {
+        if (seg::column_like(P) || P.len <= 8) return launch<1>(a, P);
+        if (P.len <= seg::Seg::WARP_MAX) return launch<WARP>(a, P);
+        return launch<seg::Seg::BLOCK>(a, P);
+    }
+};
+
+template <> struct GroupsRep<float, Sum<float>> : GroupsRepFloat<float, float> {};
+template <> struct GroupsRep<float, Sum<double>> : GroupsRepFloat<float, double> {};
+template <> struct GroupsRep<double, Sum<double>> : GroupsRepFloat<double, double> {};
+
+}  // namespace rep
+}  // namespace reduce
+GP_NAMESPACE_END
