@@ -404,7 +404,8 @@ def test_cupy_chunks_give_cupy_chunks_and_the_numpy_chunks_results():
             assert type(lazy._meta).__module__.startswith("cupy")
             got = compute(lazy, "threads")
             assert type(got).__module__.startswith("cupy")
-            assert np.array_equal(cupy.asnumpy(got), compute(fn(xn), "sync"))
+            want = compute(fn(xn), "sync")  # NumPy chunks: the host pipeline, whose sums may round apart
+            np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=1e-5, atol=1e-3)
     finally:
         gpuprims.set_backend(before)
 
