@@ -1,4 +1,4 @@
-"""Write the teaching notebooks (01_reduction ... 04_occupancy) as .ipynb
+"""Write the teaching notebooks (01_reduction ... 04_occupancy, 08_scaling_out) as .ipynb
 without outputs:
 
     python notebooks/make_notebooks.py
@@ -363,9 +363,138 @@ achieved''', tags=["metrics"]),
     return notebook(cells)
 
 
+def scaling_out():
+    cells = [
+        md("""# Scaling out: a chunked scan as Dask tasks
+
+A scan longer than one block is done by scan-then-fan (Harris, Sengupta and Owens, *GPU Gems 3*,
+chapter 39, and the blog post "CUDA learning (2): parallel scan"): every block scans its tile and
+writes its total, the totals are scanned, and every block adds the total of the blocks before it.
+An array split into chunks over several GPUs is scanned the same way, one level up: every chunk is
+scanned on its GPU, the chunks' carries are scanned, and every chunk gets its carry added.
+`gpuprims.dask` builds exactly that graph with Dask's own `cumreduction`, gpuprims' kernels doing
+the work on each chunk; Dask's scheduler (or dask-cuda's workers, one per GPU) runs it."""),
+        code('''import numpy as np
+import dask
+import dask.array as da
+import gpuprims
+import gpuprims.dask as gd
+
+info = gpuprims.device_info()
+print(f"{info['name']} ({gpuprims.backend()} backend)")
+
+
+def layers(lazy):
+    """The task graph by layer, in dependency order: its name and how many tasks it has."""
+    graph = lazy.dask
+    order, seen = [], set()
+
+    def visit(name):
+        if name in seen:
+            return
+        seen.add(name)
+        for dep in sorted(graph.dependencies.get(name, ())):
+            visit(dep)
+        order.append(name)
+
+    visit(lazy.name)
+    for name in order:
+        kinds = {}
+        for key in graph.layers[name]:  # (name, "extra", i): a carry; (name, i, level, j): a tree node
+            kind = "carries" if key[1] == "extra" else "tree nodes" if len(key) > 1 + lazy.ndim else "chunks"
+            kinds[kind] = kinds.get(kind, 0) + 1
+        print(f"{name.rsplit('-', 1)[0]:24} " + ", ".join(f"{n} {k}" for k, n in kinds.items()))'''),
+        md("""## The graph of a chunked scan
+
+Eight chunks of 1000 elements. `method="sequential"` (the default): each chunk is scanned
+(`gpuprims-cumsum`, 8 tasks, in parallel), the carry passes from chunk to chunk (a chain: the
+carry of chunk k is the carry of chunk k - 1 plus that chunk's last value) and is added to each
+chunk: the fan."""),
+        code('''x = da.from_array(np.random.default_rng(0).random(8000, dtype=np.float32) * 2 - 1, chunks=1000)
+y = gd.cumsum(x)
+layers(y)
+got = y.compute()
+print("matches numpy.cumsum:", np.allclose(got, np.cumsum(x.compute(), dtype=np.float64), atol=1e-4))'''),
+        md("""`method="blelloch"`: the chunks' totals (`gpuprims-cumsum-total`, gpuprims.reduce) go
+through Blelloch's up-sweep and down-sweep - the tree of the seeds' `scan3`, with chunks for
+elements - so the carries take 2 log2(chunks) levels of tasks instead of a chain of chunks; then
+every chunk is scanned and gets its carry."""),
+        code('''z = gd.cumsum(x, method="blelloch")
+layers(z)
+print("same values as sequential (to rounding):", np.allclose(z.compute(), got, atol=1e-5))
+try:
+    z.visualize(filename=None)  # the picture, where graphviz is installed
+except Exception as e:  # noqa: BLE001 - graphviz is optional
+    print(f"(no picture here: {type(e).__name__})")'''),
+        md("""## On 1 and 2 GPUs
+
+NumPy chunks held by the workers (host memory), summed and scanned with a dask-cuda
+`LocalCUDACluster`: one worker per GPU, each chunk going through its worker's GPU. Without
+dask-cuda, or with one GPU, the table has the threaded scheduler on this GPU only."""),
+        code('''import subprocess
+import time
+
+from gpuprims import Table
+from gpuprims._table import Column
+
+CHUNK, CHUNKS = 1 << 24, 8  # 8 chunks of 64 MiB
+try:
+    n_gpus = len([l for l in subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.splitlines()
+                  if l.startswith("GPU ")])
+except OSError:
+    n_gpus = 1
+
+
+def timed(fn, repeat=3):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def measure(where, workers, client=None):
+    x = da.random.default_rng(1).random(CHUNK * CHUNKS, dtype=np.float32, chunks=CHUNK)
+    x = client.persist(x) if client else x.persist()
+    keep = (lambda a: client.persist(a)) if client else (lambda a: a.persist())
+    rows = []
+    for name, fn in [("sum", lambda: gd.sum(x).compute()), ("cumsum", lambda: keep(gd.cumsum(x)))]:
+        s = timed(fn)
+        rows.append({"variant": f"{name}, {where}", "workers": workers, "seconds": s,
+                     "gbps": x.nbytes / s / 1e9})
+    return rows
+
+
+rows = []
+try:
+    from dask_cuda import LocalCUDACluster
+    from distributed import Client
+except ImportError:
+    LocalCUDACluster = None
+if LocalCUDACluster is None:
+    with dask.config.set(scheduler="threads"):
+        rows += measure("threads, 1 GPU", 1)
+else:
+    for workers in sorted({1, min(2, n_gpus)}):
+        with LocalCUDACluster(n_workers=workers, CUDA_VISIBLE_DEVICES=",".join(map(str, range(workers)))) as cluster, \\
+                Client(cluster) as client:
+            rows += measure(f"{workers} GPU(s)", workers, client)
+table = Table(rows, [Column("variant", "case", align="<"), Column("workers", "workers"),
+                     Column("seconds", "s", ".3f"), Column("gbps", "GB/s", ".1f")],
+              title=f"gpuprims.dask: {CHUNKS} NumPy chunks of {CHUNK} float32, wall clock, median of 3")
+table''', tags=["table"]),
+        md("""The host-resident case moves every chunk over its GPU's own bus link, so two GPUs can
+come close to twice the rate of one; `bench/bench_dask.py` measures it at 16 GiB against each
+GPU's pinned host->device roof."""),
+    ]
+    return notebook(cells)
+
+
 def main():
     for name, nb in [("01_reduction", reduction()), ("02_scan", scan()), ("03_transpose", transpose()),
-                     ("04_occupancy", occupancy())]:
+                     ("04_occupancy", occupancy()), ("08_scaling_out", scaling_out())]:
         path = HERE / f"{name}.ipynb"
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         print(path)

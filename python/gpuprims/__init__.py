@@ -95,6 +95,15 @@ def device_info() -> dict:
     return _core.device_info()
 
 
+def __getattr__(name):
+    """gpuprims.dask, imported at its first use: `import gpuprims` does not
+    import Dask (an optional extra)."""
+    if name == "dask":
+        import importlib
+        return importlib.import_module(".dask", __name__)
+    raise AttributeError(f"module 'gpuprims' has no attribute {name!r}")
+
+
 def gpu_available() -> bool:
     """True if a CUDA GPU is visible (never raises)."""
     return bool(_core.cuda_status()[0])
