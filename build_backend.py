@@ -11,7 +11,13 @@ toolkit's CCCL where it is not."""
 import os
 
 from setuptools import build_meta as _setuptools
-from setuptools.build_meta import *  # noqa: F401,F403 - the rest of the PEP 517 hooks, as setuptools has them
+from setuptools.build_meta import (build_editable, build_sdist, build_wheel, get_requires_for_build_sdist,
+                                   prepare_metadata_for_build_editable, prepare_metadata_for_build_wheel)
+
+# The PEP 517 hooks: setuptools' own, but for the two that say what to install.
+__all__ = ["build_editable", "build_sdist", "build_wheel", "get_requires_for_build_editable",
+           "get_requires_for_build_sdist", "get_requires_for_build_wheel", "prepare_metadata_for_build_editable",
+           "prepare_metadata_for_build_wheel"]
 
 
 def _cccl_requires():

@@ -71,7 +71,7 @@ def test_registry_holds_the_journey_in_order():
         "neighbored", "neighbored_less", "interleaved", "unroll2", "unroll4", "unroll8",
         "unroll_warp8", "complete_unroll_warp8", "complete_unroll_template", "warp_shuffle",
         "single_pass", "batched_thread", "segmented_block", "segmented_warp", "segmented_subwarp",
-        "segmented_split", "batched_columns", "segmented_adaptive", "cub", "cub_segmented", "cpu",
+        "segmented_split", "batched_columns", "segmented_adaptive", "cub", "cub_segmented", "cub_reproducible", "cpu",
     ]
 
 
@@ -389,6 +389,7 @@ def test_torch_input_used_in_place():
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", DEVICE)
 def test_over_two_to_the_31_elements(variant):
+    need("cuda", BY_NAME[variant])
     x = big_case()
     d = big_device_case()
     assert gpuprims.sum(d, variant=variant) == big_sum()

@@ -77,7 +77,7 @@ def test_registry_holds_the_journey_in_order():
         # the batched and segmented journey (tests/test_scan_batched.py)
         "batched_thread", "segmented_warp", "segmented_block", "segmented_lookback", "batched_columns",
         "segmented_adaptive",
-        "cub", "cpu",
+        "cub", "cub_deterministic", "cpu",
     ]
     from gpuprims._registry import lookup
     assert lookup("scan", "auto").name == "decoupled_lookback"
@@ -181,6 +181,7 @@ def test_device_variant_matches_numpy(backend, variant, n):
 # like every other variant's.
 @pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.name != "cub"])
 def test_deterministic_over_ten_runs_and_input_unmodified(backend, variant):
+    need(backend, BY_NAME[variant])
     n = min(2**20 + 7, next(v for v in DEVICE if v.name == variant).max_n or 2**20 + 7)
     if backend == "emulator":  # a multi-tile size within the emulator's budget
         n = min(n, 3 * 8192 + 7)
@@ -228,6 +229,7 @@ def test_cupy_and_torch_inputs():
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
 def test_over_two_to_the_31_elements(variant):
+    need("cuda", BY_NAME[variant])
     got = gpuprims.cumsum(big_device_case(), variant=variant).get()
     np.testing.assert_array_equal(got, big_expected())
 
