@@ -47,6 +47,14 @@ Environment:
   GPUPRIMS_EMU_ASAN=1 build the emulator objects with AddressSanitizer
                       (run Python with LD_PRELOAD=$(g++ -print-file-name=libasan.so)).
   CXX                 the host C++ compiler for the emulator (default: c++).
+  GPUPRIMS_CCCL       which CCCL headers (CUB, Thrust, libcu++) the files
+                      that include them (the CUB baselines) are compiled
+                      against: "auto" (default) the newer of the
+                      nvidia-cuda-cccl wheel's (pip; a build requirement where
+                      nvcc is found, see build_backend.py) and the toolkit's;
+                      "wheel" the wheel's (an error without it); "toolkit" the
+                      toolkit's; or a folder holding cub/ and cuda/.
+                      gpuprims.device_info()["cccl"] says which was used.
 """
 import hashlib
 import json
@@ -158,10 +166,96 @@ def choose_archs(nvcc):
     return arch_flags(DEFAULT_ARCHS, supported), why
 
 
-def uses_nvidia_libraries(src):
-    """Sources built on CUB or cuBLAS (the baselines): GPU build only."""
+def uses_cccl(src):
+    """Sources that include CCCL headers (CUB, Thrust, libcu++): compiled
+    against the CCCL that Cccl chooses."""
     text = (HERE / src).read_text()
-    return "#include <cub/" in text or "#include <cublas" in text
+    return any(f"#include <{lib}/" in text for lib in ("cub", "thrust", "cuda", "nv"))
+
+
+def uses_nvidia_libraries(src):
+    """Sources built on CCCL or cuBLAS (the baselines): GPU build only."""
+    return uses_cccl(src) or "#include <cublas" in (HERE / src).read_text()
+
+
+# ---------------------------------------------------------------- CCCL
+
+CCCL_WHEEL = "nvidia-cuda-cccl"
+CCCL_REQUIREMENT = "nvidia-cuda-cccl>=13.3.5,<14"  # CCCL 3.5 or newer, as the cub_deterministic rows need
+CCCL_VERSION_H = Path("cuda/std/__cccl/version.h")
+
+
+def cccl_version(include):
+    """CCCL_VERSION of the headers under `include` (3005000 for 3.5.0), or
+    None where there are none."""
+    try:
+        m = re.search(r"#define\s+CCCL_VERSION\s+(\d+)", (Path(include) / CCCL_VERSION_H).read_text())
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def wheel_cccl():
+    """(include folder, distribution version) of the nvidia-cuda-cccl wheel
+    installed where this build runs (nvidia/cu*/include/cccl on sys.path), or
+    (None, None)."""
+    import importlib.metadata
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        spec = None
+    roots = list(spec.submodule_search_locations) if spec and spec.submodule_search_locations else []
+    found = sorted((cu / "include" / "cccl" for r in roots for cu in Path(r).glob("cu*")
+                    if (cu / "include" / "cccl" / CCCL_VERSION_H).is_file()), reverse=True)
+    if not found:
+        return None, None
+    try:
+        version = importlib.metadata.version(CCCL_WHEEL)
+    except importlib.metadata.PackageNotFoundError:
+        version = "?"
+    return found[0], version
+
+
+class Cccl:
+    """The CCCL headers the CUB baselines are compiled against: `include`
+    (a folder put first on nvcc's include path, or None for the toolkit's
+    own), `version` (CCCL_VERSION), `origin` (words), `flags` (for nvcc) and
+    `identity` (for the object cache, see object_key)."""
+
+    def __init__(self, home, choice=None):
+        choice = (choice if choice is not None else os.environ.get("GPUPRIMS_CCCL", "auto")).strip() or "auto"
+        toolkit = cccl_version(home / "include" / "cccl") or cccl_version(home / "include")
+        self.include, self.version, self.origin = None, toolkit, "CUDA toolkit"
+        self.flags, self.identity = [], ("", None)
+        if choice == "toolkit":
+            return
+        if choice in ("auto", "wheel"):
+            include, dist = wheel_cccl()
+            if include is None:
+                if choice == "wheel":
+                    raise SystemExit(f"gpuprims: GPUPRIMS_CCCL=wheel and no {CCCL_WHEEL} wheel is installed "
+                                     f"here: pip install '{CCCL_REQUIREMENT}'")
+                return
+            version = cccl_version(include)
+            if choice == "auto" and toolkit is not None and (version or 0) <= toolkit:
+                return  # the toolkit's is as new: no second copy on the path
+            self.include, self.version, self.origin = include, version, f"{CCCL_WHEEL} {dist} wheel"
+            self.flags = [f"-I{include}", f"-DGP_CCCL_WHEEL={dist}"]
+            self.identity = ((include / CCCL_VERSION_H).read_text(), self.flags[0])
+        else:
+            include = Path(choice).expanduser().resolve()
+            if cccl_version(include) is None:
+                raise SystemExit(f"gpuprims: GPUPRIMS_CCCL={choice!r}: no CCCL headers there (no "
+                                 f"{CCCL_VERSION_H}); give 'auto', 'wheel', 'toolkit' or a folder holding "
+                                 "cub/ and cuda/")
+            self.include, self.version, self.origin = include, cccl_version(include), f"headers in {include}"
+            self.flags = [f"-I{include}", "-DGP_CCCL_CUSTOM=1"]
+            self.identity = ((include / CCCL_VERSION_H).read_text(), None)
+
+    def __str__(self):
+        v = self.version
+        return f"CCCL {f'{v // 1000000}.{v // 1000 % 1000}.{v % 1000}' if v else '?'} ({self.origin})"
 
 
 # ---------------------------------------------------------------- the cache
@@ -198,12 +292,16 @@ def tool_identity(exe):
     return f"{shutil.which(exe) or exe}\n{version}"
 
 
-def object_key(cmd, src, search):
+def object_key(cmd, src, search, identity=("", None)):
     """The hash naming an object: compiler identity, flags (the output path
-    left out), the source and its project headers."""
+    left out), the source and its project headers, and `identity`: (what
+    else decides the object, a flag to leave out).  The CCCL wheel's objects
+    give its version file and leave out its -I folder, which pip's build
+    isolation puts somewhere new on every build."""
     h = hashlib.sha256()
     h.update(tool_identity(cmd[0]).encode())
-    h.update(json.dumps(cmd[1:]).encode())
+    h.update(identity[0].encode())
+    h.update(json.dumps([a for a in cmd[1:] if a != identity[1]]).encode())
     for f in [HERE / src, *project_headers(src, search)]:
         h.update(f.relative_to(HERE).as_posix().encode() if f.is_relative_to(HERE) else str(f).encode())
         h.update(b"\0")
@@ -239,10 +337,10 @@ class Job:
     """One object to build: the tool's short name ("nvcc", "c++"), the
     source, the command (output path last) and its cache key."""
 
-    def __init__(self, tool, src, cmd, obj, search):
+    def __init__(self, tool, src, cmd, obj, search, identity=("", None)):
         self.tool, self.src, self.obj = tool, src, Path(obj)
         self.cmd = [*cmd, "-o", str(obj)]
-        self.key = object_key(cmd, src, search)
+        self.key = object_key(cmd, src, search, identity)
 
 
 def emulator_jobs(cu_sources, obj_dir):
@@ -261,12 +359,18 @@ def emulator_jobs(cu_sources, obj_dir):
             for s in sources]
 
 
-def nvcc_jobs(cu_sources, obj_dir, nvcc, archs):
-    return [Job("nvcc", s, [nvcc, "-c", s, "-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-Icuda", "--threads", "0",
-                            *archs],
-                Path(obj_dir) / "cuda" / (Path(s).with_suffix("").as_posix().replace("/", "_") + ".o"),
-                (HERE / "cuda",))
-            for s in cu_sources]
+def nvcc_jobs(cu_sources, obj_dir, nvcc, archs, cccl):
+    """The sources that include CCCL headers get `cccl`'s folder first on
+    their include path (the others include none: their objects stay the
+    same whichever CCCL is chosen)."""
+    jobs = []
+    for s in cu_sources:
+        lib = cccl.flags if uses_cccl(s) else []
+        jobs.append(Job("nvcc", s, [nvcc, "-c", s, "-O3", "-std=c++17", "-Xcompiler", "-fPIC", *lib, "-Icuda",
+                                    "--threads", "0", *archs],
+                        Path(obj_dir) / "cuda" / (Path(s).with_suffix("").as_posix().replace("/", "_") + ".o"),
+                        (HERE / "cuda",), cccl.identity if lib else ("", None)))
+    return jobs
 
 
 def plan(build_temp="build/temp"):
@@ -278,8 +382,9 @@ def plan(build_temp="build/temp"):
     if mode == "cuda":
         nvcc = str(home / "bin" / "nvcc")
         archs, where = choose_archs(nvcc)
-        why += f"; {' '.join(a.rsplit('code=', 1)[1] for a in archs)} from {where}"
-        jobs = nvcc_jobs(cu, build_temp, nvcc, archs)
+        cccl = Cccl(home)
+        why += f"; {' '.join(a.rsplit('code=', 1)[1] for a in archs)} from {where}; the CUB baselines: {cccl}"
+        jobs = nvcc_jobs(cu, build_temp, nvcc, archs, cccl)
     return mode, home, why, jobs + emulator_jobs(cu, build_temp)
 
 

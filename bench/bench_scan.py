@@ -12,6 +12,15 @@ sums of 2^26 float32 with random segment lengths of mean 4, 64, 1024 and
     python bench/bench_scan.py              # both sections
     python bench/bench_scan.py batched      # the batched and segmented section only
     python bench/bench_scan.py --dry        # the batched section on the emulator, tiny shapes, no times
+    python bench/bench_scan.py wide         # 8-byte accumulators: decoupled_lookback, cub, cub_deterministic
+    python bench/bench_scan.py wide --dtype float64,int32   # the same for some input dtypes
+
+The `wide` section times the look-back scan against both CUB baselines (the
+default scan and the run-to-run deterministic one) for inputs whose sums
+accumulate in 8 bytes: float64, int64 and int32 (NumPy's cumsum of int32 is
+int64), inclusive sums at n = 2^20, 2^24, 2^28, with the copy roof of the
+same bytes (input read + output written) from the same run.  Writes
+bench/results/scan-wide-<gpu>-<date>.md.
 """
 import json
 import sys
@@ -31,6 +40,9 @@ SEGMENT_MEANS = [4, 64, 1024, 65536]
 SEGMENTED_N = 2**26
 REPEAT, WARMUP = 10, 2
 SLOW_MS = 200  # a variant whose first run takes longer is shown with that run only
+WIDE_DTYPES = ["float64", "int64", "int32"]  # sums that accumulate in 8 bytes (int32: NumPy's int64 cumsum)
+WIDE_SIZES = [2**20, 2**24, 2**28]
+WIDE_ROWS = ["decoupled_lookback", "cub", "cub_deterministic"]
 
 
 def one_d_rows():
@@ -214,6 +226,22 @@ def batched_section(parts, data, dry=False):
         del d_in, d_out
 
 
+def wide_section(parts, data, dtypes):
+    """8-byte accumulators: WIDE_ROWS for each dtype and size, with the copy
+    roof of the same bytes (meta roof_gbps) in each table."""
+    for dtype in dtypes:
+        acc = np.cumsum(np.zeros(1, dtype)).dtype
+        for n in WIDE_SIZES:
+            t = gpuprims.compare("scan", n=n, dtype=dtype, op="sum", variants=WIDE_ROWS, baselines=False,
+                                 repeat=30, k=3)
+            roof_ms = t.meta["bytes"] / (t.meta["roof_gbps"] * 1e9) * 1e3
+            t.title = (f"\n## {dtype} -> {acc.name} inclusive sum, n = 2^{n.bit_length() - 1} "
+                       f"(copy roof {roof_ms:.4f} ms, {t.meta['roof_gbps']:.0f} GB/s)")
+            parts.append(t.to_markdown())
+            data["tables"].append(json.loads(t.to_json()))
+            print(parts[-1], flush=True)
+
+
 def main(argv):
     dry = "--dry" in argv
     if dry:
@@ -232,6 +260,12 @@ def main(argv):
         "cub::DeviceScan's median time / the row's. Every output compared with a float64 "
         "cumulative sum (error in ULPs of the prefix's sum of |x|); `distinct` = different "
         "results over 3 more runs.")
+    if "wide" in argv:
+        dtypes = WIDE_DTYPES
+        if "--dtype" in argv:
+            dtypes = argv[argv.index("--dtype") + 1].split(",")
+        wide_section(parts, data, dtypes)
+        return save_results("scan-wide", info, date, parts, data)
     if "batched" not in argv:
         journey_tables("scan", [(f"\n## float32 inclusive sum, n = {n} (2^{n.bit_length() - 1})", {"n": n})
                                 for n in SIZES], parts, data, dtype="float32", op="sum", repeat=30, k=3,

@@ -16,7 +16,8 @@ def begin(title, method):
     date = datetime.date.today().isoformat()
     head = (f"GPU: {info['name']}, {info['multiprocessors']} SMs, "
             f"{info['total_memory'] / 2**30:.0f} GiB, L2 {info['l2_cache_bytes'] / 2**20:.0f} MiB, "
-            f"driver {info['driver_version']}, runtime {info['runtime_version']}; date {date}")
+            f"driver {info['driver_version']}, runtime {info['runtime_version']}; CUB from CCCL {info['cccl']}; "
+            f"date {date}")
     return info, date, [f"# {title}\n\n{head}\n\nMethod: {method}"], {"gpu": info, "date": date, "tables": []}
 
 

@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|bench|bench-transpose|bench-scan|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|bench|bench-transpose|bench-scan|bench-scan-wide|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...) into /tmp/site for
 # the later steps; tests-FILE runs tests/test_FILE.py (tests-helpers, tests-notebooks ...);
 # SANITIZE_FAMILIES="scan transpose" limits the sanitize step to those families.
@@ -13,10 +13,15 @@ steps=${*:-"tests sanitize bench"}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "== build"
 t0=$(date +%s)
+# The CCCL headers of the CUB baselines (a build requirement that
+# --no-build-isolation does not fetch): the carried nvidia-cuda-cccl wheel.
+if ls .whl/nvidia_cuda_cccl-*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps .whl/nvidia_cuda_cccl-*.whl || echo "nvidia-cuda-cccl did not install"
+fi
 if ! GPUPRIMS_CUDA_ARCH=${GPUPRIMS_CUDA_ARCH:-90} python3 -m pip install --no-build-isolation --no-deps -e . >"$OUT/build.log" 2>&1; then
   tail -40 "$OUT/build.log"; exit 1
 fi
-echo "built in $(( $(date +%s) - t0 )) s"
+echo "built in $(( $(date +%s) - t0 )) s; $(grep -o 'the CUB baselines: .*' "$OUT/build.log" | head -1)"
 rc=0
 for step in $steps; do
   echo "== $step"
@@ -53,6 +58,7 @@ for step in $steps; do
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/tune_transpose && /tmp/tune_transpose | tee "$OUT/tune-transpose.log" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-scan) python3 bench/bench_scan.py 2>&1 | tee "$OUT/bench-scan.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
+    bench-scan-wide) python3 bench/bench_scan.py wide 2>&1 | tee "$OUT/bench-scan-wide.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     ncu)   # shared-memory bank conflicts: blelloch vs blelloch_padded, tiled vs tiled_padded
            ncu --clock-control none --csv --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed_op_shared_ld.sum \
                -k regex:'blelloch|tiled' python3 bench/bank_conflicts.py >"$OUT/ncu.csv" 2>"$OUT/ncu.log"; r=$?

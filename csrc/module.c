@@ -412,6 +412,24 @@ static PyObject *gp_device_info(PyObject *module, PyObject *noargs)
         "runtime_version", p.runtime_version, "backend", rt->name);
 }
 
+#ifdef GP_HAVE_CUDA
+const char *gp_cccl_version(void); /* cuda/cccl.cu */
+int gp_cccl_version_number(void);
+#endif
+
+/* cccl() -> ("3.5.0, nvidia-cuda-cccl 13.3.5.0.6 wheel", 3005000): the CCCL
+ * the CUB baselines were compiled against; None in a build without CUDA. */
+static PyObject *gp_cccl(PyObject *module, PyObject *noargs)
+{
+    (void)module;
+    (void)noargs;
+#ifdef GP_HAVE_CUDA
+    return Py_BuildValue("(si)", gp_cccl_version(), gp_cccl_version_number());
+#else
+    Py_RETURN_NONE;
+#endif
+}
+
 /* Why the CUDA backend cannot run here, or NULL where a GPU is usable;
  * `count` gets the number of GPUs.  Never raises. */
 static const char *gp_cuda_unavailable(int *count)
@@ -556,6 +574,7 @@ static PyMethodDef gp_methods[] = {
     {"dlpack_device", gp_dlpack_device, METH_VARARGS, "dlpack_device(backend) -> (type, id)"},
     {"wait_stream", gp_wait_stream, METH_VARARGS, "wait_stream(cai_stream_handle)"},
     {"device_info", gp_device_info, METH_NOARGS, "properties of the current device"},
+    {"cccl", gp_cccl, METH_NOARGS, "cccl() -> (version text, CCCL_VERSION) of the CUB baselines, or None"},
     {"cuda_status", gp_cuda_status, METH_NOARGS, "(True, device_count) or (False, reason)"},
     {"backends", gp_backends, METH_NOARGS, "backends() -> the backends this build has"},
     {"set_backend", gp_set_backend, METH_VARARGS, "set_backend('cuda' | 'emulator')"},

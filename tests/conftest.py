@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import gpuprims
+from gpuprims._backend import cccl_version
 
 GPU_OK, GPU_WHY = gpuprims._core.cuda_status()
 
@@ -40,10 +41,18 @@ def gpuless_cuda_backend():
         gpuprims.set_backend(before)
 
 
+# The baselines that need CCCL 3.5's determinism requirements
+# (cuda/cub_env.cuh); built against an older CCCL they raise CudaError.
+NEEDS_CCCL_3_5 = ("cub_deterministic", "cub_reproducible")
+
+
 def need(backend, variant=None, n=0, limit=EMU_MAX_N):
     """Skip, saying why, what the emulator does not run: the NVIDIA library
-    baselines (cub, cublas) and sizes over the CI budget."""
+    baselines (cub, cublas) and sizes over the CI budget; and on the GPU the
+    rows this build's CCCL lacks."""
     if backend != "emulator":
+        if variant is not None and variant.name in NEEDS_CCCL_3_5 and (cccl_version() or 0) < 3005000:
+            pytest.skip(f"{variant.name} needs CCCL 3.5 or newer; this build has {gpuprims.device_info()['cccl']}")
         return
     if variant is not None and "emulator" not in variant.backends:
         pytest.skip(f"{variant.name} is NVIDIA library code: cuda backend only")

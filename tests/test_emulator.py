@@ -87,6 +87,8 @@ def test_environment_variable_selects_the_backend():
 @pytest.mark.parametrize("family,variant,x", [
     ("reduce", "cub", np.ones(10, np.float32)),
     ("scan", "cub", np.ones(10, np.float32)),
+    ("scan", "cub_deterministic", np.ones(10, np.float32)),
+    ("reduce", "cub_reproducible", np.ones(10, np.float32)),
     ("transpose", "cublas", np.ones((3, 4), np.float32)),
 ])
 def test_nvidia_library_variants_need_cuda(emulator, family, variant, x):

@@ -217,7 +217,7 @@ def test_compare_marks_variants_over_their_limit(fake_gpu):
 def test_compare_integer_and_exclusive_and_a_chosen_subset(fake_gpu):
     t = gpuprims.compare("scan", n=3000, dtype="int32", op="max", inclusive=False,
                          variants=["warp_shuffle", "naive"], repeat=2, k=2)
-    assert t.names() == ["naive", "warp_shuffle", "cub", "cpu", "copy roof", "numpy"]
+    assert t.names() == ["naive", "warp_shuffle", "cub", "cub_deterministic", "cpu", "copy roof", "numpy"]
     assert all(r["matches"] for r in t if r.get("median_ms") and r["variant"] != "copy roof")
     assert t["naive"]["error_unit"] == "abs" and t["naive"]["max_error"] == 0
     t = gpuprims.compare("reduce", n=1000, variants=["cub"], baselines=False, repeat=2, k=0)

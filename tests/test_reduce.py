@@ -72,7 +72,7 @@ def test_registry_holds_the_journey_in_order():
         "unroll_warp8", "complete_unroll_warp8", "complete_unroll_template", "warp_shuffle",
         "single_pass", "batched_thread", "segmented_block", "segmented_warp", "segmented_subwarp",
         "segmented_split", "batched_columns", "segmented_adaptive", "single_pass_reproducible",
-        "segmented_reproducible", "cub", "cub_segmented", "cpu",
+        "segmented_reproducible", "cub", "cub_segmented", "cub_reproducible", "cpu",
     ]
 
 
@@ -390,6 +390,7 @@ def test_torch_input_used_in_place():
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", DEVICE)
 def test_over_two_to_the_31_elements(variant):
+    need("cuda", BY_NAME[variant])
     x = big_case()
     d = big_device_case()
     assert gpuprims.sum(d, variant=variant) == big_sum()

@@ -77,7 +77,7 @@ def test_registry_holds_the_journey_in_order():
         # the batched and segmented journey (tests/test_scan_batched.py)
         "batched_thread", "segmented_warp", "segmented_block", "segmented_lookback", "batched_columns",
         "segmented_adaptive",
-        "cub", "cpu",
+        "cub", "cub_deterministic", "cpu",
     ]
     from gpuprims._registry import lookup
     assert lookup("scan", "auto").name == "decoupled_lookback"
@@ -181,6 +181,7 @@ def test_device_variant_matches_numpy(backend, variant, n):
 # like every other variant's.
 @pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.name != "cub"])
 def test_deterministic_over_ten_runs_and_input_unmodified(backend, variant):
+    need(backend, BY_NAME[variant])
     n = min(2**20 + 7, next(v for v in DEVICE if v.name == variant).max_n or 2**20 + 7)
     if backend == "emulator":  # a multi-tile size within the emulator's budget
         n = min(n, 3 * 8192 + 7)
@@ -193,6 +194,22 @@ def test_deterministic_over_ten_runs_and_input_unmodified(backend, variant):
     got = gpuprims.cumsum(x, variant=variant)  # NumPy in, NumPy out
     assert isinstance(got, np.ndarray)
     np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("dtype,acc", [("float64", None), ("int64", None), ("int32", None),
+                                       ("float32", "float64")])
+def test_8_byte_accumulators_deterministic_across_tiles(backend, dtype, acc):
+    # decoupled_lookback's shapes for 8-byte accumulators (WideTuning,
+    # WideningTuning: 1024-element tiles): many tiles, a ragged end, the
+    # same bits every run, within the scan bound of the reference.
+    n = 2**20 + 7 if backend == "cuda" else 9 * 1024 + 7
+    x = host_case(n, dtype)
+    d = gpuprims.to_device(x)
+    runs = {gpuprims.cumsum(d, dtype=acc, variant="decoupled_lookback").get().tobytes() for _ in range(5)}
+    assert len(runs) == 1
+    got = gpuprims.cumsum(d, dtype=acc, variant="decoupled_lookback").get()
+    check(x, got, "sum", True, "decoupled_lookback", dtype=acc)
+    np.testing.assert_array_equal(d.get(), x)
 
 
 @pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
@@ -228,6 +245,7 @@ def test_cupy_and_torch_inputs():
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
 def test_over_two_to_the_31_elements(variant):
+    need("cuda", BY_NAME[variant])
     got = gpuprims.cumsum(big_device_case(), variant=variant).get()
     np.testing.assert_array_equal(got, big_expected())
 

@@ -30,6 +30,7 @@ cudaError_t gp_reduce_single_pass_reproducible(gp_reduce_args *);
 cudaError_t gp_reduce_segmented_reproducible(gp_reduce_args *);
 cudaError_t gp_reduce_cub(gp_reduce_args *);
 cudaError_t gp_reduce_cub_segmented(gp_reduce_args *);
+cudaError_t gp_reduce_cub_reproducible(gp_reduce_args *);
 extern "C" cudaError_t gp_reduce_cpu(gp_reduce_args *); /* csrc/reduce_cpu.c, in C */
 
 /* the main kernels, for occupancy (in each variant's file) */
@@ -53,6 +54,16 @@ const void *gp_reduce_batched_columns_kernel(void);
 const void *gp_reduce_segmented_adaptive_kernel(void);
 const void *gp_reduce_single_pass_reproducible_kernel(void);
 const void *gp_reduce_segmented_reproducible_kernel(void);
+
+// Why cub_reproducible failed (10_cub_reproducible.cu: built against a
+// CCCL without the determinism requirement), where that file is built: not
+// on the emulator, which runs no NVIDIA library code.
+#ifdef GP_EMULATOR
+#define GP_CUB_REPRODUCIBLE_DETAIL NULL
+#else
+extern "C" const char *gp_reduce_cub_reproducible_detail(void);
+#define GP_CUB_REPRODUCIBLE_DETAIL gp_reduce_cub_reproducible_detail
+#endif
 
 extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
     {"neighbored", "Neighbored pairs, in place",
@@ -224,19 +235,30 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      gp_reduce_segmented_reproducible_kernel, NULL,
      GP_BATCHED | GP_SEGMENTED | GP_REPRODUCIBLE, NULL, NULL},
     {"cub", "CUB DeviceReduce (baseline)",
-     "cub::DeviceReduce::Reduce, CUDA toolkit (CCCL)",
+     "cub::DeviceReduce::Reduce, CCCL (the nvidia-cuda-cccl wheel's where the build has it, else the CUDA toolkit's)",
      "NVIDIA's production reduction, with the same operator and accumulator type: the baseline "
      "every other variant is measured against.",
      -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_reduce_cub), NULL, NULL,
      GP_BASELINE | GP_LIBRARY, NULL, NULL},
     {"cub_segmented", "CUB DeviceSegmentedReduce (baseline for axes and segments)",
-     "cub::DeviceSegmentedReduce::Reduce, CUDA toolkit (CCCL)",
+     "cub::DeviceSegmentedReduce::Reduce, CCCL (the nvidia-cuda-cccl wheel's where the build has it, "
+     "else the CUDA toolkit's)",
      "NVIDIA's production segmented reduction, with the same operator and accumulator type, given "
      "the segments' offsets, or for an axis offsets computed from the problem index (a transform "
      "of a counting iterator). Only layouts whose problems are contiguous runs (axis -1 of a C "
      "array, segments); a strided axis (columns) fails with cudaErrorInvalidValue.",
      -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_reduce_cub_segmented), NULL, NULL,
      GP_BASELINE | GP_BATCHED | GP_SEGMENTED, NULL, NULL},
+    {"cub_reproducible", "CUB DeviceReduce, reproducible on every GPU (baseline)",
+     "cub::DeviceReduce::Reduce with cuda::execution::require(cuda::execution::determinism::"
+     "gpu_to_gpu), CCCL 3.5 or newer; Ahrens, Demmel and Nguyen, ACM TOMS 2020",
+     "NVIDIA's production reduction asked for the same bits on every GPU: float sums go through "
+     "a reproducible floating-point accumulator (fixed exponent bins), the rival of a "
+     "reproducible reduction. Integer sums take the requirement too (exact); min/max (numpy's "
+     "NaN rule) are exact in any order and run CUB's default reduction. Built against an older "
+     "CCCL, a call raises CudaError saying so.",
+     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_reduce_cub_reproducible), NULL, NULL,
+     GP_BASELINE, NULL, GP_CUB_REPRODUCIBLE_DETAIL},
     {"cpu", "CPU recursiveReduce (host reference)",
      "Cheng, Grossman, McKercher, Professional CUDA C Programming, ch. 3 (recursiveReduce)",
      "The book's recursive pairwise reduction in C, on the host, over a copy of the input (the "

@@ -415,14 +415,14 @@ struct LookbackWith {
     }
 };
 
-// The library's choice: SmallTuning where every tile gets a warp of its
-// own, Tuning beyond; WideTuning for 8-byte accumulators.  The scratch
-// covers either.
+// The library's choice (TuningFor, lookback_tuning.cuh): SmallTuning where
+// every tile gets a warp of its own, Tuning beyond; WideTuning for 8-byte
+// inputs and accumulators, WideningTuning for sums from 4 bytes into 8.
+// The scratch covers either.
 template <class In, class Op>
 struct Lookback {
-    static constexpr bool WIDE = sizeof(typename Op::type) > 4;
-    using Small = LookbackWith<std::conditional_t<WIDE, WideTuning, SmallTuning>, In, Op>;
-    using Large = LookbackWith<std::conditional_t<WIDE, WideTuning, Tuning>, In, Op>;
+    using Small = LookbackWith<TuningFor<In, typename Op::type, true>, In, Op>;
+    using Large = LookbackWith<TuningFor<In, typename Op::type, false>, In, Op>;
     static size_t scratch(int64_t n) { return std::max(Small::scratch(n), Large::scratch(n)); }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
         const int64_t small_warps = int64_t(d.sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;

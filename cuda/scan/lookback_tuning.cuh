@@ -6,6 +6,8 @@
 // bytes in the same run); the tables are in bench/results/tune-scan-*.md.
 #pragma once
 
+#include <type_traits>
+
 #include "../common.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -48,12 +50,45 @@ using Tuning = LookbackShape<2, 16, 2, 6>;
 // H100, against CUB's 11.6 and 12.5 us in the same runs.
 using SmallTuning = LookbackShape<2, 12, 2, 5, false, true, false>;
 
-// 8-byte accumulators, every size: the shapes above run out of registers
-// with them.  2 x 16 vectors, three stages, 4 blocks an SM (255 registers a
-// thread): no spills but in the widening sums (ptxas of CUDA 13.0 for
-// sm_90: 132 bytes stored for float32 -> float64, 276 for int32 -> int64).
-// Chosen for its registers, not tuned for speed.
+// The register budget of the shapes below.  __launch_bounds__(64, BLOCKS)
+// caps a thread's registers by the warps a quarter of the SM (a scheduler's
+// register file, 16K) must hold: 4 blocks (8 warps, 2 a quarter) give 255
+// registers, 5 or 6 blocks (10 or 12 warps, 3 a quarter) 168.  A tile is
+// held in registers as VPT x VEC accumulators a lane, VEC = 16 / sizeof(In):
+// 8-byte accumulators need twice the registers of 4-byte ones, and a sum
+// that widens (4-byte input, 8-byte accumulator) four times.  Registers and
+// local memory per thread below: ptxas of CUDA 13.0 for sm_90 (-Xptxas -v,
+// "N bytes spill stores"); the 16-byte stack frame they all have is the
+// ring's tile indices (WarpRing), not a spill.  Their speed is to be
+// measured (bench/bench_scan.py wide); they were chosen for their
+// registers.
+
+// 8-byte inputs and accumulators (float64, int64), every size: 2 x 16
+// vectors (8 KiB tiles, 1024 elements), three stages, 4 blocks an SM:
+// 249 registers for float64, 245 for int64, no spills.  The shapes with 12
+// warps an SM (168 registers) spill at 16 vectors (<2, 16, 2, 6>: 196 bytes
+// stored for float64; <2, 16, 2, 5> 344 for int64) and fit at 8 (<2, 8, 4,
+// 6>: 161 registers for float64), whose tiles are half as large: the
+// candidate to time against this one.
 using WideTuning = LookbackShape<2, 16, 3, 4>;
+
+// 4-byte inputs, 8-byte accumulators (int32 -> int64, float32 -> float64),
+// every size: 2 x 8 vectors (4 KiB of input, 1024 elements a tile), four
+// stages (16 KiB of input in flight a warp), 4 blocks an SM: 204 registers for
+// int32 -> int64, 231 for float32 -> float64, no spills.  WideTuning's 16
+// vectors spill here (276 bytes stored for int32 -> int64, 132 for float32
+// -> float64, at 255 registers).  With 12 warps an SM (<2, 8, 4, 6>, 168
+// registers) int32 -> int64 fits (164) and float32 -> float64 spills (112
+// bytes).
+using WideningTuning = LookbackShape<2, 8, 4, 4>;
+
+// The tuning of an input type and accumulator: Small (every tile a warp of
+// its own) or large inputs for 4-byte accumulators, one shape for 8-byte
+// ones.
+template <class In, class Acc, bool SMALL>
+using TuningFor = std::conditional_t<
+    sizeof(Acc) == 4, std::conditional_t<SMALL, SmallTuning, Tuning>,
+    std::conditional_t<sizeof(In) == sizeof(Acc), WideTuning, WideningTuning>>;
 
 }  // namespace lookback
 GP_NAMESPACE_END

@@ -25,6 +25,7 @@ cudaError_t gp_scan_segmented_lookback(gp_scan_args *);
 cudaError_t gp_scan_batched_columns(gp_scan_args *);
 cudaError_t gp_scan_segmented_adaptive(gp_scan_args *);
 cudaError_t gp_scan_cub(gp_scan_args *);
+cudaError_t gp_scan_cub_deterministic(gp_scan_args *);
 extern "C" cudaError_t gp_scan_cpu(gp_scan_args *); /* csrc/scan_cpu.c, in C */
 
 /* the main kernels, for occupancy (in each variant's file) */
@@ -45,6 +46,16 @@ const void *gp_scan_segmented_warp_kernel(void);
 const void *gp_scan_segmented_block_kernel(void);
 const void *gp_scan_segmented_lookback_kernel(void);
 const void *gp_scan_batched_columns_kernel(void);
+
+// Why cub_deterministic failed (06_cub_deterministic.cu: built against a
+// CCCL without the determinism requirement), where that file is built: not
+// on the emulator, which runs no NVIDIA library code.
+#ifdef GP_EMULATOR
+#define GP_CUB_DETERMINISTIC_DETAIL NULL
+#else
+extern "C" const char *gp_scan_cub_deterministic_detail(void);
+#define GP_CUB_DETERMINISTIC_DETAIL gp_scan_cub_deterministic_detail
+#endif
 
 extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"naive", "Each thread sums its own prefix",
@@ -177,12 +188,22 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      GP_BATCHED | GP_SEGMENTED | GP_AUTO_BATCHED, NULL, NULL},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveSum / ExclusiveSum (sums in the input's type), InclusiveScan / "
-     "ExclusiveScan otherwise; CUDA toolkit (CCCL)",
+     "ExclusiveScan otherwise; CCCL (the nvidia-cuda-cccl wheel's where the build has it, else the CUDA toolkit's)",
      "NVIDIA's production scan (decoupled look-back), same operator and accumulator type: the "
      "baseline. Not bitwise reproducible for float sums: its look-back adds whatever prefixes "
      "have been published (measured: 10 different results in 10 runs on an H200).",
      -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_scan_cub), NULL, NULL,
      GP_BASELINE | GP_LIBRARY, NULL, NULL},
+    {"cub_deterministic", "CUB DeviceScan, run-to-run deterministic (baseline)",
+     "cub::DeviceScan::InclusiveSum / ExclusiveSum with cuda::execution::require(cuda::execution::"
+     "determinism::run_to_run), CCCL 3.5 or newer",
+     "NVIDIA's production scan asked for the same bits run after run: float sums combine the "
+     "tiles' totals in a fixed order, the rival of decoupled_lookback. Integer scans take the "
+     "requirement with CUB's own operators; float min/max (numpy's NaN rule) are exact in any "
+     "order and run CUB's default scan. Built against an older CCCL, a call raises CudaError "
+     "saying so.",
+     -1, NULL, 0, GP_ON_DEVICE, GP_CUDA_ONLY(gp_scan_cub_deterministic), NULL, NULL,
+     GP_BASELINE, NULL, GP_CUB_DETERMINISTIC_DETAIL},
     {"cpu", "CPU serial scan (host reference)",
      "blog post \"CUDA learning (2): parallel scan\" (CPU inclusive and exclusive scans)",
      "The blog's serial loops in C, on the host.",

@@ -19,6 +19,7 @@ except ImportError as e:  # pragma: no cover - a broken install
         f"{e}. Reinstall with `pip install .` from the source tree."
     ) from e
 
+from . import _backend
 from ._backend import EmulatorWarning, backend, backends, set_backend
 from ._arrays import DeviceArray, from_dlpack, to_device
 from ._arrays import device_memory_limit, free_memory, set_device_memory_limit, set_pinned_limit
@@ -90,9 +91,12 @@ def device_info() -> dict:
     multiprocessors, total_memory, l2_cache_bytes, driver and runtime
     versions ...) - or of the emulator, when it is the active backend
     ("backend" says which; the emulator is not a GPU and its numbers say
-    nothing about one).  Raises NoDeviceError where the cuda backend has no
-    GPU."""
-    return _core.device_info()
+    nothing about one), and "cccl": the CCCL the CUB baselines were built
+    against ("3.5.0, nvidia-cuda-cccl 13.3.5.0.6 wheel").  Raises
+    NoDeviceError where the cuda backend has no GPU."""
+    info = _core.device_info()
+    info["cccl"] = _backend.cccl()
+    return info
 
 
 def __getattr__(name):

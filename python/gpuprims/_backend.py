@@ -113,6 +113,20 @@ def backends() -> tuple:
     return _core.backends()
 
 
+def cccl() -> str:
+    """Which CCCL the CUB baselines were compiled against: "3.5.0,
+    nvidia-cuda-cccl 13.3.5.0.6 wheel", "3.0.1, CUDA toolkit 13.0" (setup.py
+    chooses; GPUPRIMS_CCCL at build time), or why there is none."""
+    built = _core.cccl()
+    return built[0] if built is not None else "none: built without CUDA (no CUB baselines)"
+
+
+def cccl_version() -> int | None:
+    """CCCL_VERSION of the CUB baselines (3005000 for 3.5.0), or None."""
+    built = _core.cccl()
+    return built[1] if built is not None else None
+
+
 def require_gpu(who: str) -> None:
     """Before any work of gpuprims.<who> that measures the GPU itself
     (timings, profiles): NoDeviceError where no GPU is usable, ValueError
