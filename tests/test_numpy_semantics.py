@@ -356,3 +356,17 @@ def test_many_short_columns(op, dtype):
     for view in (x, x[:, 1:4099], x[::-1]):
         assert_reduced(gpuprims.reduce(view, op, axis=0), view, op, 0)
         assert_scanned(gpuprims.scan(view, op, axis=0), view, op, 0)
+
+
+@pytest.mark.parametrize("kw", [{}, {"axis": ()}, {"keepdims": True}, {"axis": (), "keepdims": True},
+                                {"axis": 0}, {"axis": -1, "keepdims": True}])
+@pytest.mark.parametrize("op", ["sum", "min", "max"])
+def test_a_0d_input_keeps_numpys_shape(op, kw):
+    x = np.array(np.float32(2.75) + np.float32(np.random.default_rng(3).random()), dtype=np.float32)
+    before = x.copy()
+    want = getattr(np, op)(x, **kw)
+    got = getattr(gpuprims, op)(x, **kw)
+    assert np.shape(got) == np.shape(want)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    assert np.asarray(got)[()] == np.asarray(want)[()]
+    np.testing.assert_array_equal(x, before)

@@ -417,7 +417,8 @@ def take(x: Any, who: str, dtypes, ndim=None, strided=False, allow_0d=False) -> 
     _check(a.dtype, a.ndim, who, dtypes, ndim, allow_0d)
     if not a.flags.c_contiguous and a.size > 1:  # copied only where a step needs it (Operand.host)
         return Operand(a.shape, a.dtype, None, None, strided_host=a)
-    a = np.ascontiguousarray(a)
+    if a.ndim:  # (numpy.ascontiguousarray makes a 0-d array 1-d)
+        a = np.ascontiguousarray(a)
     return Operand(a.shape, a.dtype, a, None)
 
 

@@ -174,6 +174,8 @@ def normalize_axes(axis, ndim: int, who: str) -> tuple:
     ValueError) for one out of range, ValueError for a repeated one."""
     if axis is None:
         return tuple(range(ndim))
+    if ndim == 0 and not isinstance(axis, (tuple, bool, np.bool_)) and axis in (0, -1):
+        return ()  # NumPy's reductions take an int axis 0 or -1 for a 0-d array
     items = axis if isinstance(axis, tuple) else (axis,)
     out = []
     for a in items:
