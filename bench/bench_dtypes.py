@@ -1,0 +1,144 @@
+"""Every dtype against the roof, and what a small call costs (run on the GPU
+machine, one run, about 3 minutes).
+
+1. Reductions of 2^28 elements of each dtype (sum, and min/max for a few):
+   `auto`, CUB's DeviceReduce and, for float sums, the gpu_to_gpu rows,
+   timed with gpuprims.compare (CUDA events around the kernels, warm-up,
+   median of 20, L2 flushed); % of a device-to-device copy of the same input
+   bytes measured in the same call.
+2. The host cost of a small call: wall-clock per call of sum, cumsum (2^10
+   elements) and transpose (32 x 32) on device arrays, each call waited for
+   (the result usable on the host or by the next kernel), medians of 2000
+   calls, beside CuPy's and PyTorch's same calls on the same data when they
+   are installed.
+
+Writes bench/results/dtypes-<gpu>-<date>.md (and JSON under $OUT).
+"""
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import gpuprims
+from gpuprims._family import random_input
+
+from benchlib import begin, save_results
+
+N = 2**28
+REDUCE_CASES = [("float32", "sum"), ("float64", "sum"), ("float16", "sum"), ("int32", "sum"),
+                ("int64", "sum"), ("int8", "sum"), ("uint8", "sum"), ("int16", "sum"), ("bool", "sum"),
+                ("uint32", "sum"), ("float64", "max"), ("int64", "min"), ("int8", "max"),
+                ("float16", "min")]
+CALLS = 2000
+
+
+def optional(name):
+    try:
+        return __import__(name)
+    except Exception:  # not installed, or installed without a usable CUDA
+        return None
+
+
+def reduce_table(parts, data):
+    variants = gpuprims.variants("reduce")
+    auto = next(v.name for v in variants if v.auto)
+    reproducible = [v.name for v in variants if getattr(v, "reproducible", False) and not v.batched
+                    and not v.segmented]
+    lines = [f"\n## Reductions of 2^28 elements, by dtype (auto = {auto})\n",
+             "| dtype | op | result | variant | ms | GB/s | % roof | x CUB | ok |",
+             "|---|---|---|---|---:|---:|---:|---:|---|"]
+    rows = []
+    for dt, op in REDUCE_CASES:
+        names = [auto, "cub"]
+        if op == "sum" and dt in ("float32", "float64"):
+            names = list(dict.fromkeys(names + reproducible + ["cub_reproducible"]))
+        x = random_input(N, dt, seed=3)
+        t = gpuprims.compare("reduce", x=x, op=op, variants=names, baselines=False, repeat=20, k=1)
+        result = np.dtype(gpuprims._reduce.result_dtype(op, x.dtype)).name
+        cub = next((r for r in t.rows if r["variant"] == "cub" and r.get("median_ms")), None)
+        for r in t.rows:
+            if not r.get("median_ms"):
+                continue
+            xc = cub["median_ms"] / r["median_ms"] if cub else None
+            rows.append({"dtype": dt, "op": op, "result": result, **{k: r.get(k) for k in (
+                "variant", "median_ms", "gbps", "roof_pct", "matches")}, "x_cub": xc})
+            lines.append(f"| {dt} | {op} | {result} | {r['variant']} | {r['median_ms']:.4f} | "
+                         f"{r['gbps']:.0f} | {r['roof_pct']:.1f} | "
+                         f"{'' if xc is None else f'{xc:.2f}'} | {'yes' if r['matches'] else 'NO'} |")
+        del x
+        print(lines[-1], flush=True)
+    parts.append("\n".join(lines))
+    data["tables"].append({"title": "reductions by dtype", "rows": rows})
+
+
+def per_call(fn, sync, calls=CALLS):
+    """Median wall-clock microseconds of fn() followed by sync()."""
+    for _ in range(50):
+        fn()
+        sync()
+    t = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        t.append(time.perf_counter() - t0)
+    return statistics.median(t) * 1e6
+
+
+def overhead_table(parts, data):
+    cp, torch = optional("cupy"), optional("torch")
+    if torch is not None and not torch.cuda.is_available():
+        torch = None
+    v = random_input(2**10, "float32", seed=4)
+    m = random_input((32, 32), "float32", seed=5)
+    dv, dm = gpuprims.to_device(v), gpuprims.to_device(m)
+    none = lambda: None  # noqa: E731 - gpuprims calls return when their work is done
+    rows = [("sum, 2^10 float32", lambda: gpuprims.sum(dv)),
+            ("cumsum, 2^10 float32", lambda: gpuprims.cumsum(dv)),
+            ("transpose, 32 x 32 float32", lambda: gpuprims.transpose(dm))]
+    lib = {}
+    if cp is not None:
+        cv, cm = cp.asarray(v), cp.asarray(m)
+        sync = cp.cuda.Device().synchronize
+        lib["CuPy"] = [(lambda: cv.sum(), sync), (lambda: cp.cumsum(cv), sync),
+                       (lambda: cp.ascontiguousarray(cm.T), sync)]
+    if torch is not None:
+        tv, tm = torch.as_tensor(v, device="cuda"), torch.as_tensor(m, device="cuda")
+        sync = torch.cuda.synchronize
+        lib["PyTorch"] = [(lambda: tv.sum(), sync), (lambda: torch.cumsum(tv, 0), sync),
+                          (lambda: tm.t().contiguous(), sync)]
+    names = list(lib)
+    lines = ["\n## Host cost of a small call on device arrays (wall-clock per call, us)\n",
+             f"Medians of {CALLS} calls, each waited for (gpuprims returns when its work is done; "
+             "CuPy and PyTorch are followed by a device synchronize).\n",
+             "| call | gpuprims | " + " | ".join(names) + " |",
+             "|---|---:|" + "---:|" * len(names)]
+    out = []
+    for i, (label, fn) in enumerate(rows):
+        g = per_call(fn, none)
+        others = {n: per_call(*lib[n][i]) for n in names}
+        out.append({"call": label, "gpuprims_us": g, **{f"{n}_us": t for n, t in others.items()}})
+        lines.append(f"| {label} | {g:.1f} | " + " | ".join(f"{others[n]:.1f}" for n in names) + " |")
+    parts.append("\n".join(lines))
+    data["tables"].append({"title": "small calls", "rows": out})
+    print(parts[-1], flush=True)
+
+
+def main():
+    t0 = time.perf_counter()
+    info, date, parts, data = begin(
+        "Every dtype at the roof; the cost of a small call",
+        "reductions: CUDA events around the kernels only (gpuprims.compare), 3 warm-up runs, "
+        "median of 20 timed runs, a buffer of 4x the L2 overwritten and the output poisoned "
+        "before each run; GB/s = input bytes / median time; the roof is a device-to-device copy "
+        "of the same bytes in the same call; every result checked against NumPy. Small calls: "
+        "wall-clock (time.perf_counter) per call including the wait for its result.")
+    reduce_table(parts, data)
+    overhead_table(parts, data)
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
+    return save_results("dtypes", info, date, parts, data)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
