@@ -20,7 +20,7 @@ def small_chunks(backend):
     _core.pipeline_config(threshold=0, chunk_bytes=CHUNK)
     yield backend
     _core.pipeline_config(threshold=before["threshold"], chunk_bytes=before["chunk_bytes"],
-                          interrupt_after=-1)
+                          interrupt_after=-1, progress_s=before["progress_s"])
     gpuprims.set_device_memory_limit(None if before["device_limit"] < 0 else before["device_limit"])
 
 
@@ -216,6 +216,62 @@ def test_interrupt(small_chunks, what):
     assert after["interrupted"] == stats["interrupted"] + 1
     assert after["allocations"] == stats["allocations"]  # the ring kept, not leaked or regrown
     check_sum(gpuprims.sum(x), x, np.float32)
+
+
+PROGRESS_CALLS = {
+    "sum": lambda x, p: gpuprims.sum(x, progress=p),
+    "min": lambda x, p: gpuprims.min(x, progress=p),
+    "max": lambda x, p: gpuprims.max(x, progress=p),
+    "reduce": lambda x, p: gpuprims.reduce(x, "max", progress=p),
+    "cumsum": lambda x, p: gpuprims.cumsum(x, progress=p),
+    "scan": lambda x, p: gpuprims.scan(x, "min", inclusive=False, progress=p),
+    "transpose": lambda x, p: gpuprims.transpose(x.reshape(160, 128), progress=p),
+}
+
+
+def numpy_answer(what, x):
+    return {"sum": lambda: None, "min": lambda: np.min(x), "max": lambda: np.max(x),
+            "reduce": lambda: np.max(x), "cumsum": lambda: None,
+            "scan": lambda: np.concatenate([[np.inf], np.minimum.accumulate(x)[:-1]]).astype(x.dtype),
+            "transpose": lambda: np.ascontiguousarray(x.reshape(160, 128).T)}[what]()
+
+
+@pytest.mark.parametrize("what", list(PROGRESS_CALLS))
+def test_progress_line(small_chunks, capsys, what):
+    """progress=True on a call the pipeline expects to take longer than its
+    threshold (forced to 0 s through the hook) prints the line on stderr,
+    ending in the done line; progress=False (the default) prints nothing;
+    the result is the same either way."""
+    x = rand(20 * 1024, "float32", seed=21)
+    before = x.copy()
+    _core.pipeline_config(progress_s=0.0)
+    quiet = PROGRESS_CALLS[what](x, False)
+    assert capsys.readouterr().err == ""
+    shown = PROGRESS_CALLS[what](x, True)
+    err = capsys.readouterr().err
+    fam = {"sum": "reduce", "min": "reduce", "max": "reduce", "cumsum": "scan"}.get(what, what)
+    assert f"gpuprims {fam}: " in err and "% of 20480 elements" in err
+    assert err.endswith("\n") and f"gpuprims {fam}: done, 20480 elements in " in err.splitlines()[-1].split("\r")[-1]
+    np.testing.assert_array_equal(np.asarray(shown), np.asarray(quiet))  # the same bits
+    want = numpy_answer(what, x)
+    if want is not None:
+        np.testing.assert_array_equal(np.asarray(shown), want)
+    elif what == "sum":
+        check_sum(shown, x, np.float32)
+    else:
+        check_scan(shown, x, True, np.float32)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_progress_not_shown_for_a_short_call(small_chunks, capsys):
+    """progress=True on a call expected to take less than the threshold
+    (the default 2 s; a few ms here) prints nothing."""
+    x = rand(20 * 1024, "float32", seed=22)
+    assert _core.pipeline_config()["progress_s"] == 2.0
+    check_sum(gpuprims.sum(x, progress=True), x, np.float32)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(ValueError, match="progress_s"):
+        _core.pipeline_config(progress_s=-1.0)
 
 
 def test_ring_bounded_and_freed(small_chunks):
