@@ -397,7 +397,8 @@ class Family:
         return str(got)
 
     # -- the public call
-    def apply(self, x, variant, op="sum", inclusive=True):
+    def apply(self, x, variant, op="sum", inclusive=True, progress=False):
+        """The public call on x (NumPy in, NumPy out; device in, device out)."""
         raise NotImplementedError
 
     def what(self, op, inclusive) -> str:

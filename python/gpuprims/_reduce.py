@@ -216,8 +216,8 @@ class ReduceFamily(Family):
         ok = bool(got == ref or (np.isnan(got) and np.isnan(ref)))
         return ok, ulps(got, ref, acc), unit
 
-    def apply(self, x, variant, op="sum", inclusive=True):
-        return reduce(x, op, variant=variant)
+    def apply(self, x, variant, op="sum", inclusive=True, progress=False):
+        return reduce(x, op, variant=variant, progress=progress)
 
 
 FAMILY = register(ReduceFamily())

@@ -152,8 +152,8 @@ class ScanFamily(Family):
         got = np.asarray(got)
         return f"last = {got[-1]}" if got.size else "empty"
 
-    def apply(self, x, variant, op="sum", inclusive=True):
-        return scan(x, op, inclusive=inclusive, variant=variant)
+    def apply(self, x, variant, op="sum", inclusive=True, progress=False):
+        return scan(x, op, inclusive=inclusive, variant=variant, progress=progress)
 
 
 FAMILY = register(ScanFamily())

@@ -402,8 +402,8 @@ class TransposeFamily(Family):
         got = np.asarray(got)
         return f"{got.shape[0]} x {got.shape[1]}"
 
-    def apply(self, x, variant, op="sum", inclusive=True):
-        return transpose(x, variant=variant)
+    def apply(self, x, variant, op="sum", inclusive=True, progress=False):
+        return transpose(x, variant=variant, progress=progress)
 
 
 FAMILY = register(TransposeFamily())
