@@ -146,7 +146,7 @@ def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who
     dtype_out = plan.kernel_result
     result = invoke("reduce", bv, kop, (rows * k,), dtype_out, params,
                     out=_axes.kernel_out(target, (rows * k,), dtype_out) if direct else None,
-                    progress=progress)
+                    progress=progress, segments=off)
     return _axes.deliver(result, plan, out_shape, operand.on_device, target)
 
 

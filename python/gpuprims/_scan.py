@@ -88,7 +88,8 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
                 kop = _axes.gathered(kop)
                 lay = _axes.layout(kop, ax, ax + 1)
     params = (kop.size, in_code, acc_code, code, bool(inclusive), lay, res_code)
-    result = invoke("scan", v, kop, kshape, dtype_out, params, out=kout, progress=progress)
+    result = invoke("scan", v, kop, kshape, dtype_out, params, out=kout, progress=progress,
+                    segments=off if segments is not None else None)
     return _axes.deliver(result, plan, out_shape, operand.on_device, target)
 
 
