@@ -297,8 +297,9 @@ def main(argv=None) -> int:
             print(f"\n{h}", flush=True)
     if args.json:
         doc = {"gpu": info, "roof": {k: roof[k] for k in ("median_ms", "min_ms", "max_ms", "gbps")},
-               "roof_bytes": ROOF_BYTES, "tables": [json.loads(t.to_json()) for t in tables],
-               "numpy_in": [json.loads(h.to_json()) for h in host_tables]}
+               "roof_bytes": ROOF_BYTES, "tables": [json.loads(t.to_json()) for t in tables]}
+        if not args.no_numpy_in:
+            doc["numpy_in"] = [json.loads(h.to_json()) for h in host_tables]
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1)
     if args.plot:

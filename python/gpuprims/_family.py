@@ -210,7 +210,7 @@ def _one_problem(family, v, x1, y1, params, k, progress):
     elements (1-D, any strides); a scan writes y1 (1-D, C-contiguous), a
     reduction returns its value (the accumulator's, exact)."""
     fv = _flat_variant(family, v)
-    if family == "scan":
+    if y1 is not None:  # a scan
         p1 = (x1.size,) + params[1:k] + (None,) + params[k + 1:]
         _core.call(family, fv.index, x1, y1, p1, bool(progress))
         return None
@@ -238,14 +238,15 @@ def _split(family, v, src, dst, params, progress, segments=None) -> bool:
     if k is None or not src.flags.c_contiguous or not dst.flags.c_contiguous:
         return False
     if segments is not None:
-        return _split_segments(family, v, src.reshape(-1), dst.reshape(-1), params, k, segments, progress, budget)
+        return _split_segments(family, v, src.reshape(-1), dst.reshape(-1), params, k, segments, progress, budget,
+                               isinstance(params[k - 1], bool))
     outer, ln, inner, so, sn, si, off = params[k]
     # C order over (outer, ln, inner); a stride of an axis of one element is never used
     if off or (si != 1 and inner > 1) or (sn != inner and ln > 1) or (so != ln * inner and outer > 1) or \
             src.size != outer * ln * inner:
         return False
     so, sn, si = ln * inner, inner, 1
-    scan = family == "scan"
+    scan = isinstance(params[k - 1], bool)  # the inclusive flag before the layout: an output per element
     x = src.reshape(outer, ln, inner)
     y = dst.reshape((outer, ln, inner) if scan else (outer, inner))
     row = (x[0].nbytes + y[0].nbytes) if outer else 1
@@ -283,13 +284,12 @@ def _split(family, v, src, dst, params, progress, segments=None) -> bool:
     return True
 
 
-def _split_segments(family, v, x, y, params, k, off, progress, budget) -> bool:
+def _split_segments(family, v, x, y, params, k, off, progress, budget, scan) -> bool:
     """A segmented call over the cap (x, y flat; off the k+1 host offsets):
     consecutive segments grouped while their data (and a reduction's
     values) fit the budget, each group one call on its slice with offsets
     rebased to it; a segment longer than the budget alone, as a 1-D call
-    the pipeline chunks."""
-    scan = family == "scan"
+    the pipeline chunks.  scan: an output per element (else per segment)."""
     off = np.asarray(off, dtype=np.int64)
     per = x.itemsize + (y.itemsize if scan else 0)
     cap = max(1, budget // per)  # data elements of a piece
