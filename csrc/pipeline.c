@@ -67,13 +67,14 @@ static struct {
     size_t chunk_bytes;        /* test hook: the largest chunk, 0: the ring's slot */
     long long device_limit;    /* bytes, or -1: none */
     int interrupt_after;       /* test hook: simulate Ctrl-C after this many chunks, -1: never */
+    double progress_s;         /* a call expected to take longer shows its progress line (progress=True) */
     /* statistics (pipeline_stats) */
     long long allocations, frees, calls, chunks, interrupted;
     size_t peak_device;        /* the largest device allocation of one pipelined call */
     size_t last_device;        /* the last pipelined call's */
     double last_wall_s;
 } ring = {NULL, 0, {NULL}, NULL, NULL, {NULL}, {NULL}, {NULL},
-          256u << 20, GP_THRESHOLD, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0.0};
+          256u << 20, GP_THRESHOLD, 0, -1, -1, 2.0, 0, 0, 0, 0, 0, 0, 0, 0.0};
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -352,8 +353,8 @@ static int checkpoint(gp_run *r, int64_t chunk)
     stop = PyErr_CheckSignals() < 0;
     if (!stop && r->j->progress && r->total > 0) {
         double el = now_s() - r->t0, frac = (double)r->done / (double)r->total;
-        /* expected above 2 s in all: show it */
-        if (r->shown || (frac > 0 && el / frac > 2.0)) {
+        /* expected above progress_s (2 s) in all: show it */
+        if (r->shown || (frac > 0 && el / frac > ring.progress_s)) {
             PySys_WriteStderr("\rgpuprims %s: %3d%% of %lld elements, %.1f s", r->j->fam->name,
                               (int)(100.0 * frac), (long long)r->total, el);
             r->shown = 1;
@@ -954,17 +955,24 @@ int gp_pipeline_copy(PyObject *module, const gp_runtime *rt, void *dst, const vo
 /* ------------------------------------------------------------ for Python */
 
 /* pipeline_config(pinned_limit=None, device_limit=None (-1: none),
- * threshold=None, chunk_bytes=None, interrupt_after=None) -> dict of the
- * settings now.  The private knobs (threshold, chunk_bytes,
- * interrupt_after) are for the tests. */
+ * threshold=None, chunk_bytes=None, interrupt_after=None, progress_s=None)
+ * -> dict of the settings now.  The private knobs (threshold, chunk_bytes,
+ * interrupt_after, progress_s: the expected seconds above which
+ * progress=True shows its line) are for the tests. */
 PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"pinned_limit", "device_limit", "threshold", "chunk_bytes", "interrupt_after", NULL};
+    static char *kw[] = {"pinned_limit", "device_limit", "threshold", "chunk_bytes", "interrupt_after",
+                         "progress_s", NULL};
     long long pinned = -2, device = -2, threshold = -2, chunk = -2, interrupt = -2;
+    double progress_s = -2.0;
     (void)module;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LLLLL:pipeline_config", kw, &pinned, &device, &threshold,
-                                     &chunk, &interrupt))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LLLLLd:pipeline_config", kw, &pinned, &device, &threshold,
+                                     &chunk, &interrupt, &progress_s))
         return NULL;
+    if (progress_s != -2.0 && !(progress_s >= 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "pipeline_config: progress_s must be a number of seconds >= 0");
+        return NULL;
+    }
     if ((pinned != -2 && pinned < 4 * 4096) || (threshold != -2 && threshold < 0) || (chunk != -2 && chunk < 0) ||
         (device != -2 && device < -1)) {
         PyErr_SetString(PyExc_ValueError, "pipeline_config: a size is negative, or the pinned limit is "
@@ -983,11 +991,14 @@ PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwar
         ring.chunk_bytes = (size_t)chunk;
     if (interrupt != -2)
         ring.interrupt_after = (int)interrupt;
+    if (progress_s != -2.0)
+        ring.progress_s = progress_s;
     pthread_mutex_unlock(&ring_lock);
     Py_END_ALLOW_THREADS
-    return Py_BuildValue("{s:K,s:L,s:K,s:K,s:i}", "pinned_limit", (unsigned long long)ring.limit, "device_limit",
-                         ring.device_limit, "threshold", (unsigned long long)ring.threshold, "chunk_bytes",
-                         (unsigned long long)ring.chunk_bytes, "interrupt_after", ring.interrupt_after);
+    return Py_BuildValue("{s:K,s:L,s:K,s:K,s:i,s:d}", "pinned_limit", (unsigned long long)ring.limit,
+                         "device_limit", ring.device_limit, "threshold", (unsigned long long)ring.threshold,
+                         "chunk_bytes", (unsigned long long)ring.chunk_bytes, "interrupt_after",
+                         ring.interrupt_after, "progress_s", ring.progress_s);
 }
 
 /* pipeline_stats() -> dict: the ring's allocations and frees so far, the

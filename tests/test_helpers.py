@@ -287,7 +287,7 @@ def test_cli_json_and_progress_on_the_fake_gpu(fake_gpu, monkeypatch, tmp_path, 
         "median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "gbps": 2 * nbytes / 1e6})
     out = tmp_path / "r.json"
     assert cli.main(["--family", "reduce", "--family", "transpose", "--n", "2**12",
-                     "--shape", "64x32", "--repeat", "2", "--k", "1", "--json", str(out)]) == 0
+                     "--shape", "64x32", "--repeat", "2", "--k", "1", "--no-numpy-in", "--json", str(out)]) == 0
     cap = capsys.readouterr()
     assert cap.out.startswith("GPU: Fake GPU (sm_90), 1 SMs")
     assert "reduce sum, n = 4096" in cap.out and "transpose, 64 x 32" in cap.out
@@ -308,7 +308,7 @@ def test_cli_plot_file(fake_gpu, monkeypatch, tmp_path):
         "median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "gbps": 1.0})
     png = tmp_path / "p.png"
     assert cli.main(["--family", "scan", "--n", "1000", "--repeat", "1", "--k", "0",
-                     "--no-progress", "--plot", str(png)]) == 0
+                     "--no-progress", "--no-numpy-in", "--plot", str(png)]) == 0
     assert png.stat().st_size > 1000
 
 

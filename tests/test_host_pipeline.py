@@ -20,7 +20,7 @@ def small_chunks(backend):
     _core.pipeline_config(threshold=0, chunk_bytes=CHUNK)
     yield backend
     _core.pipeline_config(threshold=before["threshold"], chunk_bytes=before["chunk_bytes"],
-                          interrupt_after=-1)
+                          interrupt_after=-1, progress_s=before["progress_s"])
     gpuprims.set_device_memory_limit(None if before["device_limit"] < 0 else before["device_limit"])
 
 
@@ -218,6 +218,62 @@ def test_interrupt(small_chunks, what):
     check_sum(gpuprims.sum(x), x, np.float32)
 
 
+PROGRESS_CALLS = {
+    "sum": lambda x, p: gpuprims.sum(x, progress=p),
+    "min": lambda x, p: gpuprims.min(x, progress=p),
+    "max": lambda x, p: gpuprims.max(x, progress=p),
+    "reduce": lambda x, p: gpuprims.reduce(x, "max", progress=p),
+    "cumsum": lambda x, p: gpuprims.cumsum(x, progress=p),
+    "scan": lambda x, p: gpuprims.scan(x, "min", inclusive=False, progress=p),
+    "transpose": lambda x, p: gpuprims.transpose(x.reshape(160, 128), progress=p),
+}
+
+
+def numpy_answer(what, x):
+    return {"sum": lambda: None, "min": lambda: np.min(x), "max": lambda: np.max(x),
+            "reduce": lambda: np.max(x), "cumsum": lambda: None,
+            "scan": lambda: np.concatenate([[np.inf], np.minimum.accumulate(x)[:-1]]).astype(x.dtype),
+            "transpose": lambda: np.ascontiguousarray(x.reshape(160, 128).T)}[what]()
+
+
+@pytest.mark.parametrize("what", list(PROGRESS_CALLS))
+def test_progress_line(small_chunks, capsys, what):
+    """progress=True on a call the pipeline expects to take longer than its
+    threshold (forced to 0 s through the hook) prints the line on stderr,
+    ending in the done line; progress=False (the default) prints nothing;
+    the result is the same either way."""
+    x = rand(20 * 1024, "float32", seed=21)
+    before = x.copy()
+    _core.pipeline_config(progress_s=0.0)
+    quiet = PROGRESS_CALLS[what](x, False)
+    assert capsys.readouterr().err == ""
+    shown = PROGRESS_CALLS[what](x, True)
+    err = capsys.readouterr().err
+    fam = {"sum": "reduce", "min": "reduce", "max": "reduce", "cumsum": "scan"}.get(what, what)
+    assert f"gpuprims {fam}: " in err and "% of 20480 elements" in err
+    assert err.endswith("\n") and f"gpuprims {fam}: done, 20480 elements in " in err.splitlines()[-1].split("\r")[-1]
+    np.testing.assert_array_equal(np.asarray(shown), np.asarray(quiet))  # the same bits
+    want = numpy_answer(what, x)
+    if want is not None:
+        np.testing.assert_array_equal(np.asarray(shown), want)
+    elif what == "sum":
+        check_sum(shown, x, np.float32)
+    else:
+        check_scan(shown, x, True, np.float32)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_progress_not_shown_for_a_short_call(small_chunks, capsys):
+    """progress=True on a call expected to take less than the threshold
+    (the default 2 s; a few ms here) prints nothing."""
+    x = rand(20 * 1024, "float32", seed=22)
+    assert _core.pipeline_config()["progress_s"] == 2.0
+    check_sum(gpuprims.sum(x, progress=True), x, np.float32)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(ValueError, match="progress_s"):
+        _core.pipeline_config(progress_s=-1.0)
+
+
 def test_ring_bounded_and_freed(small_chunks):
     x = rand(3000, "float32", seed=12)
     gpuprims.sum(x)
@@ -286,3 +342,166 @@ def test_larger_than_the_gpu():
     assert gpuprims.sum(x, dtype=np.float64) == float(n + (n + 6) // 7)
     xi = np.ones(n, np.int32)
     assert gpuprims.sum(xi) == n
+
+
+# -- calls over the device-memory cap that the pipeline does not chunk by itself
+
+CAP = 64 << 10
+
+
+@pytest.fixture
+def capped(small_chunks, monkeypatch):
+    """A 64 KiB device-memory cap (the inputs below are 4x it); every core
+    call recorded: (params, bytes of its host operands, the pipeline's
+    device bytes after it)."""
+    _core.pipeline_config(chunk_bytes=0)  # the cap alone chooses the chunks
+    gpuprims.set_device_memory_limit(CAP)
+    calls = []
+    real = _core.call
+
+    def call(family, index, src, dst, params, *rest):
+        before = _core.pipeline_stats()["calls"]
+        value = real(family, index, src, dst, params, *rest)
+        piped = _core.pipeline_stats()["calls"] > before
+        nbytes = sum(a.nbytes for a in (src, dst) if isinstance(a, np.ndarray))
+        calls.append((params, nbytes, _core.pipeline_stats()["last_device_bytes"] if piped else None))
+        return value
+
+    monkeypatch.setattr(_core, "call", call)
+    yield calls
+    gpuprims.set_device_memory_limit(None)
+
+
+def within_cap(calls):
+    """Every call fits the cap: a pipelined one by its device allocation,
+    a single-shot one by its host operands (in + out, all on the device)."""
+    assert len(calls) > 1  # split
+    for params, nbytes, device in calls:
+        assert (device if device is not None else nbytes) <= CAP, (params, nbytes, device)
+
+
+def twice(fn):
+    """fn() run twice: the same bits (run to run), the first returned."""
+    a, b = np.asarray(fn()), np.asarray(fn())
+    assert a.tobytes() == b.tobytes()
+    return a
+
+
+N4 = 4 * CAP // 4  # float32 elements of an array 4x the cap
+
+
+@pytest.mark.parametrize("shape,axis", [((1, N4), 1), ((N4, 1), 0), ((2, N4), -1), ((N4 // 2, 2), 0)])
+def test_one_problem_longer_than_the_cap(capped, shape, axis):
+    """A reduce or scan along an axis whose one problem (a row, or a column
+    with outer = inner = 1) is over the cap: each problem through the
+    pipeline as 1-D data, within the cap; results against NumPy."""
+    x = rand(shape, "float32", seed=31)
+    xi = rand(shape, "int32", seed=32)
+    before = x.copy()
+    got = twice(lambda: gpuprims.sum(x, axis=axis))
+    within_cap(capped)
+    for g, col in zip(got.ravel(), np.moveaxis(x, axis, -1).reshape(-1, x.shape[axis])):
+        check_sum(g, col, np.float32)
+    capped.clear()
+    np.testing.assert_array_equal(twice(lambda: gpuprims.max(xi, axis=axis)), xi.max(axis=axis))
+    np.testing.assert_array_equal(twice(lambda: gpuprims.cumsum(xi, axis=axis)), np.cumsum(xi, axis=axis))
+    within_cap(capped)
+    got = twice(lambda: gpuprims.cumsum(x, axis=axis))
+    for g, col in zip(np.moveaxis(got, axis, -1).reshape(-1, x.shape[axis]),
+                      np.moveaxis(x, axis, -1).reshape(-1, x.shape[axis])):
+        check_scan(g, col, True, np.float32)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_full_reductions_chunk(capped):
+    """A 1-D array and every axis of a contiguous N-D array: one pipelined
+    call, chunked to the cap."""
+    x = rand((64, 32, 32), "float32", seed=33)
+    for axis in (None, (0, 1, 2)):
+        capped.clear()
+        check_sum(twice(lambda: gpuprims.sum(x, axis=axis)), x, np.float32)
+        assert len(capped) == 2 and all(device is not None and device <= CAP for _, _, device in capped)
+    capped.clear()
+    check_scan(gpuprims.cumsum(x), x, True, np.float32)
+    assert len(capped) == 1 and capped[0][2] is not None and capped[0][2] <= CAP
+
+
+def ragged(n, long_at, rng):
+    """Segment boundaries over n elements: short ones, runs of empty ones,
+    and one longer than the cap (at long_at)."""
+    cuts = [0]
+    while cuts[-1] < n:
+        if len(cuts) == long_at:
+            step = CAP // 4 + 1001
+        else:
+            step = int(rng.choice([0, 0, 1, 7, 300, 2000]))
+        cuts.append(min(n, cuts[-1] + step))
+    return np.array(cuts, dtype=np.int64)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_segmented_reduce_over_the_cap(capped, dtype):
+    rng = np.random.default_rng(34)
+    x = rand(N4, dtype, seed=35)
+    before = x.copy()
+    seg = ragged(N4, 5, rng)
+    inner = seg[3:-2]  # segments that leave data out at both ends
+    for s in (seg, inner):
+        capped.clear()
+        got = twice(lambda: gpuprims.sum(x, segments=s))
+        within_cap(capped)
+        assert got.shape == (s.size - 1,)
+        for g, a, b in zip(got, s[:-1], s[1:]):
+            if dtype == "int32":
+                assert g == x[a:b].sum(dtype=np.int64)
+            else:
+                check_sum(g, x[a:b], np.float32)
+        nonempty = np.flatnonzero(np.diff(s))
+        mx = twice(lambda: gpuprims.max(x, segments=s))
+        np.testing.assert_array_equal(mx[nonempty], [x[s[i]:s[i + 1]].max() for i in nonempty])
+    # segments of each row (axis=-1)
+    m = x.reshape(4, N4 // 4)
+    rowseg = np.array([0, 5, 5, N4 // 8, N4 // 4 - 1, N4 // 4], dtype=np.int64)
+    capped.clear()
+    got = twice(lambda: gpuprims.min(m, axis=-1, segments=rowseg))
+    within_cap(capped)
+    want = np.array([[r[a:b].min() if b > a else got[i, j] for j, (a, b) in enumerate(zip(rowseg[:-1], rowseg[1:]))]
+                     for i, r in enumerate(m)])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_segmented_scan_over_the_cap(capped, inclusive):
+    rng = np.random.default_rng(36)
+    x = rand(N4, "int32", seed=37)
+    seg = ragged(N4, 4, rng)
+    got = twice(lambda: gpuprims.scan(x, "sum", inclusive=inclusive, segments=seg))
+    within_cap(capped)
+    want = np.empty(N4, np.int64)
+    for a, b in zip(seg[:-1], seg[1:]):
+        inc = np.cumsum(x[a:b], dtype=np.int64)
+        want[a:b] = inc if inclusive else np.concatenate([[0], inc[:-1]])
+    np.testing.assert_array_equal(got, want)
+    xf = rand(N4, "float32", seed=38)
+    capped.clear()
+    got = twice(lambda: gpuprims.cumsum(xf, segments=seg))
+    within_cap(capped)
+    for a, b in zip(seg[:-1], seg[1:]):
+        if b > a:
+            check_scan(got[a:b], xf[a:b], True, np.float32)
+
+
+@pytest.mark.parametrize("view", ["contiguous", "reversed", "fortran"])
+def test_nd_transpose_over_the_cap(capped, view):
+    """An N-D transpose 4x the cap, also of an input read in place through
+    its strides (a span): split along the output's first axis."""
+    t = rand((16, 64, 64), "float32", seed=39)
+    a = {"contiguous": t, "reversed": t[:, ::-1, :], "fortran": np.asfortranarray(t)}[view]
+    before = a.copy()
+    for axes in [(2, 0, 1), (1, 2, 0), None]:
+        capped.clear()
+        got = twice(lambda: gpuprims.transpose(a, axes))
+        within_cap(capped)
+        np.testing.assert_array_equal(got, np.ascontiguousarray(np.transpose(a, axes)))
+    np.testing.assert_array_equal(a, before)

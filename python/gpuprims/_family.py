@@ -147,7 +147,7 @@ def take_out(out, shape, dtype, operand, x, who: str):
 
 
 def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: Out | None = None,
-           progress: bool = False):
+           progress: bool = False, segments=None):
     """One _core.call of variant v on an Operand (_arrays.take).  A device
     input on a device variant stays in place (its address; its strides are
     in `params` where the family reads them) and the output is `out` or a
@@ -158,7 +158,10 @@ def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: 
     reduction or scan through its strides; the layouts it does not split
     are split here into calls that fit the device-memory cap (_split).
     out_shape None: the core's return value is the result (a reduction's).
-    progress: a long call on NumPy arrays shows a progress line."""
+    progress: a long call on NumPy arrays shows a progress line.
+    segments: the host's copy of a segmented call's offsets (the layout
+    holds their device address), so that a call over the cap splits by
+    whole segments."""
     if operand.on_device and v.where == "device":
         if out_shape is None:
             return _core.call(family, v.index, operand.ptr, None, params)
@@ -175,7 +178,8 @@ def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: 
     flat = out_shape is None or (len(params) > 5 and params[5] is None)
     src = operand.host_input() if flat and v.where == "device" and not operand.on_device \
         else operand.to_host()
-    if not (v.where == "device" and host is not None and _split(family, v, src, host, params, progress)):
+    if not (v.where == "device" and host is not None and
+            _split(family, v, src, host, params, progress, segments)):
         value = _core.call(family, v.index, src, host, params, bool(progress))
         if out_shape is None:
             return value
@@ -188,43 +192,63 @@ def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: 
     return to_device(host) if operand.on_device else host
 
 
-def _split(family, v, src, dst, params, progress) -> bool:
-    """A call the core's pipeline does not chunk (an axis layout, an N-D
-    transpose) on host arrays over the device-memory cap, run as several
-    calls each within it: along the problems (outer, then inner) of a
-    reduce or scan layout, along the output's first axis of a transpose.
-    Pieces are fixed by the sizes and the cap (the same bits run to run).
-    False where nothing is over the cap or the call cannot be split so (one
-    call then)."""
+def _flat_variant(family, v) -> Variant:
+    """The 1-D row that runs one problem of layout row v through the
+    pipeline's chunks: the reproducible 1-D row for a reproducible v, else
+    the family's auto row."""
+    rows = variants(family)
+    if v.reproducible:
+        flat = next((r for r in rows if r.reproducible and not (r.batched or r.segmented)), None)
+        if flat is not None:
+            return flat
+    return next(r for r in rows if r.auto)
+
+
+def _one_problem(family, v, x1, y1, params, k, progress):
+    """One problem of a layout call (k: the layout's place in params) as a
+    1-D call through the pipeline, which chunks it to the cap: x1 its
+    elements (1-D, any strides); a scan writes y1 (1-D, C-contiguous), a
+    reduction returns its value (the accumulator's, exact)."""
+    fv = _flat_variant(family, v)
+    if y1 is not None:  # a scan
+        p1 = (x1.size,) + params[1:k] + (None,) + params[k + 1:]
+        _core.call(family, fv.index, x1, y1, p1, bool(progress))
+        return None
+    return _core.call(family, fv.index, x1, None, (x1.size,) + params[1:k], bool(progress))
+
+
+def _split(family, v, src, dst, params, progress, segments=None) -> bool:
+    """A call the core's pipeline does not chunk (an axis layout, segments,
+    an N-D transpose) on host arrays over the device-memory cap, run as
+    several calls each within it: along the problems (outer, then inner) of
+    a reduce or scan layout, a problem longer than the cap as a 1-D call
+    the pipeline chunks; segments in groups of whole segments (offsets
+    rebased), one longer than the cap alone as a 1-D call (a reduction's
+    chunks combined in their order, a scan's carried); a transpose along
+    the output's first axis.  Pieces are fixed by the sizes and the cap
+    (the same bits run to run).  False where nothing is over the cap or
+    the call cannot be split so (one call then)."""
     budget = piece_budget()
-    if budget is None or src.nbytes + dst.nbytes <= budget or not src.flags.c_contiguous:
+    if budget is None or src.nbytes + dst.nbytes <= budget:
         return False
-    if isinstance(params[0], tuple):  # a planned transpose: (shape, strides, axes, ...)
-        shape, strides, perm = params[0], params[1], params[2]
-        if strides is not None or len(shape) <= 2:
-            return False  # the pipeline tiles a matrix itself; a spanned input: one call
-        x = src.reshape(shape)
-        y = dst.reshape(tuple(shape[p] for p in perm))
-        a0 = perm[0]
-        step = max(1, budget * shape[a0] // max(1, 2 * src.nbytes))
-        for j0 in range(0, shape[a0], step):
-            j1 = min(shape[a0], j0 + step)
-            piece = np.ascontiguousarray(np.take(x, np.arange(j0, j1), axis=a0))
-            sub = list(shape)
-            sub[a0] = j1 - j0
-            _core.call(family, v.index, piece, y[j0:j1], (tuple(sub), None, *params[2:5], 0, piece.size),
-                       bool(progress))
-        return True
+    if isinstance(params[0], tuple):  # a planned transpose: (shape, strides, axes, ..., offset, span)
+        return _split_transpose(family, v, src, dst, params, progress, budget)
     # (n, codes..., layout, ...): the layout is the params' one tuple
     k = next((i for i, p in enumerate(params) if isinstance(p, tuple)), None)
-    if k is None:
+    if k is None or not src.flags.c_contiguous or not dst.flags.c_contiguous:
         return False
+    if segments is not None:
+        return _split_segments(family, v, src.reshape(-1), dst.reshape(-1), params, k, segments, progress, budget,
+                               isinstance(params[k - 1], bool))
     outer, ln, inner, so, sn, si, off = params[k]
-    if off or si != 1 or sn != inner or so != ln * inner or not dst.flags.c_contiguous or \
+    # C order over (outer, ln, inner); a stride of an axis of one element is never used
+    if off or (si != 1 and inner > 1) or (sn != inner and ln > 1) or (so != ln * inner and outer > 1) or \
             src.size != outer * ln * inner:
         return False
+    so, sn, si = ln * inner, inner, 1
+    scan = isinstance(params[k - 1], bool)  # the inclusive flag before the layout: an output per element
     x = src.reshape(outer, ln, inner)
-    y = dst.reshape((outer, ln, inner) if dst.size == src.size else (outer, inner))  # a scan's, a reduction's
+    y = dst.reshape((outer, ln, inner) if scan else (outer, inner))
     row = (x[0].nbytes + y[0].nbytes) if outer else 1
     if row <= budget:
         step = max(1, budget // row)
@@ -235,6 +259,19 @@ def _split(family, v, src, dst, params, progress) -> bool:
             _core.call(family, v.index, x[o0:o1], y[o0:o1], piece, bool(progress))
         return True
     cols = max(1, budget * inner // max(1, row))
+    if cols == 1 and ln * (x.itemsize + (y.itemsize if scan else 0)) > budget:
+        # one problem is over the cap: each through the pipeline, as 1-D data
+        for o in range(outer):
+            for i in range(inner):
+                if scan:
+                    yo = y[o, :, i]
+                    target = yo if yo.flags.c_contiguous else np.empty(ln, y.dtype)
+                    _one_problem(family, v, x[o, :, i], target, params, k, progress)
+                    if target is not yo:
+                        yo[...] = target
+                else:
+                    y[o, i] = _one_problem(family, v, x[o, :, i], None, params, k, progress)
+        return True
     for o in range(outer):
         for i0 in range(0, inner, cols):
             i1 = min(inner, i0 + cols)
@@ -244,6 +281,69 @@ def _split(family, v, src, dst, params, progress) -> bool:
             piece = (xp.size,) + params[1:k] + ((1, ln, w, ln * w, w, 1, 0),) + params[k + 1:]
             _core.call(family, v.index, xp, yp, piece, bool(progress))
             y[o][..., i0:i1] = yp
+    return True
+
+
+def _split_segments(family, v, x, y, params, k, off, progress, budget, scan) -> bool:
+    """A segmented call over the cap (x, y flat; off the k+1 host offsets):
+    consecutive segments grouped while their data (and a reduction's
+    values) fit the budget, each group one call on its slice with offsets
+    rebased to it; a segment longer than the budget alone, as a 1-D call
+    the pipeline chunks.  scan: an output per element (else per segment)."""
+    off = np.asarray(off, dtype=np.int64)
+    per = x.itemsize + (y.itemsize if scan else 0)
+    cap = max(1, budget // per)  # data elements of a piece
+    most = max(1, budget // (2 * (8 + (0 if scan else y.itemsize))))  # segments of a piece
+    nseg = off.size - 1
+    s = 0
+    while s < nseg:
+        b = int(off[s])
+        if int(off[s + 1]) - b > cap:  # one segment longer than a piece
+            seg = x[b:int(off[s + 1])]
+            if scan:
+                _one_problem(family, v, seg, y[b:int(off[s + 1])], params, k, progress)
+            else:
+                y[s] = _one_problem(family, v, seg, None, params, k, progress)
+            s += 1
+            continue
+        e = int(np.searchsorted(off, b + cap, side="right")) - 1  # off[e] <= b + cap
+        e = min(max(e, s + 1), s + most, nseg)
+        rebased = off[s:e + 1] - b
+        dev = to_device(rebased)
+        m = int(off[e]) - b
+        lay = (e - s, m, 1, 0, 1, 0, dev.ptr)
+        piece = (m,) + params[1:k] + (lay,) + params[k + 1:]
+        _core.call(family, v.index, x[b:b + m], y[b:b + m] if scan else y[s:e], piece, bool(progress))
+        del dev
+        s = e
+    return True
+
+
+def _split_transpose(family, v, src, dst, params, progress, budget) -> bool:
+    """An N-D transpose over the cap, along the output's first axis: each
+    piece a C-contiguous copy of the input's slices that make that many
+    rows of the output (an input read in place through its strides - a
+    span - is sliced through them)."""
+    shape, strides, perm = params[0], params[1], params[2]
+    if len(shape) <= 2:
+        return False  # the pipeline tiles a matrix itself
+    if strides is None:
+        if not src.flags.c_contiguous:
+            return False
+        x = src.reshape(shape)
+    else:  # the span's buffer: x[0, ..., 0] at params[5], element strides
+        x = np.lib.stride_tricks.as_strided(src[params[5]:], shape=shape,
+                                            strides=tuple(s * src.itemsize for s in strides), writeable=False)
+    y = dst.reshape(tuple(shape[p] for p in perm))
+    a0 = perm[0]
+    step = max(1, budget * shape[a0] // max(1, 2 * x.size * x.itemsize))
+    for j0 in range(0, shape[a0], step):
+        j1 = min(shape[a0], j0 + step)
+        piece = np.ascontiguousarray(np.take(x, np.arange(j0, j1), axis=a0))
+        sub = list(shape)
+        sub[a0] = j1 - j0
+        _core.call(family, v.index, piece, y[j0:j1], (tuple(sub), None, *params[2:5], 0, piece.size),
+                   bool(progress))
     return True
 
 
@@ -397,7 +497,8 @@ class Family:
         return str(got)
 
     # -- the public call
-    def apply(self, x, variant, op="sum", inclusive=True):
+    def apply(self, x, variant, op="sum", inclusive=True, progress=False):
+        """The public call on x (NumPy in, NumPy out; device in, device out)."""
         raise NotImplementedError
 
     def what(self, op, inclusive) -> str:

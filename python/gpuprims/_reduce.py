@@ -26,7 +26,7 @@ def result_dtype(op: str, in_dtype: np.dtype, dtype=None) -> np.dtype:
 
 
 def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=None, segments=None,
-           determinism: str = "run_to_run", variant: str = "auto", _who="reduce"):
+           determinism: str = "run_to_run", variant: str = "auto", progress: bool = False, _who="reduce"):
     """Reduce `x` with `op` ("sum", "min" or "max") over `axis`, as numpy.
 
     x: a NumPy array (any shape, any strides) or a device array (DeviceArray,
@@ -56,6 +56,9 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     array: NumPy for NumPy input, DeviceArray for device input.  The result
     dtype follows numpy (see result_dtype).  `variant` names a step of the
     journey (gpuprims.variants("reduce")); "auto" is the fastest.
+    progress: True shows a progress line on stderr for a call on a NumPy
+    array expected to take more than 2 s (the host pipeline's chunks);
+    Ctrl-C stops such a call between chunks whether or not it is shown.
     Errors: TypeError (dtype, object, out's dtype), ValueError (op, variant,
     axis, out's shape, segments, min/max of an empty array).
     """
@@ -81,7 +84,7 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     cacheable = determinism != "gpu_to_gpu"
     shape = operand.shape
     if segments is not None:
-        return _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, _who)
+        return _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, _who, progress)
     axes = _axes.normalize_axes(axis, len(shape), _who)
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape)) if keepdims else \
         tuple(n for i, n in enumerate(shape) if i not in axes)
@@ -94,7 +97,7 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
         # every element into one value: the 1-D journey
         kop = _axes.gathered(kop)
         params = (kop.size, in_code, acc_code, code)
-        value = plan.scalar(invoke("reduce", v, kop, None, plan.acc, params))
+        value = plan.scalar(invoke("reduce", v, kop, None, plan.acc, params, progress=progress))
         if type(x) is DeviceArray and dtype is None and v.where == "device" and kop.device is x and cacheable:
             _PARSED[(variant, op, x.dtype)] = (v.index, in_code, acc_code, code, plan)
         if target is None and not kept:
@@ -116,7 +119,8 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
         params = (cur.size, CODES[cur.dtype], acc_code, code, lay,
                   res_code if last else acc_code)
         result = invoke("reduce", bv, cur, out_shape, dtype_out, params,
-                        out=_axes.kernel_out(target, out_shape, dtype_out) if direct else None)
+                        out=_axes.kernel_out(target, out_shape, dtype_out) if direct else None,
+                        progress=progress)
         cur = _axes.as_operand(result) if not last else None
     result = _axes.deliver(result, plan, kept, operand.on_device, target)
     if target is None and not kept:  # every axis reduced: a NumPy scalar, as numpy gives
@@ -124,7 +128,7 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     return result
 
 
-def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who):
+def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who, progress=False):
     """Ragged segments of the flattened data (axis None) or of each row
     (the last axis): one value per segment."""
     shape = operand.shape
@@ -141,33 +145,34 @@ def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who
     direct = target is not None and plan.direct
     dtype_out = plan.kernel_result
     result = invoke("reduce", bv, kop, (rows * k,), dtype_out, params,
-                    out=_axes.kernel_out(target, (rows * k,), dtype_out) if direct else None)
+                    out=_axes.kernel_out(target, (rows * k,), dtype_out) if direct else None,
+                    progress=progress, segments=off)
     return _axes.deliver(result, plan, out_shape, operand.on_device, target)
 
 
 def sum(x, *, axis=None, keepdims=False, dtype=None, out=None, segments=None,  # noqa: A001
-        determinism: str = "run_to_run", variant: str = "auto"):
+        determinism: str = "run_to_run", variant: str = "auto", progress: bool = False):
     """Sum over axis (numpy.sum's semantics and result dtype); see reduce.
     determinism="gpu_to_gpu" gives a float sum the same bits on every GPU,
     grid and chunking and on the emulator (see reduce)."""
     return reduce(x, "sum", axis=axis, keepdims=keepdims, dtype=dtype, out=out, segments=segments,
-                  determinism=determinism, variant=variant, _who="sum")
+                  determinism=determinism, variant=variant, progress=progress, _who="sum")
 
 
 def min(x, *, axis=None, keepdims=False, out=None, segments=None,  # noqa: A001
-        determinism: str = "run_to_run", variant: str = "auto"):
+        determinism: str = "run_to_run", variant: str = "auto", progress: bool = False):
     """Smallest element over axis; NaN if any element is NaN (as numpy.min); see reduce.
     Exact in any order: every determinism level gives the same bits."""
     return reduce(x, "min", axis=axis, keepdims=keepdims, out=out, segments=segments,
-                  determinism=determinism, variant=variant, _who="min")
+                  determinism=determinism, variant=variant, progress=progress, _who="min")
 
 
 def max(x, *, axis=None, keepdims=False, out=None, segments=None,  # noqa: A001
-        determinism: str = "run_to_run", variant: str = "auto"):
+        determinism: str = "run_to_run", variant: str = "auto", progress: bool = False):
     """Largest element over axis; NaN if any element is NaN (as numpy.max); see reduce.
     Exact in any order: every determinism level gives the same bits."""
     return reduce(x, "max", axis=axis, keepdims=keepdims, out=out, segments=segments,
-                  determinism=determinism, variant=variant, _who="max")
+                  determinism=determinism, variant=variant, progress=progress, _who="max")
 
 
 class ReduceFamily(Family):
@@ -211,8 +216,8 @@ class ReduceFamily(Family):
         ok = bool(got == ref or (np.isnan(got) and np.isnan(ref)))
         return ok, ulps(got, ref, acc), unit
 
-    def apply(self, x, variant, op="sum", inclusive=True):
-        return reduce(x, op, variant=variant)
+    def apply(self, x, variant, op="sum", inclusive=True, progress=False):
+        return reduce(x, op, variant=variant, progress=progress)
 
 
 FAMILY = register(ReduceFamily())

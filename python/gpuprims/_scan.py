@@ -16,7 +16,7 @@ _UFUNCS = {"sum": np.add, "min": np.minimum, "max": np.maximum}
 
 
 def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, out=None, segments=None,
-         determinism: str = "run_to_run", variant: str = "auto", _who="scan"):
+         determinism: str = "run_to_run", variant: str = "auto", progress: bool = False, _who="scan"):
     """Prefix scan of `x` with `op` ("sum", "min" or "max") along `axis`.
 
     axis None: the flattened data (C order), as numpy.cumsum; an int: along
@@ -41,6 +41,9 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     non-deterministic path exists here).  Integer sums, min and max are
     exact in any order, so "gpu_to_gpu" runs the same kernels; a float sum
     scan has no gpu_to_gpu variant yet (ValueError).
+    progress: True shows a progress line on stderr for a call on a NumPy
+    array expected to take more than 2 s (the host pipeline's chunks);
+    Ctrl-C stops such a call between chunks whether or not it is shown.
     Errors: TypeError (dtype, object, out's dtype), ValueError (op, variant,
     axis, out's shape, segments).
     """
@@ -85,15 +88,16 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
                 kop = _axes.gathered(kop)
                 lay = _axes.layout(kop, ax, ax + 1)
     params = (kop.size, in_code, acc_code, code, bool(inclusive), lay, res_code)
-    result = invoke("scan", v, kop, kshape, dtype_out, params, out=kout)
+    result = invoke("scan", v, kop, kshape, dtype_out, params, out=kout, progress=progress,
+                    segments=off if segments is not None else None)
     return _axes.deliver(result, plan, out_shape, operand.on_device, target)
 
 
 def cumsum(x, *, axis=None, dtype=None, out=None, segments=None, determinism: str = "run_to_run",
-           variant: str = "auto"):
+           variant: str = "auto", progress: bool = False):
     """Inclusive sum scan, as numpy.cumsum(x, axis) (same result dtype); see scan."""
     return scan(x, "sum", axis=axis, inclusive=True, dtype=dtype, out=out, segments=segments,
-                determinism=determinism, variant=variant, _who="cumsum")
+                determinism=determinism, variant=variant, progress=progress, _who="cumsum")
 
 
 class ScanFamily(Family):
@@ -149,8 +153,8 @@ class ScanFamily(Family):
         got = np.asarray(got)
         return f"last = {got[-1]}" if got.size else "empty"
 
-    def apply(self, x, variant, op="sum", inclusive=True):
-        return scan(x, op, inclusive=inclusive, variant=variant)
+    def apply(self, x, variant, op="sum", inclusive=True, progress=False):
+        return scan(x, op, inclusive=inclusive, variant=variant, progress=progress)
 
 
 FAMILY = register(ScanFamily())

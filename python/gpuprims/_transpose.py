@@ -221,7 +221,7 @@ def _matrix_error(v: Variant, plan: TransposePlan) -> ValueError:
         f"any rank and any strides")
 
 
-def transpose(x, axes=None, *, out=None, variant: str = "auto"):
+def transpose(x, axes=None, *, out=None, variant: str = "auto", progress: bool = False):
     """numpy.ascontiguousarray(numpy.transpose(x, axes)), on the GPU.
 
     x: a NumPy array or a device array (DeviceArray, CuPy, PyTorch CUDA
@@ -244,6 +244,10 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto"):
     a matrix transpose, on a C-contiguous copy of x; nd_naive and nd_tiled
     take any.  The `copy` variant is the bandwidth roof: it returns a copy
     of x with x's own shape, not the transpose.
+
+    progress: True shows a progress line on stderr for a call on a NumPy
+    array expected to take more than 2 s (the host pipeline's tiles);
+    Ctrl-C stops such a call between tiles whether or not it is shown.
     """
     v = lookup("transpose", variant)
     strided = not v.matrix and v.name != "copy"  # reads through strides
@@ -269,7 +273,7 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto"):
         raise _matrix_error(v, plan)
     out_shape = operand.shape if v.name == "copy" else plan.out_shape
     target = take_out(out, out_shape, operand.dtype, operand, x, "transpose")
-    return invoke("transpose", v, operand, out_shape, operand.dtype, params, out=target)
+    return invoke("transpose", v, operand, out_shape, operand.dtype, params, out=target, progress=progress)
 
 
 # ------------------------------------------------------- timing any rank
@@ -398,8 +402,8 @@ class TransposeFamily(Family):
         got = np.asarray(got)
         return f"{got.shape[0]} x {got.shape[1]}"
 
-    def apply(self, x, variant, op="sum", inclusive=True):
-        return transpose(x, variant=variant)
+    def apply(self, x, variant, op="sum", inclusive=True, progress=False):
+        return transpose(x, variant=variant, progress=progress)
 
 
 FAMILY = register(TransposeFamily())
