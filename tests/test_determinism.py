@@ -262,3 +262,48 @@ def test_host_states_merge_to_single_call_bits(dtype, chunks):
     y = np.array([1.0, np.inf], dtype)
     z = np.array([-np.inf], dtype)
     assert np.isnan(_rfa.finalize(_rfa.merge(_rfa.sum_states(y), _rfa.sum_states(z)), dtype))
+
+
+@pytest.fixture
+def pipeline_restored(backend):
+    """The host pipeline's settings restored after the test."""
+    from gpuprims import _core
+    before = _core.pipeline_config()
+    yield _core
+    _core.pipeline_config(threshold=before["threshold"], chunk_bytes=before["chunk_bytes"])
+    gpuprims.set_device_memory_limit(None if before["device_limit"] < 0 else before["device_limit"])
+
+
+CHUNK_BYTES = [0, 4096, 12288, 40000, 1 << 20]  # 0: the ring's slot
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_host_pipeline_chunks_do_not_change_sum_bits(pipeline_restored, dtype):
+    """A NumPy array through the host pipeline: one state per chunk, merged
+    and rounded once on the device, so every chunk size (and a device-memory
+    cap that forces small chunks) gives the reference's bits, those of the
+    single call on a DeviceArray."""
+    core = pipeline_restored
+    rng = np.random.default_rng(11)
+    n = 100_003
+    x = (random_array(n, dtype, seed=12) * 10.0 ** rng.uniform(-12, 12, n)).astype(dtype)
+    x[n - 5] = dtype(3e15)  # a new largest magnitude in the last chunk
+    before = x.copy()
+    want = R.rfa_sum(x)
+    assert bits(np.asarray(g2g(gpuprims.to_device(x)))) == bits(want)
+    for cb in CHUNK_BYTES:
+        core.pipeline_config(threshold=0, chunk_bytes=cb)
+        chunks = core.pipeline_stats()["chunks"]
+        assert bits(g2g(x)) == bits(want), cb
+        assert core.pipeline_stats()["chunks"] - chunks >= (2 if 0 < cb < x.nbytes else 1)
+        # strided and reversed views go through the same packing
+        assert bits(g2g(x[::-1])) == bits(want), cb
+    core.pipeline_config(threshold=0, chunk_bytes=0)
+    gpuprims.set_device_memory_limit(1 << 17)
+    assert bits(g2g(x)) == bits(want)
+    gpuprims.set_device_memory_limit(None)
+    # float16 is cast per chunk and accumulated in float32
+    h = (random_array(n, np.float32, seed=13) * 100).astype(np.float16)
+    core.pipeline_config(threshold=0, chunk_bytes=4096)
+    assert bits(g2g(h)) == bits(R.rfa_sum(h.astype(np.float32)).astype(np.float16))
+    assert bits(x) == bits(before)
