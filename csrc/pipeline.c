@@ -674,6 +674,10 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
     gp_call cc;
     cudaError_t err = cudaSuccess;
     int64_t i, prev_e0 = 0, prev_m = 0;
+    /* a reproducible float sum carries the running accumulator state from
+     * chunk to chunk (two slots, alternating), not a rounded total */
+    int rep = rep_sum(j);
+    char *states = scratch + p->scratch;
     view_of(&j->in.view, &v);
     for (i = 0; i <= p->nchunks && err == cudaSuccess; i++) {
         int s = (int)(i % 2);
@@ -692,7 +696,14 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
             cc = *c;
             cc.in_t = c->out_t;
             cc.inclusive = 1;
-            if (i == 0) {
+            if (rep) {
+                cc.n = cc.len = m;
+                cc.in = work + acc;
+                cc.out = y + acc;
+                cc.inclusive = c->inclusive;
+                cc.carry_in = i > 0 ? states + 256 * (size_t)((i + 1) % 2) : NULL;
+                cc.carry_out = i + 1 < p->nchunks ? states + 256 * (size_t)(i % 2) : NULL;
+            } else if (i == 0) {
                 cc.n = cc.len = m;
                 cc.in = work + acc;
                 cc.out = y + acc;
@@ -703,14 +714,14 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
             }
             if ((err = launch_with(j, &cc, scratch)) != cudaSuccess)
                 break;
-            if (i == 0 && !c->inclusive) { /* y[0]: the identity, an exclusive scan of one element */
+            if (i == 0 && !c->inclusive && !rep) { /* y[0]: the identity, an exclusive scan of one element */
                 cc.n = cc.len = 1;
                 cc.inclusive = 0;
                 cc.out = y;
                 if ((err = launch_with(j, &cc, scratch)) != cudaSuccess)
                     break;
             }
-            if (i + 1 < p->nchunks) { /* the carry: y[m], into the next stage's work[0] */
+            if (i + 1 < p->nchunks && !rep) { /* the carry: y[m], into the next stage's work[0] */
                 char *next = block + (size_t)((i + 1) % 2) * stage_b + in_b;
                 if ((err = rt->memcpy_async(next, y + (size_t)m * acc, acc, cudaMemcpyDeviceToDevice, c->stream)) !=
                     cudaSuccess)
@@ -721,7 +732,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                     break;
                 y = res;
             }
-            if ((err = stage_out(j, s, 2 + s, y + (c->inclusive ? oe : 0), (size_t)m * oe)) != cudaSuccess)
+            if ((err = stage_out(j, s, 2 + s, y + (c->inclusive || rep ? oe : 0), (size_t)m * oe)) != cudaSuccess)
                 break;
         }
         if (i > 0) { /* chunk i - 1's output unpacked while chunk i moves */
