@@ -186,9 +186,13 @@ struct Shape {
     static constexpr int BLOCK = 256, ITEMS = 8, BLOCKS_PER_SM = 3;
     static constexpr int TILE = BLOCK * ITEMS;
 };
+// 8-byte accumulators: 2 blocks an SM (at 3, ptxas -v for sm_90 caps them at
+// 80 registers and they spill).
+template <class Acc>
+constexpr int blocks_per_sm() { return sizeof(Acc) == 4 ? Shape::BLOCKS_PER_SM : 2; }
 
 template <class In, class Acc>
-__global__ void __launch_bounds__(Shape::BLOCK, Shape::BLOCKS_PER_SM)
+__global__ void __launch_bounds__(Shape::BLOCK, blocks_per_sm<Acc>())
 scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in, bool vec_out,
          unsigned *counter, TileStates<Acc> ts, int64_t tiles, const State<Acc> *carry_in, State<Acc> *carry_out) {
     constexpr int BLOCK = Shape::BLOCK, ITEMS = Shape::ITEMS, WARPS = BLOCK / WARP;
@@ -247,9 +251,9 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         Acc y[ITEMS];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            if (!inclusive) y[k] = R::convert(b.state());
+            if (!inclusive) y[k] = R::convert_fast(b.state());
             b.add(x[k]);
-            if (inclusive) y[k] = R::convert(b.state());
+            if (inclusive) y[k] = R::convert_fast(b.state());
         }
         scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
         __syncthreads();  // warp_total, tile_prefix and taken are reused
@@ -274,7 +278,7 @@ struct ScanRepFloat {
         GP_TRY(cudaMemsetAsync(p, 0, 256 + TileStates<Acc>::zeroed_bytes(nt), a.stream));
         DeviceFacts d;
         GP_TRY(device_facts(d));
-        const int64_t grid = test_grid(std::min<int64_t>(nt, int64_t(d.sms) * Shape::BLOCKS_PER_SM));
+        const int64_t grid = test_grid(std::min<int64_t>(nt, int64_t(d.sms) * blocks_per_sm<Acc>()));
         GP_LAUNCH((scan_rfa<In, Acc>), unsigned(grid), Shape::BLOCK, 0, a.stream, static_cast<const In *>(a.in),
                   static_cast<Acc *>(a.out), a.n, a.inclusive != 0, scan::aligned16<In>(a.in),
                   scan::aligned16<Acc>(a.out), reinterpret_cast<unsigned *>(p), TileStates<Acc>(p + 256, nt), nt,
@@ -311,9 +315,9 @@ scan_rfa_groups(const In *__restrict__ in, Acc *__restrict__ out, seg::Layout L,
             for (int64_t k = 0; k < P.len; ++k) {
                 const Acc x = Acc(in[P.in0 + k * P.in_step]);
                 Acc y;
-                if (!inclusive) y = R::convert(a.state());
+                if (!inclusive) y = R::convert_fast(a.state());
                 a.add(x);
-                if (inclusive) y = R::convert(a.state());
+                if (inclusive) y = R::convert_fast(a.state());
                 out[P.out0 + k * P.out_step] = y;
             }
         } else {
@@ -333,7 +337,7 @@ scan_rfa_groups(const In *__restrict__ in, Acc *__restrict__ out, seg::Layout L,
                 const State<Acc> inc = warp_inclusive(a.state(), sub);
                 State<Acc> exc = shfl_up_state(inc, 1);
                 if (sub == 0) exc = R::identity();
-                if (here) out[P.out0 + k * P.out_step] = R::convert(R::merge(run, inclusive ? inc : exc));
+                if (here) out[P.out0 + k * P.out_step] = R::convert_fast(R::merge(run, inclusive ? inc : exc));
                 run = R::merge(run, shfl_state(inc, WARP - 1));
             }
         }
