@@ -14,6 +14,7 @@ sums of 2^26 float32 with random segment lengths of mean 4, 64, 1024 and
     python bench/bench_scan.py --dry        # the batched section on the emulator, tiny shapes, no times
     python bench/bench_scan.py wide         # 8-byte accumulators: decoupled_lookback, cub, cub_deterministic
     python bench/bench_scan.py wide --dtype float64,int32   # the same for some input dtypes
+    python bench/bench_scan.py g2g          # gpu_to_gpu: decoupled_lookback_reproducible vs the run-to-run rows
 
 The `wide` section times the look-back scan against both CUB baselines (the
 default scan and the run-to-run deterministic one) for inputs whose sums
@@ -21,6 +22,13 @@ accumulate in 8 bytes: float64, int64 and int32 (NumPy's cumsum of int32 is
 int64), inclusive sums at n = 2^20, 2^24, 2^28, with the copy roof of the
 same bytes (input read + output written) from the same run.  Writes
 bench/results/scan-wide-<gpu>-<date>.md.
+
+The `g2g` section times the reproducible scan (determinism="gpu_to_gpu":
+every element the reproducible sum of its prefix) against the run-to-run
+rows it is measured by - decoupled_lookback (what auto runs) and CUB's
+run-to-run deterministic scan - and CUB's default scan, float32 and
+float64 inclusive sums at n = 2^20, 2^24, 2^28.  Writes
+bench/results/scan-g2g-<gpu>-<date>.md.
 """
 import json
 import sys
@@ -43,6 +51,8 @@ SLOW_MS = 200  # a variant whose first run takes longer is shown with that run o
 WIDE_DTYPES = ["float64", "int64", "int32"]  # sums that accumulate in 8 bytes (int32: NumPy's int64 cumsum)
 WIDE_SIZES = [2**20, 2**24, 2**28]
 WIDE_ROWS = ["decoupled_lookback", "cub", "cub_deterministic"]
+G2G_DTYPES = ["float32", "float64"]
+G2G_ROWS = ["decoupled_lookback_reproducible", "decoupled_lookback", "cub_deterministic", "cub"]
 
 
 def one_d_rows():
@@ -242,6 +252,21 @@ def wide_section(parts, data, dtypes):
             print(parts[-1], flush=True)
 
 
+def g2g_section(parts, data):
+    """gpu_to_gpu against run_to_run: G2G_ROWS for each dtype and size,
+    with the copy roof of the same bytes."""
+    for dtype in G2G_DTYPES:
+        for n in WIDE_SIZES:
+            t = gpuprims.compare("scan", n=n, dtype=dtype, op="sum", variants=G2G_ROWS, baselines=False,
+                                 repeat=30, k=3)
+            roof_ms = t.meta["bytes"] / (t.meta["roof_gbps"] * 1e9) * 1e3
+            t.title = (f"\n## {dtype} inclusive sum, gpu_to_gpu vs run_to_run, n = 2^{n.bit_length() - 1} "
+                       f"(copy roof {roof_ms:.4f} ms, {t.meta['roof_gbps']:.0f} GB/s)")
+            parts.append(t.to_markdown())
+            data["tables"].append(json.loads(t.to_json()))
+            print(parts[-1], flush=True)
+
+
 def main(argv):
     dry = "--dry" in argv
     if dry:
@@ -260,6 +285,9 @@ def main(argv):
         "cub::DeviceScan's median time / the row's. Every output compared with a float64 "
         "cumulative sum (error in ULPs of the prefix's sum of |x|); `distinct` = different "
         "results over 3 more runs.")
+    if "g2g" in argv:
+        g2g_section(parts, data)
+        return save_results("scan-g2g", info, date, parts, data)
     if "wide" in argv:
         dtypes = WIDE_DTYPES
         if "--dtype" in argv:

@@ -93,7 +93,7 @@ static int reduce_parse(PyObject *params, gp_call *c)
 static cudaError_t reduce_launch(const gp_variant *v, gp_call *c)
 {
     gp_reduce_args a = {c->in, c->out, c->len, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
-                        c->scratch, c->scratch_bytes, c->stream, c->counter, batch_of(c)};
+                        c->scratch, c->scratch_bytes, c->stream, c->counter, batch_of(c), c->states};
     cudaError_t err = ((gp_reduce_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;
@@ -109,7 +109,8 @@ static int scan_parse(PyObject *params, gp_call *c)
 static cudaError_t scan_launch(const gp_variant *v, gp_call *c)
 {
     gp_scan_args a = {c->in, c->out, c->len, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
-                      c->inclusive, c->scratch, c->scratch_bytes, c->stream, batch_of(c)};
+                      c->inclusive, c->scratch, c->scratch_bytes, c->stream, batch_of(c), c->carry_in,
+                      c->carry_out};
     cudaError_t err = ((gp_scan_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;

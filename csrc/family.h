@@ -45,6 +45,11 @@ typedef struct gp_call {
     size_t scratch_bytes; /* what the launcher asked for: it gets them back */
     cudaStream_t stream;
     unsigned *counter;    /* a zeroed device word for grid-wide tickets */
+    /* reproducible rows (gpuprims.h): gp_reduce_args.states, and a scan's
+     * carry_in / carry_out; 0 / NULL for every other call */
+    int states;
+    const void *carry_in;
+    void *carry_out;
 } gp_call;
 
 typedef struct gp_family {

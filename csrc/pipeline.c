@@ -404,6 +404,16 @@ typedef struct {
 
 static size_t acc_size(const gp_call *c) { return gp_sizes[c->out_t]; }
 
+/* A float sum on a GP_REPRODUCIBLE row: chunks exchange 32-byte
+ * accumulator states (gpuprims.h, GP_STATES_OUT / carry_in), never
+ * rounded floats, so the bits do not depend on the chunking. */
+#define GP_STATE_BYTES 32
+static int rep_sum(const gp_job *j)
+{
+    const gp_call *c = &j->c;
+    return (j->v->flags & GP_REPRODUCIBLE) && c->op == GP_SUM && (c->out_t == GP_FLOAT32 || c->out_t == GP_FLOAT64);
+}
+
 /* Device bytes of the reduce/scan pipeline for chunks of m elements. */
 static cudaError_t device_bytes(gp_job *j, int64_t m, int64_t nchunks, gp_plan *p)
 {
@@ -433,7 +443,7 @@ static cudaError_t device_bytes(gp_job *j, int64_t m, int64_t nchunks, gp_plan *
         if ((err = scratch_for(j, &cc, &sc2)) != cudaSuccess)
             return err;
         per_stage = gp_align256((size_t)m * j->c.in_elem) + (cast ? gp_align256((size_t)m * acc) : 0);
-        extra = gp_align256((size_t)nchunks * acc);
+        extra = gp_align256((size_t)nchunks * (rep_sum(j) ? GP_STATE_BYTES : acc));
     } else {
         cc.in_t = cc.out_t;
         cc.n = cc.len = m + 1;
@@ -443,6 +453,7 @@ static cudaError_t device_bytes(gp_job *j, int64_t m, int64_t nchunks, gp_plan *
         per_stage = (j->c.in_t != j->c.out_t ? gp_align256((size_t)m * j->c.in_elem) : 0) +
                     2 * gp_align256((size_t)(m + 1) * acc) +
                     (j->c.res_t >= 0 ? gp_align256((size_t)(m + 1) * gp_sizes[j->c.res_t]) : 0);
+        extra = rep_sum(j) ? 2 * 256 : 0; /* the two carried states */
     }
     p->scratch = gp_align256(sc > sc2 ? sc : sc2);
     p->dev_bytes = (size_t)stages * per_stage + extra + p->scratch + 256;
@@ -603,7 +614,9 @@ static cudaError_t run_reduce(gp_run *r, const gp_plan *p, char *block)
     size_t acc = acc_size(c), in_b = gp_align256((size_t)p->m * c->in_elem);
     int cast = !rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t);
     size_t conv_b = cast ? gp_align256((size_t)p->m * acc) : 0;
-    char *partials = block + (size_t)stages * (in_b + conv_b), *scratch = partials + gp_align256((size_t)p->nchunks * acc);
+    int rep = rep_sum(j);
+    size_t part = rep ? GP_STATE_BYTES : acc;
+    char *partials = block + (size_t)stages * (in_b + conv_b), *scratch = partials + gp_align256((size_t)p->nchunks * part);
     gp_hostview v;
     gp_call cc;
     cudaError_t err = cudaSuccess;
@@ -624,7 +637,8 @@ static cudaError_t run_reduce(gp_run *r, const gp_plan *p, char *block)
             cc.in = din + in_b;
             cc.in_t = c->out_t;
         }
-        cc.out = partials + (size_t)i * acc;
+        cc.out = partials + (size_t)i * part;
+        cc.states = rep ? GP_STATES_OUT : 0;
         if ((err = launch_with(j, &cc, scratch)) != cudaSuccess ||
             (err = rt->event_record(ring.ev_kernel[s], c->stream)) != cudaSuccess)
             break;
@@ -639,6 +653,7 @@ static cudaError_t run_reduce(gp_run *r, const gp_plan *p, char *block)
     cc.in = partials;
     cc.in_t = c->out_t;
     cc.out = j->res->result;
+    cc.states = rep ? GP_STATES_IN : 0; /* the chunks' states merged, rounded once */
     return launch_with(j, &cc, scratch);
 }
 
@@ -660,6 +675,10 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
     gp_call cc;
     cudaError_t err = cudaSuccess;
     int64_t i, prev_e0 = 0, prev_m = 0;
+    /* a reproducible float sum carries the running accumulator state from
+     * chunk to chunk (two slots, alternating), not a rounded total */
+    int rep = rep_sum(j);
+    char *states = scratch + p->scratch;
     view_of(&j->in.view, &v);
     for (i = 0; i <= p->nchunks && err == cudaSuccess; i++) {
         int s = (int)(i % 2);
@@ -678,7 +697,14 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
             cc = *c;
             cc.in_t = c->out_t;
             cc.inclusive = 1;
-            if (i == 0) {
+            if (rep) {
+                cc.n = cc.len = m;
+                cc.in = work + acc;
+                cc.out = y + acc;
+                cc.inclusive = c->inclusive;
+                cc.carry_in = i > 0 ? states + 256 * (size_t)((i + 1) % 2) : NULL;
+                cc.carry_out = i + 1 < p->nchunks ? states + 256 * (size_t)(i % 2) : NULL;
+            } else if (i == 0) {
                 cc.n = cc.len = m;
                 cc.in = work + acc;
                 cc.out = y + acc;
@@ -689,14 +715,14 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
             }
             if ((err = launch_with(j, &cc, scratch)) != cudaSuccess)
                 break;
-            if (i == 0 && !c->inclusive) { /* y[0]: the identity, an exclusive scan of one element */
+            if (i == 0 && !c->inclusive && !rep) { /* y[0]: the identity, an exclusive scan of one element */
                 cc.n = cc.len = 1;
                 cc.inclusive = 0;
                 cc.out = y;
                 if ((err = launch_with(j, &cc, scratch)) != cudaSuccess)
                     break;
             }
-            if (i + 1 < p->nchunks) { /* the carry: y[m], into the next stage's work[0] */
+            if (i + 1 < p->nchunks && !rep) { /* the carry: y[m], into the next stage's work[0] */
                 char *next = block + (size_t)((i + 1) % 2) * stage_b + in_b;
                 if ((err = rt->memcpy_async(next, y + (size_t)m * acc, acc, cudaMemcpyDeviceToDevice, c->stream)) !=
                     cudaSuccess)
@@ -707,7 +733,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                     break;
                 y = res;
             }
-            if ((err = stage_out(j, s, 2 + s, y + (c->inclusive ? oe : 0), (size_t)m * oe)) != cudaSuccess)
+            if ((err = stage_out(j, s, 2 + s, y + (c->inclusive || rep ? oe : 0), (size_t)m * oe)) != cudaSuccess)
                 break;
         }
         if (i > 0) { /* chunk i - 1's output unpacked while chunk i moves */

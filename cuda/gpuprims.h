@@ -103,7 +103,16 @@ typedef struct gp_reduce_args {
      * zeroes it itself (one more operation on the stream). */
     unsigned *counter;
     gp_batch batch;
+    /* GP_REPRODUCIBLE rows, float sums (0 elsewhere): GP_STATES_OUT writes
+     * the accumulator's 32-byte state (cuda/rfa.cuh, rfa::State of acc_t)
+     * to `out` instead of the rounded sum (one per problem); GP_STATES_IN
+     * reads `in` as n such states, merges them and writes the rounded sum
+     * (in_t is then acc_t).  What chunked callers (the host pipeline,
+     * gpuprims.dask) use so that the bits do not depend on the chunking. */
+    int states;
 } gp_reduce_args;
+
+enum { GP_STATES_OUT = 1, GP_STATES_IN = 2 };
 
 typedef cudaError_t (*gp_reduce_fn)(gp_reduce_args *args);
 
@@ -211,6 +220,13 @@ typedef struct gp_scan_args {
     size_t scratch_bytes;
     cudaStream_t stream;
     gp_batch batch; /* GP_BATCHED / GP_SEGMENTED rows */
+    /* GP_REPRODUCIBLE 1-D rows, float sums: device addresses of 32-byte
+     * accumulator states (cuda/rfa.cuh), or NULL.  carry_in: the state of
+     * everything before in[0] (the scan continues from it); carry_out
+     * receives the state of carry_in and all n elements.  The host
+     * pipeline carries a chunk's state into the next this way. */
+    const void *carry_in;
+    void *carry_out;
 } gp_scan_args;
 
 typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);

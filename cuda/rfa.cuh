@@ -307,6 +307,42 @@ struct Rfa {
         return bits_of<T>(neg ? Bits(b | SIGN) : b);
     }
 
+    // The same rounding as convert(), with the counts summed in one 128-bit
+    // integer (|N| < 2^(63 + 2W + 2) <= 2^117): no arrays indexed at run
+    // time, so on the GPU it stays in registers.  What the scans run once
+    // per element.
+    GP_RFA_HD static T convert_fast(const State<T> &s) {
+        static_assert(K == 3 && 2 * W + 63 + 2 < 127, "three bins in 128 bits");
+        if (s.flags != 0) return convert(s);
+        using U = unsigned __int128;
+        const __int128 N = (__int128(s.bin[0]) << (2 * W)) + (__int128(s.bin[1]) << W) + __int128(s.bin[2]);
+        const bool neg = N < 0;
+        const U u = neg ? U(0) - U(N) : U(N);
+        const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
+        if ((hi | lo) == 0) return T(0);
+        const int top = hi ? 127 - clz64(hi) : 63 - clz64(lo);
+        const int e_lsb = E0 + (s.index - (K - 1)) * W;
+        int q = top + e_lsb - (P - 1) > E0 ? top + e_lsb - (P - 1) : E0;  // exponent of the result's ulp
+        const int sh = q - e_lsb;
+        uint64_t mant;
+        if (sh <= 0) {
+            mant = lo << -sh;  // N < 2^P here
+        } else {
+            mant = uint64_t(u >> sh);
+            const bool half = (u >> (sh - 1)) & 1;
+            const bool sticky = (u & ((U(1) << (sh - 1)) - 1)) != 0;
+            if (half && (sticky || (mant & 1))) ++mant;
+            if (mant == (uint64_t(1) << P)) mant >>= 1, ++q;
+        }
+        const Bits inf = Bits(EMAX + BIAS) << (P - 1);
+        Bits b;
+        if (mant >= (uint64_t(1) << (P - 1)))
+            b = q + P - 1 >= EMAX ? inf : (Bits(q + P - 1 + BIAS) << (P - 1)) | Bits(mant - (uint64_t(1) << (P - 1)));
+        else
+            b = Bits(mant);  // subnormal: q == E0
+        return bits_of<T>(neg ? Bits(b | SIGN) : b);
+    }
+
 private:
     GP_RFA_HD static bool bit(const uint64_t *l, int i) { return (l[i / 64] >> (i % 64)) & 1; }
     GP_RFA_HD static uint64_t shr(const uint64_t *l, int s) {  // low 64 bits of l >> s, 0 < s < 192

@@ -225,8 +225,10 @@ def test_errors():
         gpuprims.sum(x, determinism="gpu_to_gpu", variant="single_pass")
     with pytest.raises(ValueError, match="segmented_reproducible"):
         gpuprims.sum(x.reshape(10, 10), axis=1, determinism="gpu_to_gpu", variant="segmented_adaptive")
-    with pytest.raises(ValueError, match="run_to_run"):
-        gpuprims.cumsum(x, determinism="gpu_to_gpu")
+    with pytest.raises(ValueError, match="decoupled_lookback_reproducible"):
+        gpuprims.cumsum(x, determinism="gpu_to_gpu", variant="decoupled_lookback")
+    with pytest.raises(ValueError, match="segmented_reproducible"):
+        gpuprims.cumsum(x.reshape(10, 10), axis=1, determinism="gpu_to_gpu", variant="segmented_adaptive")
     # a reproducible row by name is fine at every level
     assert bits(gpuprims.sum(x, variant="single_pass_reproducible")) == bits(R.rfa_sum(x))
 
@@ -234,6 +236,9 @@ def test_errors():
 def test_registry_flag():
     rows = [v for v in gpuprims.variants("reduce") if v.reproducible]
     assert [v.name for v in rows] == ["single_pass_reproducible", "segmented_reproducible"]
+    assert rows[1].batched and rows[1].segmented and not rows[0].batched
+    rows = [v for v in gpuprims.variants("scan") if v.reproducible]
+    assert [v.name for v in rows] == ["decoupled_lookback_reproducible", "segmented_reproducible"]
     assert rows[1].batched and rows[1].segmented and not rows[0].batched
 
 
@@ -262,3 +267,231 @@ def test_host_states_merge_to_single_call_bits(dtype, chunks):
     y = np.array([1.0, np.inf], dtype)
     z = np.array([-np.inf], dtype)
     assert np.isnan(_rfa.finalize(_rfa.merge(_rfa.sum_states(y), _rfa.sum_states(z)), dtype))
+
+
+@pytest.fixture
+def pipeline_restored(backend):
+    """The host pipeline's settings restored after the test."""
+    from gpuprims import _core
+    before = _core.pipeline_config()
+    yield _core
+    _core.pipeline_config(threshold=before["threshold"], chunk_bytes=before["chunk_bytes"])
+    gpuprims.set_device_memory_limit(None if before["device_limit"] < 0 else before["device_limit"])
+
+
+CHUNK_BYTES = [0, 4096, 12288, 40000, 1 << 20]  # 0: the ring's slot
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_host_pipeline_chunks_do_not_change_sum_bits(pipeline_restored, dtype):
+    """A NumPy array through the host pipeline: one state per chunk, merged
+    and rounded once on the device, so every chunk size (and a device-memory
+    cap that forces small chunks) gives the reference's bits, those of the
+    single call on a DeviceArray."""
+    core = pipeline_restored
+    rng = np.random.default_rng(11)
+    n = 100_003
+    x = (random_array(n, dtype, seed=12) * 10.0 ** rng.uniform(-12, 12, n)).astype(dtype)
+    x[n - 5] = dtype(3e15)  # a new largest magnitude in the last chunk
+    before = x.copy()
+    want = R.rfa_sum(x)
+    assert bits(np.asarray(g2g(gpuprims.to_device(x)))) == bits(want)
+    for cb in CHUNK_BYTES:
+        core.pipeline_config(threshold=0, chunk_bytes=cb)
+        chunks = core.pipeline_stats()["chunks"]
+        assert bits(g2g(x)) == bits(want), cb
+        assert core.pipeline_stats()["chunks"] - chunks >= (2 if 0 < cb < x.nbytes else 1)
+        # strided and reversed views go through the same packing
+        assert bits(g2g(x[::-1])) == bits(want), cb
+    core.pipeline_config(threshold=0, chunk_bytes=0)
+    gpuprims.set_device_memory_limit(1 << 17)
+    assert bits(g2g(x)) == bits(want)
+    gpuprims.set_device_memory_limit(None)
+    # float16 is cast per chunk and accumulated in float32
+    h = (random_array(n, np.float32, seed=13) * 100).astype(np.float16)
+    core.pipeline_config(threshold=0, chunk_bytes=4096)
+    assert bits(g2g(h)) == bits(R.rfa_sum(h.astype(np.float32)).astype(np.float16))
+    assert bits(x) == bits(before)
+
+
+# ------------------------------------------------------------------ scans
+# Element i of a gpu_to_gpu inclusive scan is bitwise the gpu_to_gpu sum of
+# x[:i+1] (exclusive: of x[:i], +0.0 first).  The expected bits come from
+# rfa_reference at sampled indices (every tile boundary of the kernels'
+# 2048-element tiles among them) and from the 1-D sum calls.
+
+SCAN_SIZES = [1, 2, 7, 33, 2047, 2048, 2049, 4096 + 5, 20_011]
+
+
+def g2g_scan(x, inclusive=True, **kw):
+    return gpuprims.scan(x, inclusive=inclusive, determinism="gpu_to_gpu", **kw)
+
+
+def sample_indices(n, rng, extra=24):
+    idx = {0, n - 1, n // 2}
+    for b in range(2048, n + 1, 2048):
+        idx.update({b - 1, b, b + 1})
+    idx.update(rng.integers(0, n, extra).tolist())
+    return sorted(i for i in idx if 0 <= i < n)
+
+
+def check_prefixes(x, inc, exc, rng, acc=None):
+    acc = np.dtype(acc or x.dtype)
+    for i in sample_indices(x.size, rng):
+        assert bits(inc[i]) == bits(R.rfa_sum(x[:i + 1], acc)), i
+        want = R.rfa_sum(x[:i], acc) if i > 0 else acc.type(0.0)
+        assert bits(exc[i]) == bits(want), i
+
+
+def wild(n, dtype, seed):
+    """Random data over many magnitudes, with a late new largest one."""
+    rng = np.random.default_rng(seed)
+    x = (random_array(n, dtype, seed=seed) * 10.0 ** rng.uniform(-10, 10, n)).astype(dtype)
+    if n > 3:
+        x[n - 3] = dtype(7e14)
+    return x
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", SCAN_SIZES)
+def test_scan_elements_are_prefix_sums(dtype, n, backend):
+    rng = np.random.default_rng(n)
+    x = wild(n, dtype, n)
+    before = x.copy()
+    inc, exc = g2g_scan(x), g2g_scan(x, inclusive=False)
+    assert inc.dtype == dtype and inc.shape == (n,) and exc.shape == (n,)
+    check_prefixes(x, inc, exc, rng)
+    for i in rng.integers(0, n, 4):  # the 1-D sum call itself
+        assert bits(inc[i]) == bits(g2g(x[:i + 1]))
+    assert bits(gpuprims.cumsum(x, determinism="gpu_to_gpu")) == bits(inc)
+    # the documented bound (cuda/rfa.cuh, ERROR BOUND) of each prefix:
+    # (i+1) 2^-(2W) max|x[:i+1]| + one rounding; fsum is exact
+    step = 2.0 ** (-42 if dtype == np.float32 else -52)
+    for i in sample_indices(n, rng, 8):
+        exact = math.fsum(x[:i + 1].astype(np.float64))
+        bound = (i + 1) * step * float(np.max(np.abs(x[:i + 1]))) + np.finfo(dtype).eps * abs(exact)
+        assert abs(float(inc[i]) - exact) <= bound, i
+    assert bits(x) == bits(before)
+
+
+def test_scan_empty_and_device_arrays(backend):
+    assert g2g_scan(np.zeros(0, np.float32)).shape == (0,)
+    x = wild(5000, np.float32, 3)
+    d = gpuprims.to_device(x)
+    assert bits(g2g_scan(d).get()) == bits(g2g_scan(x))
+    assert bits(g2g_scan(d, inclusive=False).get()) == bits(g2g_scan(x, inclusive=False))
+
+
+@pytest.mark.parametrize("grid", ["1", "2", "3", "17", "1000"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scan_launch_configuration_does_not_change_bits(monkeypatch, dtype, grid):
+    x = wild(30_011, dtype, 5)
+    m = wild(12 * 700, dtype, 6).reshape(12, 700)
+    want = g2g_scan(x), g2g_scan(x, inclusive=False), g2g_scan(m, axis=1), g2g_scan(m, axis=0)
+    monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
+    got = g2g_scan(x), g2g_scan(x, inclusive=False), g2g_scan(m, axis=1), g2g_scan(m, axis=0)
+    for a, b in zip(got, want):
+        assert bits(a) == bits(b)
+    check_prefixes(x, got[0], got[1], np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape,axis", [((7, 13), 1), ((7, 13), 0), ((3, 4, 3000), 2), ((3, 3000, 4), 1),
+                                        ((5000, 3), 0), ((0, 5), 1), ((5, 0), 1), ((3000, 40), 0)])
+@pytest.mark.parametrize("order", ["C", "F", "neg"])
+def test_scan_axis_equals_per_problem_calls(dtype, shape, axis, order):
+    base = wild(int(np.prod(shape)), dtype, len(shape)).reshape(shape)
+    x = np.asfortranarray(base) if order == "F" else (base[::-1] if order == "neg" else base)
+    before = x.copy()
+    for inclusive in (True, False):
+        got = g2g_scan(x, inclusive, axis=axis)
+        assert got.shape == x.shape and got.dtype == dtype
+        moved, gm = np.moveaxis(x, axis, -1), np.moveaxis(got, axis, -1)
+        rows = moved.reshape(-1, moved.shape[-1]) if moved.size else []
+        grows = gm.reshape(-1, gm.shape[-1]) if gm.size else []
+        for r in range(0, len(rows), max(1, len(rows) // 6)):
+            assert bits(grows[r]) == bits(g2g_scan(np.ascontiguousarray(rows[r]), inclusive)), r
+    assert bits(x) == bits(before)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scan_segments_equal_per_segment_calls_in_any_order(dtype):
+    rng = np.random.default_rng(4)
+    n = 20_000
+    x = wild(n, dtype, 9)
+    cuts = np.sort(rng.integers(0, n, 40))
+    off = np.sort(np.concatenate([[0], cuts, cuts[:3], [n]])).astype(np.int64)  # some empty
+    for inclusive in (True, False):
+        got = g2g_scan(x, inclusive, segments=off)
+        for a, b in zip(off[:-1], off[1:]):
+            if b > a:
+                assert bits(got[a:b]) == bits(g2g_scan(x[a:b], inclusive))
+        order = rng.permutation(len(off) - 1)
+        y = np.concatenate([x[off[i]:off[i + 1]] for i in order])
+        got2 = g2g_scan(y, inclusive, segments=np.concatenate(
+            [[0], np.cumsum([off[i + 1] - off[i] for i in order])]).astype(np.int64))
+        assert bits(got2) == bits(np.concatenate([got[off[i]:off[i + 1]] for i in order]))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scan_host_pipeline_chunks_do_not_change_bits(pipeline_restored, dtype):
+    """A NumPy array scanned through the host pipeline: the running state
+    is carried from chunk to chunk, so every chunk size gives the bits of
+    the single call on a DeviceArray."""
+    core = pipeline_restored
+    x = wild(30_011, dtype, 10)
+    before = x.copy()
+    d = gpuprims.to_device(x)
+    want = g2g_scan(d).get(), g2g_scan(d, inclusive=False).get()
+    check_prefixes(x, want[0], want[1], np.random.default_rng(2))
+    for cb in CHUNK_BYTES:
+        core.pipeline_config(threshold=0, chunk_bytes=cb)
+        chunks = core.pipeline_stats()["chunks"]
+        assert bits(g2g_scan(x)) == bits(want[0]), cb
+        assert bits(g2g_scan(x, inclusive=False)) == bits(want[1]), cb
+        assert core.pipeline_stats()["chunks"] - chunks >= (4 if 0 < cb < x.nbytes else 2)
+        r = x[::-1]  # strided: packed per chunk
+        assert bits(g2g_scan(r)) == bits(g2g_scan(np.ascontiguousarray(r))), cb
+    core.pipeline_config(threshold=0, chunk_bytes=0)
+    gpuprims.set_device_memory_limit(1 << 17)
+    assert bits(g2g_scan(x)) == bits(want[0])
+    gpuprims.set_device_memory_limit(None)
+    core.pipeline_config(threshold=0, chunk_bytes=4096)
+    h = (random_array(10_007, np.float32, seed=14) * 100).astype(np.float16)
+    want16 = g2g_scan(gpuprims.to_device(h)).get()
+    assert want16.dtype == np.float16 and bits(g2g_scan(h)) == bits(want16)
+    assert bits(x) == bits(before)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scan_float16_and_complex(dtype):
+    rng = np.random.default_rng(5)
+    h = (random_array(5003, np.float32, seed=2) * 50).astype(np.float16)
+    got = g2g_scan(h)
+    assert got.dtype == np.float16  # numpy.cumsum's result dtype; accumulated in float32
+    for i in sample_indices(h.size, rng, 8):
+        assert bits(got[i]) == bits(np.float16(R.rfa_sum(h[:i + 1], np.float32)))
+    c = wild(4099, dtype, 3) + 1j * wild(4099, dtype, 4)
+    got = g2g_scan(c)
+    inc_r, inc_i = g2g_scan(np.ascontiguousarray(c.real)), g2g_scan(np.ascontiguousarray(c.imag))
+    assert bits(got.real.copy()) == bits(inc_r) and bits(got.imag.copy()) == bits(inc_i)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scan_special_values(dtype):
+    x = random_array(5000, dtype, seed=7)
+    y = x.copy()
+    y[3000] = np.nan
+    got = g2g_scan(y)
+    assert bits(got[:3000]) == bits(g2g_scan(x)[:3000])
+    assert np.all(np.isnan(got[3000:]))
+    assert bits(got[3000:]) == bits(np.full(2000, R.rfa_sum(y)))  # the one quiet NaN
+    z = x.copy()
+    z[100], z[4000] = np.inf, -np.inf
+    got = g2g_scan(z)
+    assert np.all(got[100:4000] == np.inf) and np.all(np.isnan(got[4000:]))
+    ex = g2g_scan(z, inclusive=False)
+    assert ex[100] != np.inf and ex[101] == np.inf and np.isnan(ex[4001])
+    big = np.finfo(dtype).max
+    w = np.array([big, big, -big, 1], dtype)
+    assert list(g2g_scan(w)) == [big, np.inf, big, big]  # the exact sums, rounded once each

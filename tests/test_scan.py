@@ -77,6 +77,8 @@ def test_registry_holds_the_journey_in_order():
         # the batched and segmented journey (tests/test_scan_batched.py)
         "batched_thread", "segmented_warp", "segmented_block", "segmented_lookback", "batched_columns",
         "segmented_adaptive",
+        # the reproducible rows (tests/test_determinism.py)
+        "decoupled_lookback_reproducible", "segmented_reproducible",
         "cub", "cub_deterministic", "cpu",
     ]
     from gpuprims._registry import lookup

@@ -96,6 +96,13 @@ __device__ inline void add_vec(rfa::Acc<Acc> &a, const V &v) {
     }
 }
 
+// A problem's result: the rounded sum, or (GP_STATES_OUT) its state.
+template <class Acc>
+__device__ inline void write_result(void *out, bool states, const rfa::State<Acc> &s) {
+    if (states) *static_cast<rfa::State<Acc> *>(out) = s;
+    else *static_cast<Acc *>(out) = rfa::Rfa<Acc>::convert(s);
+}
+
 // The 1-D kernel: single_pass's grid-stride loop of 16-byte loads, each
 // batch of UNROLL vectors checked against the accumulator's limit once and
 // deposited without branches; a batch holding a new largest magnitude, Inf
@@ -105,7 +112,7 @@ __device__ inline void add_vec(rfa::Acc<Acc> &a, const V &v) {
 template <class In, class Acc, class T>
 __global__ void __launch_bounds__(T::BLOCK, T::BLOCKS_PER_SM)
 reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *partial,
-           unsigned *ticket, Acc *out) {
+           unsigned *ticket, void *out, bool states) {
     using V = typename Vec16<In>::type;
     constexpr int BLOCK = T::BLOCK, UNROLL = T::UNROLL;
     constexpr int PER_VEC = sizeof(V) / sizeof(In);
@@ -143,7 +150,7 @@ reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *
     __shared__ rfa::State<Acc> warp_states[BLOCK / WARP];
     rfa::State<Acc> s = block_merge<BLOCK>(acc.state(), warp_states);
     if (gridDim.x == 1) {
-        if (threadIdx.x == 0) *out = R::convert(s);
+        if (threadIdx.x == 0) write_result(out, states, s);
         return;
     }
     __shared__ bool is_last;
@@ -166,9 +173,20 @@ reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *
     }
     s = block_merge<BLOCK>(s, warp_states);
     if (threadIdx.x == 0) {
-        *out = R::convert(s);
+        write_result(out, states, s);
         *ticket = 0;
     }
+}
+
+// GP_STATES_IN: one block merges n states (a chunked caller's, one a
+// chunk) and rounds once.
+template <class Acc>
+__global__ void __launch_bounds__(256) merge_states(const rfa::State<Acc> *__restrict__ in, int64_t n, Acc *out) {
+    __shared__ rfa::State<Acc> warp_states[256 / WARP];
+    rfa::State<Acc> s = rfa::Rfa<Acc>::identity();
+    for (int64_t j = threadIdx.x; j < n; j += 256) s = rfa::Rfa<Acc>::merge(s, in[j]);
+    s = block_merge<256>(s, warp_states);
+    if (threadIdx.x == 0) *out = rfa::Rfa<Acc>::convert(s);
 }
 
 // Not a float sum: never dispatched here (the launcher of step 19 sends
@@ -187,6 +205,11 @@ struct SinglePassRepFloat {
         return align_up(size_t(grid_for(n)) * sizeof(rfa::State<Acc>)) + sizeof(unsigned);
     }
     static cudaError_t run(const gp_reduce_args &a) {
+        if (a.states == GP_STATES_IN) {  // in: a.n states of Acc
+            GP_LAUNCH((merge_states<Acc>), 1u, 256, 0, a.stream, static_cast<const rfa::State<Acc> *>(a.in), a.n,
+                      static_cast<Acc *>(a.out));
+            return cudaSuccess;
+        }
         const In *in = static_cast<const In *>(a.in);
         const uintptr_t mis = reinterpret_cast<uintptr_t>(in) % 16;
         if (mis % sizeof(In) != 0) return cudaErrorMisalignedAddress;
@@ -201,7 +224,7 @@ struct SinglePassRepFloat {
             GP_TRY(cudaMemsetAsync(ticket, 0, sizeof(unsigned), a.stream));
         }
         GP_LAUNCH((reduce_rfa<In, Acc, T>), unsigned(grid), T::BLOCK, 0, a.stream, in, a.n, head,
-                  partial, ticket, static_cast<Acc *>(a.out));
+                  partial, ticket, a.out, a.states == GP_STATES_OUT);
         return cudaSuccess;
     }
 };
@@ -222,7 +245,7 @@ inline bool float_sum(const gp_reduce_args &a) {
 // result depends on the problem's elements only, never on G or the grid.
 template <int G, class In, class Acc>
 __global__ void __launch_bounds__(seg::Seg::BLOCK)
-reduce_rfa_groups(const In *__restrict__ in, seg::Problems P, Acc *out) {
+reduce_rfa_groups(const In *__restrict__ in, seg::Problems P, void *out, bool states) {
     constexpr int BLOCK = seg::Seg::BLOCK;
     constexpr int GROUPS = BLOCK / G;
     using R = rfa::Rfa<Acc>;
@@ -261,7 +284,10 @@ reduce_rfa_groups(const In *__restrict__ in, seg::Problems P, Acc *out) {
         } else if constexpr (G > 1) {
             s = group_merge<G>(s);
         }
-        if (sub == 0 && p < P.count) out[p] = R::convert(s);
+        if (sub == 0 && p < P.count) {
+            if (states) static_cast<rfa::State<Acc> *>(out)[p] = s;
+            else static_cast<Acc *>(out)[p] = R::convert(s);
+        }
     }
 }
 
@@ -284,7 +310,7 @@ struct GroupsRepFloat {
         if (grid > cap) grid = cap;
         grid = test_grid(grid);
         GP_LAUNCH((reduce_rfa_groups<G, In, Acc>), unsigned(grid), seg::Seg::BLOCK, 0, a.stream,
-                  static_cast<const In *>(a.in), P, static_cast<Acc *>(a.out));
+                  static_cast<const In *>(a.in), P, a.out, a.states == GP_STATES_OUT);
         return cudaSuccess;
     }
     static cudaError_t run(const gp_reduce_args &a, const seg::Problems &P) {

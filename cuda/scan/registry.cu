@@ -4,6 +4,7 @@
 // field order: name, title, source, description; max_n, dtypes, block_size,
 // where, launch; kernel, dynamic_smem; flags, instead, error_detail.
 #include "lookback_tuning.cuh"
+#include "reproducible.cuh"
 #include "scan.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -24,6 +25,8 @@ cudaError_t gp_scan_segmented_block(gp_scan_args *);
 cudaError_t gp_scan_segmented_lookback(gp_scan_args *);
 cudaError_t gp_scan_batched_columns(gp_scan_args *);
 cudaError_t gp_scan_segmented_adaptive(gp_scan_args *);
+cudaError_t gp_scan_decoupled_lookback_reproducible(gp_scan_args *);
+cudaError_t gp_scan_segmented_reproducible(gp_scan_args *);
 cudaError_t gp_scan_cub(gp_scan_args *);
 cudaError_t gp_scan_cub_deterministic(gp_scan_args *);
 extern "C" cudaError_t gp_scan_cpu(gp_scan_args *); /* csrc/scan_cpu.c, in C */
@@ -46,6 +49,8 @@ const void *gp_scan_segmented_warp_kernel(void);
 const void *gp_scan_segmented_block_kernel(void);
 const void *gp_scan_segmented_lookback_kernel(void);
 const void *gp_scan_batched_columns_kernel(void);
+const void *gp_scan_decoupled_lookback_reproducible_kernel(void);
+const void *gp_scan_segmented_reproducible_kernel(void);
 
 // Why cub_deterministic failed (06_cub_deterministic.cu: built against a
 // CCCL without the determinism requirement), where that file is built: not
@@ -186,6 +191,28 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_adaptive,
      gp_scan_segmented_lookback_kernel, NULL,
      GP_BATCHED | GP_SEGMENTED | GP_AUTO_BATCHED, NULL, NULL},
+    {"decoupled_lookback_reproducible", "Decoupled look-back, reproducible: a scan of binned accumulators",
+     "Merrill & Garland, decoupled look-back (2016); Ahrens, Demmel, Nguyen, Algorithms for Efficient "
+     "Reproducible Floating Point Summation, ACM TOMS 46(3), 2020 (binned summation)",
+     "What determinism='gpu_to_gpu' runs for a float cumsum: each thread sums 8 elements into 3 "
+     "integer counts of fixed exponent bins, the block scans those states with their exact merge, "
+     "the look-back passes 32-byte states, and every element is its prefix's state rounded once: "
+     "element i has the bits of the reproducible sum of x[:i+1] on every GPU, grid, chunking and on "
+     "the emulator. Integer sums, min and max (exact in any order) run decoupled_lookback.",
+     -1, NULL, scanrep::Shape::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback_reproducible,
+     gp_scan_decoupled_lookback_reproducible_kernel, NULL,
+     GP_REPRODUCIBLE, NULL, NULL},
+    {"segmented_reproducible", "Axes and segments, reproducible: a running accumulator per problem",
+     "Ahrens, Demmel, Nguyen, ACM TOMS 46(3), 2020 (binned summation); a thread or a warp per "
+     "problem as steps 7 and 8",
+     "What determinism='gpu_to_gpu' runs for a float cumsum over an axis or segments: a thread per "
+     "problem for columns and short problems, else a warp per problem taking 32 elements a round, "
+     "with a running binned state merged exactly, so every problem gets the bits of the 1-D "
+     "reproducible scan of its elements whatever the mapping, grid or GPU. Integer sums, min and "
+     "max run segmented_adaptive.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_reproducible,
+     gp_scan_segmented_reproducible_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED | GP_REPRODUCIBLE, NULL, NULL},
     {"cub", "CUB DeviceScan (baseline)",
      "cub::DeviceScan::InclusiveSum / ExclusiveSum (sums in the input's type), InclusiveScan / "
      "ExclusiveScan otherwise; CCCL (the nvidia-cuda-cccl wheel's where the build has it, else the CUDA toolkit's)",

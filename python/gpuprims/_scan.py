@@ -37,10 +37,14 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     DeviceArray out.  `variant` names a step of the journey
     (gpuprims.variants("scan")); "auto" is the fastest.
     determinism: "run_to_run" (the default; every variant gives the same
-    bits run to run on one GPU) or "not_guaranteed" (the same: no faster
-    non-deterministic path exists here).  Integer sums, min and max are
-    exact in any order, so "gpu_to_gpu" runs the same kernels; a float sum
-    scan has no gpu_to_gpu variant yet (ValueError).
+    bits run to run on one GPU), "not_guaranteed" (the same: no faster
+    non-deterministic path exists here) or "gpu_to_gpu": a float sum runs
+    the reproducible rows (binned accumulators, cuda/rfa.cuh), where
+    element i is bitwise gpuprims.sum(x[:i+1], determinism="gpu_to_gpu")
+    (exclusive: of x[:i], +0.0 first) on every GPU, launch configuration,
+    chunking of a host array and on the emulator; naming a variant that is
+    not reproducible is a ValueError.  Integer sums, min and max are exact
+    in any order, so every level runs the same kernels.
     progress: True shows a progress line on stderr for a call on a NumPy
     array expected to take more than 2 s (the host pipeline's chunks);
     Ctrl-C stops such a call between chunks whether or not it is shown.
