@@ -284,7 +284,7 @@ class _LayoutCase(_Case):
     def __init__(self, family, x_or_shape, *, axis, segments, dtype, op, inclusive, repeat, warmup, k, flush,
                  check=True, seed=0, who="compare"):
         fam = get_family(family)
-        if fam.name not in ("reduce", "scan"):
+        if not fam.layout_variants():
             raise ValueError(f"gpuprims.{who}: axis= and segments= are for reduce and scan, not {fam.name}")
         self.repeat, self.warmup, self.k = int(repeat), int(warmup), int(k)
         if self.repeat < 1 or self.warmup < 0 or self.k < 0:
@@ -293,6 +293,9 @@ class _LayoutCase(_Case):
         self.family = fam
         self.op = op
         self.inclusive = bool(inclusive)
+        # a reduction gives one value per problem (its family's 1-D output is a value), a scan
+        # one per element
+        reduces = self.reduces = fam.out_shape((1,), fam.auto) is None
         x, self.device = _layout_input(fam, x_or_shape, dtype, seed, who)
         self.x = x
         self.n = int(x.size)
@@ -303,12 +306,12 @@ class _LayoutCase(_Case):
         in_code, acc_code, res_code = plan.codes(DTYPE_CODES)
         self.axis, self.offsets = None, None
         if segments is not None:
-            cover = "the segments of a scan must cover the data" if fam.name == "scan" else ""
+            cover = "" if reduces else "the segments of a scan must cover the data"
             self.offsets = _axes.segment_offsets(segments, x.shape, axis, plan, who, cover)[0]
             self.problems = self.offsets.size - 1
-            self.out_shape_ = (self.problems,) if fam.name == "reduce" else (self.n,)
+            self.out_shape_ = (self.problems,) if reduces else (self.n,)
             self.result_shape = ((x.shape[:-1] + (self.problems // max(_axes.prod(x.shape[:-1]), 1),))
-                                 if axis is not None else (self.problems,)) if fam.name == "reduce" else \
+                                 if axis is not None else (self.problems,)) if reduces else \
                 (x.shape if axis is not None else (self.n,))
         else:
             if axis is None or isinstance(axis, tuple):
@@ -316,8 +319,8 @@ class _LayoutCase(_Case):
                                  f"batched rows take), not {axis!r}; axis=None times the 1-D journey")
             self.axis = _axes.normalize_axes(axis, x.ndim, who)[0]
             self.problems = self.n // x.shape[self.axis]
-            self.out_shape_ = (self.problems,) if fam.name == "reduce" else tuple(x.shape)
-            self.result_shape = (x.shape[:self.axis] + x.shape[self.axis + 1:]) if fam.name == "reduce" \
+            self.out_shape_ = (self.problems,) if reduces else tuple(x.shape)
+            self.result_shape = (x.shape[:self.axis] + x.shape[self.axis + 1:]) if reduces \
                 else tuple(x.shape)
         self._codes = (in_code, acc_code, op_code(op))
         self._res_code = res_code
@@ -365,7 +368,7 @@ class _LayoutCase(_Case):
         self._operand = operand
         in_code, acc_code, code = self._codes
         self.params = (self.n, in_code, acc_code, code) + \
-            ((self.inclusive,) if self.family.name == "scan" else ()) + (lay, self._res_code)
+            ((self.inclusive,) if "inclusive" in self.family.options else ()) + (lay, self._res_code)
         self.out = DeviceArray(self.out_shape_, self.acc)
 
     def time_device(self, v):
@@ -404,10 +407,10 @@ class _LayoutCase(_Case):
         ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
         if self.offsets is not None:
             flat = x.reshape(-1)
-            if self.family.name == "reduce":
+            if self.reduces:
                 return _segmented_reduce(flat, self.offsets, op, self.acc)
             return _segmented_scan(flat.astype(self.acc), self.offsets, op, self.inclusive)
-        if self.family.name == "reduce":
+        if self.reduces:
             return self._moved(ufunc.reduce(x, axis=self.axis, dtype=self.acc))
         y = ufunc.accumulate(x, axis=self.axis, dtype=self.acc)
         if not self.inclusive:
@@ -430,7 +433,7 @@ class _LayoutCase(_Case):
         if self.offsets is not None:
             flat, off = xw.reshape(-1), self.offsets
             longest = int(np.diff(off).max()) if off.size > 1 else 0
-            if self.family.name == "reduce":
+            if self.reduces:
                 ref = _segmented_reduce(flat, off, "sum", wide)
                 ab = _segmented_reduce(np.abs(flat), off, "sum", wide)
                 return ref, sum_tolerances(longest, self.acc, ab, ref) + longest * ref_eps * ab
@@ -438,7 +441,7 @@ class _LayoutCase(_Case):
             bound = _segmented_scan(np.abs(flat), off, "sum", self.inclusive)
             return ref, scan_tolerance(longest, self.acc, ref, bound)
         ln = self.x.shape[self.axis]
-        if self.family.name == "reduce":
+        if self.reduces:
             ref, ab = xw.sum(axis=self.axis), np.abs(xw).sum(axis=self.axis)
             return self._moved(ref), self._moved(sum_tolerances(ln, self.acc, ab, ref) + ln * ref_eps * ab)
         ref, bound = np.cumsum(xw, axis=self.axis), np.cumsum(np.abs(xw), axis=self.axis)
@@ -806,7 +809,7 @@ def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "s
                      "note": "the bandwidth roof (reads + writes the same bytes)"})
         row = _measure(case, "numpy", "NumPy on the CPU", where="host", host_fn=case.numpy,
                        baseline=True, roof=roof)
-        if layout and case.offsets is not None and fam.name == "scan":
+        if layout and case.offsets is not None and not case.reduces:
             row.note = "NumPy has no segmented scan: a vectorized Hillis-Steele scan (the reference's)"
         rows.append(row.to_dict())
         tick("numpy")
