@@ -1,4 +1,4 @@
-"""Write the teaching notebooks (01_reduction ... 05_axis_and_segments, 08_scaling_out) as .ipynb
+"""Write the teaching notebooks (01_reduction ... 05_axis_and_segments, 07_determinism, 08_scaling_out) as .ipynb
 without outputs:
 
     python notebooks/make_notebooks.py
@@ -488,6 +488,164 @@ table''', tags=["table"]),
     return notebook(cells)
 
 
+def determinism():
+    cells = [
+        md("""# The same bits everywhere: determinism levels
+
+Floating-point addition is not associative: `(a + b) + c` and `a + (b + c)` round differently. A
+parallel sum adds in an order set by the grid, the block size, the tuning and - where atomics
+combine partial sums - by which block finishes first. So the "same" sum can differ in its last
+bits from run to run, and between two GPUs. CCCL names three levels, and gpuprims takes the same
+names in `determinism=`:
+
+- `"not_guaranteed"`: any order (atomics allowed);
+- `"run_to_run"`: the same bits on the same GPU every time (gpuprims' default: every variant);
+- `"gpu_to_gpu"`: the same bits on every GPU, every launch configuration, every chunking of a host
+  array - and, in gpuprims, on the emulator (the CPU).
+
+Integer sums, min and max are exact in any order: every level runs the same kernels. The rest of
+this notebook is about float sums."""),
+        code(SETUP),
+        code('''rng = np.random.default_rng(19)
+n = 1 << 24
+# mixed signs and magnitudes: the order of additions matters
+x = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(np.float32)
+d = gpuprims.to_device(x)
+
+
+def bits(value):
+    return np.asarray(value).tobytes().hex()
+
+
+def distinct(fn, runs=20):
+    """How many different results (bit for bit) `runs` calls of fn give."""
+    return len({bits(fn()) for _ in range(runs)})'''),
+        md("""## Repeated runs: CuPy, PyTorch, CUB and gpuprims
+
+Each library sums the same 2^24 float32 on the device 20 times; the count is the number of
+different bit patterns it returned (1: run-to-run deterministic). CuPy and PyTorch are used where
+installed."""),
+        code('''counts = {}
+try:
+    import cupy as cp
+    cx = cp.asarray(x)
+    counts["cupy x.sum()"] = distinct(lambda: cx.sum().get())
+except Exception as e:  # not installed, or no GPU for it
+    print(f"CuPy not measured: {type(e).__name__}: {e}")
+try:
+    import torch
+    tx = torch.from_numpy(x).cuda()
+    counts["torch.sum"] = distinct(lambda: tx.sum().cpu().numpy())
+except Exception as e:
+    print(f"PyTorch not measured: {type(e).__name__}: {e}")
+counts["CUB DeviceReduce (variant='cub')"] = distinct(lambda: gpuprims.sum(d, variant="cub"))
+counts["gpuprims run_to_run"] = distinct(lambda: gpuprims.sum(d))
+counts["gpuprims gpu_to_gpu"] = distinct(lambda: gpuprims.sum(d, determinism="gpu_to_gpu"))
+for name, c in counts.items():
+    print(f"{name:34} {c} distinct result{'s' if c > 1 else ''} in 20 runs")'''),
+        md("""`compare`'s `distinct` column counts the same thing for every row it times (here over `k=10`
+further runs of each), next to the time: the price of each level. With
+`determinism="gpu_to_gpu"` it keeps the reproducible rows and CUB's own reproducible reduction
+(CCCL 3.5's `cuda::execution::determinism::gpu_to_gpu`) where the build has it."""),
+        code('''table = gpuprims.compare("reduce", x=d, variants=["single_pass", "single_pass_reproducible"], k=10, repeat=20)
+table''', tags=["table"]),
+        code('''gpuprims.compare("reduce", x=d, determinism="gpu_to_gpu", k=10, repeat=20)''', tags=["table"]),
+        md("""## run_to_run against gpu_to_gpu
+
+Run-to-run is a promise about one GPU and one launch configuration. Permute the input (the same
+numbers, another order) or change the grid and a run_to_run sum may change its last bits; the
+gpu_to_gpu sum cannot: its result depends on the multiset of values only. `GPUPRIMS_TEST_GRID`
+is the test hook that overrides the reproducible kernels' grid (as a different GPU, SM count or
+tuning would)."""),
+        code('''import os
+
+perm = rng.permutation(n)
+dp = gpuprims.to_device(x[perm])
+for level in ("run_to_run", "gpu_to_gpu"):
+    a, b = gpuprims.sum(d, determinism=level), gpuprims.sum(dp, determinism=level)
+    print(f"{level:10}: {a!r} vs permuted {b!r}: {'same bits' if bits(a) == bits(b) else 'DIFFERENT bits'}")
+
+grids = {}
+for grid in ("1", "7", "132", "1000"):
+    os.environ["GPUPRIMS_TEST_GRID"] = grid
+    grids[grid] = bits(gpuprims.sum(d, determinism="gpu_to_gpu"))
+del os.environ["GPUPRIMS_TEST_GRID"]
+print(f"gpu_to_gpu over grids of {', '.join(grids)} blocks: {len(set(grids.values()))} distinct result(s)")'''),
+        md("""## The emulator gives the GPU's bits
+
+The emulator runs the same kernels on the CPU. A gpu_to_gpu sum there has the GPU's bits, so a
+CI machine without a GPU can check what every GPU will return (the tests compare both against
+golden bits stored in the repository). A run_to_run sum has no such promise: the emulator's grid
+is not the GPU's."""),
+        code('''small = x[: 1 << 16]
+results = {}
+for backend in ("cuda", "emulator"):
+    gpuprims.set_backend(backend)
+    results[backend] = {level: gpuprims.sum(small, determinism=level) for level in ("run_to_run", "gpu_to_gpu")}
+gpuprims.set_backend("cuda")
+for level in ("run_to_run", "gpu_to_gpu"):
+    g, e = results["cuda"][level], results["emulator"][level]
+    print(f"{level:10}: GPU {g!r}, emulator {e!r}: {'same bits' if bits(g) == bits(e) else 'different bits'}")'''),
+        md("""## Accuracy against math.fsum
+
+Reproducible is not less accurate. Against the exactly rounded sum (`math.fsum` of the float64
+values) in units of the result's last place, on data that cancels heavily (magnitudes from 1e-30 to
+1e30, mostly cancelling pairs):"""),
+        code('''import math
+
+mag = 10.0 ** rng.uniform(-30, 30, 1 << 20)
+hard = np.concatenate([mag, -mag * (1 + rng.standard_normal(mag.size) * 1e-7)]).astype(np.float32)
+rng.shuffle(hard)
+exact = math.fsum(hard.astype(np.float64).tolist())
+ulp = float(np.spacing(np.float32(abs(exact)))) if exact else float(np.finfo(np.float32).tiny)
+for name, value in [("numpy (pairwise)", hard.sum()),
+                    ("gpuprims run_to_run", gpuprims.sum(hard)),
+                    ("gpuprims gpu_to_gpu", gpuprims.sum(hard, determinism="gpu_to_gpu"))]:
+    print(f"{name:22} {float(value): .8e}  error {abs(float(value) - exact) / ulp:10.3g} ulp")
+print(f"{'exact (math.fsum)':22} {exact: .8e}")'''),
+        md("""## Why binning works
+
+The reproducible sum follows Ahrens, Demmel and Nguyen, "Algorithms for Efficient Reproducible
+Floating Point Summation", ACM Transactions on Mathematical Software 46(3), 2020 (the method of
+ReproBLAS and of CCCL's `gpu_to_gpu` reduction; `cuda/rfa.cuh` here):
+
+1. The exponent range is cut into **fixed bins** of W bits. The bin boundaries do not depend on
+   the data, only on the format.
+2. Each value is split into its parts in the few highest bins that the largest |x| seen so far
+   reaches. Each part is an exact multiple of its bin's unit, so adding parts within a bin is
+   **exact**: no rounding, so no order dependence, as long as fewer than about 2^(p - W) parts
+   are added before the bin is renormalized (p: the precision).
+3. Which bins are kept depends only on max|x|, which is itself order-independent. Merging two
+   states (two threads, two blocks, two chunks, two GPUs) aligns their bins and adds exactly.
+
+The state at the end is therefore a function of the multiset of inputs; one final rounding turns
+it into a float. The error bound is n 2^-42 max|x| (float32; float64: n 2^-52 max|x|) plus that
+one rounding: never worse than a plain sum's bound, as the accuracy cell above shows."""),
+        md("""## Scans
+
+A scan's every prefix is a sum; a gpu_to_gpu scan needs the binned state carried through the
+tile totals and the look-back. A prefix depends on the order by definition, so the property to
+check is another one: each prefix is bitwise the gpu_to_gpu sum of that prefix, on the GPU and on
+the emulator. The cell asks the registry whether this build has such a scan."""),
+        code('''scan_rows = [v.name for v in gpuprims.variants("scan") if v.reproducible]
+if not scan_rows:
+    print("This build has no gpu_to_gpu float scan yet: determinism='gpu_to_gpu' is the "
+          "reductions' only for now (a float cumsum with it raises ValueError).")
+else:
+    part = x[: 1 << 12]
+    y = gpuprims.cumsum(part, determinism="gpu_to_gpu")
+    picks = [0, 1, 100, part.size - 1]
+    same = all(bits(y[i]) == bits(gpuprims.sum(part[: i + 1], determinism="gpu_to_gpu")) for i in picks)
+    gpuprims.set_backend("emulator")
+    e = gpuprims.cumsum(part, determinism="gpu_to_gpu")
+    gpuprims.set_backend("cuda")
+    print(f"reproducible scan rows: {', '.join(scan_rows)}")
+    print(f"prefix i == gpu_to_gpu sum of x[:i+1] at {picks}: {same}")
+    print(f"GPU and emulator bits equal: {bits(y) == bits(e)}")'''),
+    ]
+    return notebook(cells)
+
+
 def scaling_out():
     cells = [
         md("""# Scaling out: a chunked scan as Dask tasks
@@ -620,7 +778,7 @@ GPU's pinned host->device roof."""),
 def main():
     for name, nb in [("01_reduction", reduction()), ("02_scan", scan()), ("03_transpose", transpose()),
                      ("04_occupancy", occupancy()), ("05_axis_and_segments", axis_and_segments()),
-                     ("08_scaling_out", scaling_out())]:
+                     ("07_determinism", determinism()), ("08_scaling_out", scaling_out())]:
         path = HERE / f"{name}.ipynb"
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         print(path)

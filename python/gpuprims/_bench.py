@@ -605,8 +605,14 @@ def _measure(case: _Case, name, title, *, where, run_timed=None, run_once=None, 
     return r
 
 
+# CUB rows that need CCCL 3.5's determinism requirements (cuda/cub_env.cuh)
+_NEEDS_CCCL_3_5 = ("cub_deterministic", "cub_reproducible")
+
+
 def _variant_row(case: _Case, v: Variant, roof) -> Result:
     reason = case.skip_reason(v)
+    if not reason and v.name in _NEEDS_CCCL_3_5 and (_backend.cccl_version() or 0) < 3005000:
+        reason = f"skipped: needs CCCL 3.5 or newer; this build's CUB: {_backend.cccl() or 'none'}"
     if reason:
         return Result(case.family.name, v.name, v.title, tuple(case.x.shape), case.x.dtype.name, case.op,
                       v.where, bytes=case.bytes, baseline=v.is_baseline, note=reason)
