@@ -270,7 +270,5 @@ def _layout_call(family, a, variant, op, inclusive, axis, segments):
 
     first = run()  # untraced: the result's shape and dtype
     out = DeviceArray(first.shape, first.dtype)
-    pattern = np.full(first.shape, 0xA5, np.uint8) if first.dtype.itemsize == 1 else \
-        np.full(first.shape, 0xA5A5A5A5A5A5A5A5, np.uint64).view(np.uint8)[..., :first.dtype.itemsize]
-    _core.htod(out.ptr, np.ascontiguousarray(pattern))
+    _core.htod(out.ptr, np.full(first.size * first.dtype.itemsize, 0xA5, np.uint8))
     return lambda: run(out)
