@@ -379,13 +379,16 @@ static cudaError_t load_input(gp_job *j, gp_layout *m)
     return err;
 }
 
-/* An array result converted from the accumulator's dtype (c.res_t). */
+/* An array result converted from the accumulator's dtype (c.res_t); a
+ * min/max result saturates (its identity, INT32_MAX or INT32_MIN, becomes
+ * the narrow dtype's own instead of wrapping). */
 static cudaError_t store_result(gp_job *j, gp_layout *m)
 {
     gp_call *c = &j->c;
+    int sat = c->op == GP_MIN || c->op == GP_MAX ? GP_CAST_SATURATE : 0;
     if (c->res_t < 0 || c->scalar)
         return cudaSuccess;
-    return j->rt->cast(c->out, (gp_dtype)c->out_t, m->final, (gp_dtype)c->res_t, c->out_n, c->stream);
+    return j->rt->cast(c->out, (gp_dtype)c->out_t, m->final, (gp_dtype)(c->res_t | sat), c->out_n, c->stream);
 }
 
 static cudaError_t free_block(gp_job *j)

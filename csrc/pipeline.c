@@ -728,8 +728,10 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                     cudaSuccess)
                     break;
             }
-            if (c->res_t >= 0) {
-                if ((err = rt->cast(y, (gp_dtype)c->out_t, res, (gp_dtype)c->res_t, m + 1, c->stream)) != cudaSuccess)
+            if (c->res_t >= 0) { /* min/max saturate: the exclusive scan's identity stays one */
+                int sat = c->op == GP_MIN || c->op == GP_MAX ? GP_CAST_SATURATE : 0;
+                if ((err = rt->cast(y, (gp_dtype)c->out_t, res, (gp_dtype)(c->res_t | sat), m + 1, c->stream)) !=
+                    cudaSuccess)
                     break;
                 y = res;
             }

@@ -6,6 +6,14 @@
 // uint8 minimum is found in int32) is converted back.  Conversions follow
 // C's (and NumPy's astype): integers wrap modulo 2^bits, floats round to
 // nearest even, bool is x != 0.
+//
+// A min/max result is converted with GP_CAST_SATURATE or-ed into `to`: an
+// integer accumulator is clamped to the target's range (bool: to [0, 1])
+// instead of wrapped.  Every value a min/max produces is an input value,
+// already in the narrow range, except the identity of an exclusive scan's
+// first element or an empty segment: int32's INT32_MAX / INT32_MIN, which
+// wrap to -1 / 0 in int8 (and INT32_MIN to true in bool) but clamp to
+// exactly the narrow dtype's own identity (127 / -128, true / false).
 #include "common.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -75,11 +83,38 @@ template <> struct Convert<Half> {
     __host__ __device__ static Half from(Half h) { return h; }
 };
 
-template <class From, class To>
+// The range of an integer target as long long, for the saturating
+// conversion; a float target (or uint64, whose range holds every int64 at
+// or above 0) has no upper clamp.
+template <class T> struct Range {
+    static constexpr long long lo = -0x7fffffffffffffffLL - 1, hi = 0x7fffffffffffffffLL;
+};
+template <> struct Range<bool> { static constexpr long long lo = 0, hi = 1; };
+template <> struct Range<signed char> { static constexpr long long lo = -128, hi = 127; };
+template <> struct Range<unsigned char> { static constexpr long long lo = 0, hi = 255; };
+template <> struct Range<short> { static constexpr long long lo = -32768, hi = 32767; };
+template <> struct Range<unsigned short> { static constexpr long long lo = 0, hi = 65535; };
+template <> struct Range<int> { static constexpr long long lo = -2147483647LL - 1, hi = 2147483647; };
+template <> struct Range<unsigned> { static constexpr long long lo = 0, hi = 4294967295LL; };
+template <> struct Range<unsigned long long> { static constexpr long long lo = 0, hi = 0x7fffffffffffffffLL; };
+
+// What a value becomes in the To type, clamped to To's range: for the
+// signed integer accumulators (int32, int64); any other source converts as
+// Convert does.
+template <class To> struct Saturate {
+    template <class From> __host__ __device__ static To from(From x) { return Convert<To>::from(x); }
+    __host__ __device__ static To from(int x) { return from((long long)x); }
+    __host__ __device__ static To from(long long x) {
+        const long long lo = Range<To>::lo, hi = Range<To>::hi;
+        return Convert<To>::from(x < lo ? lo : (x > hi ? hi : x));
+    }
+};
+
+template <class From, class To, bool Saturating>
 __global__ void cast_kernel(const From *in, To *out, int64_t n) {
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-        out[i] = Convert<To>::from(in[i]);
+        out[i] = Saturating ? Saturate<To>::from(in[i]) : Convert<To>::from(in[i]);
 }
 
 // The C type of each gp_dtype code, for the conversions only.
@@ -108,11 +143,24 @@ extern "C" cudaError_t GP_SYM(gp_cast)(const void *in, gp_dtype from, void *out,
     const unsigned block = 256;
     const int64_t want = ceil_div<int64_t>(n, block);
     const unsigned grid = unsigned(want < 65535 ? want : 65535);
+    if (to & GP_CAST_SATURATE) {
+        to = gp_dtype(to & ~GP_CAST_SATURATE);
+        if (from == GP_INT32 || from == GP_INT64)  // the integer accumulators: clamped
+            return with_type(from, [&](auto f) {
+                using From = decltype(f);
+                return with_type(to, [&](auto t) -> cudaError_t {
+                    using To = decltype(t);
+                    GP_LAUNCH((cast_kernel<From, To, true>), grid, block, 0, s, static_cast<const From *>(in),
+                              static_cast<To *>(out), n);
+                    return cudaSuccess;
+                });
+            });
+    }
     return with_type(from, [&](auto f) {
         using From = decltype(f);
         return with_type(to, [&](auto t) -> cudaError_t {
             using To = decltype(t);
-            GP_LAUNCH((cast_kernel<From, To>), grid, block, 0, s, static_cast<const From *>(in),
+            GP_LAUNCH((cast_kernel<From, To, false>), grid, block, 0, s, static_cast<const From *>(in),
                       static_cast<To *>(out), n);
             return cudaSuccess;
         });

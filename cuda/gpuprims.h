@@ -45,7 +45,10 @@ typedef enum gp_dtype {
     GP_UINT32 = 9,
     GP_UINT64 = 10,
     GP_FLOAT16 = 11,
-    GP_NDTYPES = 12
+    GP_NDTYPES = 12,
+    /* Not a dtype: or-ed into gp_cast's `to`, an integer accumulator is
+     * clamped to the target's range instead of wrapped (min/max results) */
+    GP_CAST_SATURATE = 0x100
 } gp_dtype;
 
 typedef enum gp_op { GP_SUM = 0, GP_MIN = 1, GP_MAX = 2, GP_NOPS = 3 } gp_op;

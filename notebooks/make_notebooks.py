@@ -1,4 +1,4 @@
-"""Write the teaching notebooks (01_reduction ... 04_occupancy, 08_scaling_out) as .ipynb
+"""Write the teaching notebooks (01_reduction ... 05_axis_and_segments, 07_determinism, 08_scaling_out) as .ipynb
 without outputs:
 
     python notebooks/make_notebooks.py
@@ -363,6 +363,289 @@ achieved''', tags=["metrics"]),
     return notebook(cells)
 
 
+def axis_and_segments():
+    cells = [
+        md("""# Axes and segments: mapping problems to threads
+
+`numpy.sum(x, axis)` and `numpy.cumsum(x, axis)` solve many independent problems at once, one per
+position of the other axes; CUB's `DeviceSegmentedReduce` solves ragged ones given by offsets.
+On a GPU the question is no longer how to reduce one long array (notebooks 01 and 02) but how to
+hand problems to threads: a thread, a few lanes, a warp, a block or several blocks per problem, or
+lanes *across* problems. The rows of `gpuprims.variants("reduce")` and `("scan")` flagged
+`batched` (an axis) or `segmented` (offsets) are those mappings; `variant="auto"`
+(`segmented_adaptive`) picks one by the shape."""),
+        code(SETUP),
+        code('''for v in gpuprims.variants("reduce"):
+    if v.batched or v.segmented:
+        print(f"{v.name:22} {'axis ' if v.batched else '     '}{'segments' if v.segmented else '':9} {v.title}")'''),
+        md("""## A long axis and a short one
+
+The same 2^26 float32 (256 MiB) seen as 64 rows of 2^20 and as 2^20 rows of 64: summing each row
+is 64 long problems or a million short ones. Both give NumPy's answer; the tables below show how
+differently the mappings fare."""),
+        code('''rng = np.random.default_rng(0)
+long_rows = rng.random((64, 1 << 20), dtype=np.float32)
+short_rows = long_rows.reshape(1 << 20, 64)
+d_long, d_short = gpuprims.to_device(long_rows), gpuprims.to_device(short_rows)
+for name, d, h in (("64 x 2^20", d_long, long_rows), ("2^20 x 64", d_short, short_rows)):
+    for axis in (-1, 0):
+        got = gpuprims.sum(d, axis=axis).get()
+        ref = h.sum(axis=axis, dtype=np.float64)
+        print(f"{name} axis={axis:2}: {got.shape[0]:8} sums, largest relative error "
+              f"{np.max(np.abs(got - ref) / np.abs(ref)):.1e}")'''),
+        md("""## The plan: (outer, len, inner)
+
+Any axis of an N-D array, in any strides, is `outer x len x inner` problems: `outer` is the product
+of the axes before it, `inner` of those after, and problem `(o, i)` reads
+`x[o*s_outer + k*s_len + i*s_inner]` for `k < len` (`gp_batch` in `cuda/gpuprims.h`). A C array
+along its last axis is `inner = 1`, `s_len = 1`: each problem is a run of consecutive elements.
+Along axis 0 it is `outer = 1`: problem `i` is column `i`, its elements a whole row apart."""),
+        code('''def plan(shape, axis):
+    """(outer, len, inner) of a C array along one axis: what gpuprims passes its kernels."""
+    axis %= len(shape)
+    return int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:]))
+
+
+for shape, axis in [((64, 1 << 20), -1), ((1 << 20, 64), -1), ((1 << 20, 64), 0), ((8, 300, 5), 1)]:
+    print(f"{str(shape):16} axis={axis:2} -> (outer, len, inner) = {plan(shape, axis)}")'''),
+        md("""## Why a column reduction needs another mapping
+
+Give each column to a thread (`batched_thread`) and, at each step, the 32 threads of a warp read
+32 elements of one row: consecutive addresses, one coalesced load. Give each column to a *warp*
+(`segmented_warp`, right for rows) and the warp's lanes read 32 elements of one column, each a
+row apart: 32 separate memory transactions for 32 floats. But a thread per column leaves the GPU
+idle when there are few columns (64 columns: 64 threads). `batched_columns` keeps lanes across
+columns and splits the rows over many blocks (a shared-memory tree across rows combines them), so
+that even a few columns fill the GPU with coalesced loads.
+
+The emulator runs the same kernels on the CPU: `gpuprims.trace` records which thread wrote each
+output - here on 8 x 5 numbers, no GPU needed."""),
+        code('''tiny = np.arange(1, 41, dtype=np.float32).reshape(8, 5)
+print("columns (axis=0), batched_columns: lanes across columns")
+print(gpuprims.trace("reduce", "batched_columns", tiny, axis=0).owners_text())
+print("\\nrows (axis=1), segmented_warp: a warp per row")
+print(gpuprims.trace("reduce", "segmented_warp", tiny, axis=1).owners_text())''', tags=["trace"]),
+        md("""## The tables
+
+`gpuprims.compare(..., axis=...)` times every row that takes an axis on one device array, with
+CUB's segmented reduction (rows only: it reads each problem as consecutive elements), a copy of the
+same bytes (the roof) and NumPy's own `x.sum(axis)`; every output is checked against a float64
+reference within the tests' bounds (`ok`)."""),
+        code('''table = gpuprims.compare("reduce", x=d_short, axis=-1, repeat=10, k=2)
+table''', tags=["table"]),
+        code('''gpuprims.compare("reduce", x=d_short, axis=0, repeat=10, k=2)''', tags=["table"]),
+        code('''gpuprims.compare("reduce", x=d_long, axis=-1, repeat=10, k=2)''', tags=["table"]),
+        code('''gpuprims.compare("scan", x=d_short, axis=0, repeat=10, k=2)''', tags=["table"]),
+        md("""## Segments
+
+Ragged problems are given by k+1 boundaries, CUB's offsets: segment `i` is
+`x[offsets[i]:offsets[i+1]]`. A reduction gives one value per segment and the identity for an
+empty one (0 for a sum, the dtype's largest value for min, its smallest for max); a scan restarts
+at every boundary and an empty segment adds nothing.
+
+`numpy.add.reduceat(x, offsets[:-1])` is the same sum where every segment is non-empty and the
+last boundary is `len(x)`. Its rule for an empty segment differs: where `offsets[i] ==
+offsets[i+1]` reduceat returns the element `x[offsets[i]]`, not 0 (and it refuses a start equal to
+`len(x)`)."""),
+        code('''x = np.arange(1, 11, dtype=np.float32)
+offsets = np.array([0, 3, 3, 7, 10])         # segments [0:3], [3:3] (empty), [3:7], [7:10]
+print("gpuprims.sum(segments)     ", gpuprims.sum(x, segments=offsets))
+print("numpy.add.reduceat         ", np.add.reduceat(x, offsets[:-1]), "<- x[3] for the empty segment")
+print("gpuprims.cumsum(segments)  ", gpuprims.cumsum(x, segments=offsets))
+print("exclusive max scan         ", gpuprims.scan(x, "max", inclusive=False, segments=offsets))'''),
+        md("""### Which thread took which segment
+
+Short segments waste a block (`segmented_block`: one block each, most of its threads idle) or a
+warp (`segmented_warp`); `segmented_subwarp` packs several segments into a warp (groups of 2-16
+lanes); `segmented_split` gives a very long one several blocks; `segmented_adaptive` chooses by
+length. On the emulator, 40 numbers in segments of 3, 0, 17 and 20 elements:"""),
+        code('''x = np.arange(1, 41, dtype=np.float32)
+offsets = [0, 3, 3, 20, 40]
+for name in ("segmented_block", "segmented_warp", "segmented_subwarp", "batched_thread"):
+    t = gpuprims.trace("reduce", name, x, segments=offsets)
+    print(f"{name}: sums {t.result}")
+    print(t.owners_text(), end="\\n\\n")''', tags=["trace"]),
+        md("""### Segmented tables
+
+2^24 float32 with random segment lengths (uniform in [0, 2 x mean], empty ones included), of mean
+16 and of mean 4096. The segmented scan has no NumPy equivalent; its NumPy row is the vectorized
+reference the outputs are checked against."""),
+        code('''n = 1 << 24
+d = gpuprims.to_device(rng.random(n, dtype=np.float32))
+
+
+def random_offsets(n, mean):
+    ends = np.cumsum(rng.integers(0, 2 * mean + 1, size=2 * n // mean + 16))
+    return np.concatenate([[0], ends[ends < n], [n]]).astype(np.int64)
+
+
+short_segments, long_segments = random_offsets(n, 16), random_offsets(n, 4096)
+table = gpuprims.compare("reduce", x=d, segments=short_segments, repeat=10, k=2)
+table''', tags=["table"]),
+        code('''gpuprims.compare("reduce", x=d, segments=long_segments, repeat=10, k=2)''', tags=["table"]),
+        code('''gpuprims.compare("scan", x=d, segments=short_segments, repeat=10, k=2)''', tags=["table"]),
+    ]
+    return notebook(cells)
+
+
+def determinism():
+    cells = [
+        md("""# The same bits everywhere: determinism levels
+
+Floating-point addition is not associative: `(a + b) + c` and `a + (b + c)` round differently. A
+parallel sum adds in an order set by the grid, the block size, the tuning and - where atomics
+combine partial sums - by which block finishes first. So the "same" sum can differ in its last
+bits from run to run, and between two GPUs. CCCL names three levels, and gpuprims takes the same
+names in `determinism=`:
+
+- `"not_guaranteed"`: any order (atomics allowed);
+- `"run_to_run"`: the same bits on the same GPU every time (gpuprims' default: every variant);
+- `"gpu_to_gpu"`: the same bits on every GPU, every launch configuration, every chunking of a host
+  array - and, in gpuprims, on the emulator (the CPU).
+
+Integer sums, min and max are exact in any order: every level runs the same kernels. The rest of
+this notebook is about float sums."""),
+        code(SETUP),
+        code('''rng = np.random.default_rng(19)
+n = 1 << 24
+# mixed signs and magnitudes: the order of additions matters
+x = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(np.float32)
+d = gpuprims.to_device(x)
+
+
+def bits(value):
+    return np.asarray(value).tobytes().hex()
+
+
+def distinct(fn, runs=20):
+    """How many different results (bit for bit) `runs` calls of fn give."""
+    return len({bits(fn()) for _ in range(runs)})'''),
+        md("""## Repeated runs: CuPy, PyTorch, CUB and gpuprims
+
+Each library sums the same 2^24 float32 on the device 20 times; the count is the number of
+different bit patterns it returned (1: run-to-run deterministic). CuPy and PyTorch are used where
+installed."""),
+        code('''counts = {}
+try:
+    import cupy as cp
+    cx = cp.asarray(x)
+    counts["cupy x.sum()"] = distinct(lambda: cx.sum().get())
+except Exception as e:  # not installed, or no GPU for it
+    print(f"CuPy not measured: {type(e).__name__}: {e}")
+try:
+    import torch
+    tx = torch.from_numpy(x).cuda()
+    counts["torch.sum"] = distinct(lambda: tx.sum().cpu().numpy())
+except Exception as e:
+    print(f"PyTorch not measured: {type(e).__name__}: {e}")
+counts["CUB DeviceReduce (variant='cub')"] = distinct(lambda: gpuprims.sum(d, variant="cub"))
+counts["gpuprims run_to_run"] = distinct(lambda: gpuprims.sum(d))
+counts["gpuprims gpu_to_gpu"] = distinct(lambda: gpuprims.sum(d, determinism="gpu_to_gpu"))
+for name, c in counts.items():
+    print(f"{name:34} {c} distinct result{'s' if c > 1 else ''} in 20 runs")'''),
+        md("""`compare`'s `distinct` column counts the same thing for every row it times (here over `k=10`
+further runs of each), next to the time: the price of each level. With
+`determinism="gpu_to_gpu"` it keeps the reproducible rows and CUB's own reproducible reduction
+(CCCL 3.5's `cuda::execution::determinism::gpu_to_gpu`) where the build has it."""),
+        code('''table = gpuprims.compare("reduce", x=d, variants=["single_pass", "single_pass_reproducible"], k=10, repeat=20)
+table''', tags=["table"]),
+        code('''gpuprims.compare("reduce", x=d, determinism="gpu_to_gpu", k=10, repeat=20)''', tags=["table"]),
+        md("""## run_to_run against gpu_to_gpu
+
+Run-to-run is a promise about one GPU and one launch configuration. Permute the input (the same
+numbers, another order) or change the grid and a run_to_run sum may change its last bits; the
+gpu_to_gpu sum cannot: its result depends on the multiset of values only. `GPUPRIMS_TEST_GRID`
+is the test hook that overrides the reproducible kernels' grid (as a different GPU, SM count or
+tuning would)."""),
+        code('''import os
+
+perm = rng.permutation(n)
+dp = gpuprims.to_device(x[perm])
+for level in ("run_to_run", "gpu_to_gpu"):
+    a, b = gpuprims.sum(d, determinism=level), gpuprims.sum(dp, determinism=level)
+    print(f"{level:10}: {a!r} vs permuted {b!r}: {'same bits' if bits(a) == bits(b) else 'DIFFERENT bits'}")
+
+grids = {}
+for grid in ("1", "7", "132", "1000"):
+    os.environ["GPUPRIMS_TEST_GRID"] = grid
+    grids[grid] = bits(gpuprims.sum(d, determinism="gpu_to_gpu"))
+del os.environ["GPUPRIMS_TEST_GRID"]
+print(f"gpu_to_gpu over grids of {', '.join(grids)} blocks: {len(set(grids.values()))} distinct result(s)")'''),
+        md("""## The emulator gives the GPU's bits
+
+The emulator runs the same kernels on the CPU. A gpu_to_gpu sum there has the GPU's bits, so a
+CI machine without a GPU can check what every GPU will return (the tests compare both against
+golden bits stored in the repository). A run_to_run sum has no such promise: the emulator's grid
+is not the GPU's."""),
+        code('''small = x[: 1 << 16]
+results = {}
+for backend in ("cuda", "emulator"):
+    gpuprims.set_backend(backend)
+    results[backend] = {level: gpuprims.sum(small, determinism=level) for level in ("run_to_run", "gpu_to_gpu")}
+gpuprims.set_backend("cuda")
+for level in ("run_to_run", "gpu_to_gpu"):
+    g, e = results["cuda"][level], results["emulator"][level]
+    print(f"{level:10}: GPU {g!r}, emulator {e!r}: {'same bits' if bits(g) == bits(e) else 'different bits'}")'''),
+        md("""## Accuracy against math.fsum
+
+Reproducible is not less accurate. Against the exactly rounded sum (`math.fsum` of the float64
+values) in units of the result's last place, on data that cancels heavily (magnitudes from 1e-30 to
+1e30, mostly cancelling pairs):"""),
+        code('''import math
+
+mag = 10.0 ** rng.uniform(-30, 30, 1 << 20)
+hard = np.concatenate([mag, -mag * (1 + rng.standard_normal(mag.size) * 1e-7)]).astype(np.float32)
+rng.shuffle(hard)
+exact = math.fsum(hard.astype(np.float64).tolist())
+ulp = float(np.spacing(np.float32(abs(exact)))) if exact else float(np.finfo(np.float32).tiny)
+for name, value in [("numpy (pairwise)", hard.sum()),
+                    ("gpuprims run_to_run", gpuprims.sum(hard)),
+                    ("gpuprims gpu_to_gpu", gpuprims.sum(hard, determinism="gpu_to_gpu"))]:
+    print(f"{name:22} {float(value): .8e}  error {abs(float(value) - exact) / ulp:10.3g} ulp")
+print(f"{'exact (math.fsum)':22} {exact: .8e}")'''),
+        md("""## Why binning works
+
+The reproducible sum follows Ahrens, Demmel and Nguyen, "Algorithms for Efficient Reproducible
+Floating Point Summation", ACM Transactions on Mathematical Software 46(3), 2020 (the method of
+ReproBLAS and of CCCL's `gpu_to_gpu` reduction; `cuda/rfa.cuh` here):
+
+1. The exponent range is cut into **fixed bins** of W bits. The bin boundaries do not depend on
+   the data, only on the format.
+2. Each value is split into its parts in the few highest bins that the largest |x| seen so far
+   reaches. Each part is an exact multiple of its bin's unit, so adding parts within a bin is
+   **exact**: no rounding, so no order dependence, as long as fewer than about 2^(p - W) parts
+   are added before the bin is renormalized (p: the precision).
+3. Which bins are kept depends only on max|x|, which is itself order-independent. Merging two
+   states (two threads, two blocks, two chunks, two GPUs) aligns their bins and adds exactly.
+
+The state at the end is therefore a function of the multiset of inputs; one final rounding turns
+it into a float. The error bound is n 2^-42 max|x| (float32; float64: n 2^-52 max|x|) plus that
+one rounding: never worse than a plain sum's bound, as the accuracy cell above shows."""),
+        md("""## Scans
+
+A scan's every prefix is a sum; a gpu_to_gpu scan needs the binned state carried through the
+tile totals and the look-back. A prefix depends on the order by definition, so the property to
+check is another one: each prefix is bitwise the gpu_to_gpu sum of that prefix, on the GPU and on
+the emulator. The cell asks the registry whether this build has such a scan."""),
+        code('''scan_rows = [v.name for v in gpuprims.variants("scan") if v.reproducible]
+if not scan_rows:
+    print("This build has no gpu_to_gpu float scan yet: determinism='gpu_to_gpu' is the "
+          "reductions' only for now (a float cumsum with it raises ValueError).")
+else:
+    part = x[: 1 << 12]
+    y = gpuprims.cumsum(part, determinism="gpu_to_gpu")
+    picks = [0, 1, 100, part.size - 1]
+    same = all(bits(y[i]) == bits(gpuprims.sum(part[: i + 1], determinism="gpu_to_gpu")) for i in picks)
+    gpuprims.set_backend("emulator")
+    e = gpuprims.cumsum(part, determinism="gpu_to_gpu")
+    gpuprims.set_backend("cuda")
+    print(f"reproducible scan rows: {', '.join(scan_rows)}")
+    print(f"prefix i == gpu_to_gpu sum of x[:i+1] at {picks}: {same}")
+    print(f"GPU and emulator bits equal: {bits(y) == bits(e)}")'''),
+    ]
+    return notebook(cells)
+
+
 def scaling_out():
     cells = [
         md("""# Scaling out: a chunked scan as Dask tasks
@@ -494,7 +777,8 @@ GPU's pinned host->device roof."""),
 
 def main():
     for name, nb in [("01_reduction", reduction()), ("02_scan", scan()), ("03_transpose", transpose()),
-                     ("04_occupancy", occupancy()), ("08_scaling_out", scaling_out())]:
+                     ("04_occupancy", occupancy()), ("05_axis_and_segments", axis_and_segments()),
+                     ("07_determinism", determinism()), ("08_scaling_out", scaling_out())]:
         path = HERE / f"{name}.ipynb"
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         print(path)

@@ -17,7 +17,8 @@ import gpuprims
 from conftest import GPU_OK, GPU_WHY
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
-NAMES = ["01_reduction", "02_scan", "03_transpose", "04_occupancy", "08_scaling_out"]
+NAMES = ["01_reduction", "02_scan", "03_transpose", "04_occupancy", "05_axis_and_segments", "07_determinism",
+         "08_scaling_out"]
 
 
 def load(path):
@@ -91,3 +92,22 @@ def test_trace_cells_run_anywhere(path, monkeypatch, capsys):
     for name in re.findall(r'for name in \("(\w+)", "(\w+)"\)', source(traced[0]))[0]:
         assert f"variant '{name}' on 16 elements (emulator)" in out
     assert out.count("barrier 1:") >= 2
+
+
+def test_axis_and_segments_trace_cells_run_anywhere(capsys):
+    """05's trace cells (which thread took which problem) run on the
+    emulator, GPU or not, and show the mappings the text describes."""
+    path = next(p for p in NOTEBOOKS if p.stem == "05_axis_and_segments")
+    cells = [c for c in load(path)["cells"] if c["cell_type"] == "code"]
+    source = lambda c: c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+    traced = [c for c in cells if "trace" in c.get("metadata", {}).get("tags", [])]
+    assert len(traced) == 2
+    namespace = {}
+    exec(source(cells[0]), namespace)  # the setup: imports
+    for cell in traced:
+        exec(source(cell), namespace)
+    out = capsys.readouterr().out
+    assert "output 4: block 0, warp 0 lane 4 (thread 4)" in out  # a lane per column
+    assert "output 7: block 0, warp 7 lane 0 (thread 224)" in out  # a warp per row
+    assert "output 3: block 3, warp 0 lane 0 (thread 0)" in out  # a block per segment
+    assert "output 3: block 0, warp 3 lane 0 (thread 96)" in out  # a warp per segment

@@ -24,10 +24,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _backend, _core
-from ._arrays import DeviceArray, to_device
+from . import _axes, _backend, _core
+from ._arrays import DeviceArray, Operand, take, to_device
 from ._errors import NoDeviceError
-from ._family import Case, Family, get as get_family, random_input
+from ._family import DTYPE_CODES, Case, Family, get as get_family, op_code, random_input
+from ._numerics import identity, scan_reference_dtype, scan_tolerance, sum_tolerances, ulps
 from ._registry import Variant
 from ._table import Column, Table
 
@@ -228,6 +229,343 @@ class _Case(Case):
         return f"skipped: {reason}" if reason else ""
 
 
+# -- axes and segments
+
+
+def _segmented_scan(x, off, op, inclusive):
+    """The scan of each segment [off[i], off[i+1]) of the 1-D x, restarting
+    at each boundary (x's dtype).  A Hillis-Steele scan over the whole array
+    (Hillis and Steele, CACM 1986): log2 of the longest segment vectorized
+    passes, each element adding the one d before it where that is in its own
+    segment, so each prefix is a tree of its own elements (no other
+    segment's values enter and cancel).  Exclusive: the identity first, the
+    last prefix of each segment dropped."""
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
+    n = x.size
+    y = x.copy()
+    if n == 0:
+        return y
+    lengths = np.diff(off)
+    start = np.repeat(off[:-1], lengths)  # each element's segment start
+    pos = np.arange(n, dtype=np.int64) - start
+    d = 1
+    longest = int(lengths.max()) if lengths.size else 0
+    while d < longest:
+        take_ = pos >= d
+        y[d:][take_[d:]] = ufunc(y[d:][take_[d:]], y[:-d][take_[d:]])
+        d *= 2
+    if not inclusive:
+        shifted = np.empty_like(y)
+        shifted[1:] = y[:-1]
+        shifted[pos == 0] = identity(op, x.dtype)
+        y = shifted
+    return y
+
+
+def _segmented_reduce(x, off, op, dtype):
+    """One value per segment of the 1-D x, in dtype: numpy.<ufunc>.reduceat
+    over the starts of the non-empty segments (each runs to the next such
+    start; the empty ones between hold no elements), the identity for an
+    empty segment (reduceat itself gives the element at its boundary)."""
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
+    out = np.full(off.size - 1, identity(op, dtype), dtype=dtype)
+    full = off[1:] > off[:-1]
+    if full.any():
+        out[full] = ufunc.reduceat(x[:off[-1]].astype(dtype, copy=False), off[:-1][full])
+    return out
+
+
+class _LayoutCase(_Case):
+    """One input of reduce or scan with an axis or segments: the problems
+    (outer x len x inner through strides, or ragged segments by offsets) the
+    rows flagged batched or segmented take, on both sides, with NumPy's
+    answer and the reference every row is checked against."""
+
+    def __init__(self, family, x_or_shape, *, axis, segments, dtype, op, inclusive, repeat, warmup, k, flush,
+                 check=True, seed=0, who="compare"):
+        fam = get_family(family)
+        if not fam.layout_variants():
+            raise ValueError(f"gpuprims.{who}: axis= and segments= are for reduce and scan, not {fam.name}")
+        self.repeat, self.warmup, self.k = int(repeat), int(warmup), int(k)
+        if self.repeat < 1 or self.warmup < 0 or self.k < 0:
+            raise ValueError("repeat must be >= 1, warmup and k >= 0")
+        fam.check_options(op)
+        self.family = fam
+        self.op = op
+        self.inclusive = bool(inclusive)
+        # a reduction gives one value per problem (its family's 1-D output is a value), a scan
+        # one per element
+        reduces = self.reduces = fam.out_shape((1,), fam.auto) is None
+        x, self.device = _layout_input(fam, x_or_shape, dtype, seed, who)
+        self.x = x
+        self.n = int(x.size)
+        if self.n == 0:
+            raise ValueError("benchmarking needs at least one element")
+        plan = _axes.DtypePlan(op, x.dtype, None, who)
+        self.acc = plan.kernel_result  # the kernels' dtypes are NumPy's result (KERNEL_DTYPES in)
+        in_code, acc_code, res_code = plan.codes(DTYPE_CODES)
+        self.axis, self.offsets = None, None
+        if segments is not None:
+            cover = "" if reduces else "the segments of a scan must cover the data"
+            self.offsets = _axes.segment_offsets(segments, x.shape, axis, plan, who, cover)[0]
+            self.problems = self.offsets.size - 1
+            self.out_shape_ = (self.problems,) if reduces else (self.n,)
+            self.result_shape = ((x.shape[:-1] + (self.problems // max(_axes.prod(x.shape[:-1]), 1),))
+                                 if axis is not None else (self.problems,)) if reduces else \
+                (x.shape if axis is not None else (self.n,))
+        else:
+            if axis is None or isinstance(axis, tuple):
+                raise ValueError(f"gpuprims.{who}: axis must be one int (the axis whose problems the "
+                                 f"batched rows take), not {axis!r}; axis=None times the 1-D journey")
+            self.axis = _axes.normalize_axes(axis, x.ndim, who)[0]
+            self.problems = self.n // x.shape[self.axis]
+            self.out_shape_ = (self.problems,) if reduces else tuple(x.shape)
+            self.result_shape = (x.shape[:self.axis] + x.shape[self.axis + 1:]) if reduces \
+                else tuple(x.shape)
+        self._codes = (in_code, acc_code, op_code(op))
+        self._res_code = res_code
+        self.h2d_ms = None
+        self.d2h_ms = None
+        self.out = None
+        self._dev_off = None
+        self.ref = None
+        self.bytes = int(x.nbytes + _axes.prod(self.out_shape_) * self.acc.itemsize +
+                         (self.offsets.nbytes if self.offsets is not None else 0))
+        self.flush_bytes = FLUSH_L2_TIMES * _l2_bytes() if flush else 0
+        self.checking = bool(check)
+        self.params = None  # made at upload: the layout holds device addresses
+
+    @property
+    def scalar(self) -> bool:
+        return False
+
+    def out_shape(self, v):
+        return self.out_shape_
+
+    def title(self) -> str:
+        what = self.family.what(self.op, self.inclusive)
+        where = f"axis={self.axis}" if self.offsets is None else \
+            f"{self.problems} segments of mean length {self.n / max(self.problems, 1):.4g}"
+        shape = " x ".join(str(s) for s in self.x.shape)
+        return f"{what}, {shape}, {where}, {self.x.dtype.name}"
+
+    def upload(self):
+        if self.device is None:
+            t0 = time.perf_counter()
+            self.device = to_device(self.x)
+            self.h2d_ms = (time.perf_counter() - t0) * 1e3
+        operand = take(self.device, "compare", _axes.DTYPES, strided=True)
+        if self.offsets is not None:
+            self._dev_off = to_device(self.offsets)
+            lay = (self.problems, self.n, 1, 0, 1, 0, self._dev_off.ptr)
+            operand = _axes.gathered(operand)
+        else:
+            lay = _axes.layout(operand, self.axis, self.axis + 1)
+            if lay is None:  # axes that do not fuse through their strides: a C copy
+                operand = _axes.gathered(operand)
+                lay = _axes.layout(operand, self.axis, self.axis + 1)
+        self._in_ptr = operand.ptr
+        self._operand = operand
+        in_code, acc_code, code = self._codes
+        self.params = (self.n, in_code, acc_code, code) + \
+            ((self.inclusive,) if "inclusive" in self.family.options else ()) + (lay, self._res_code)
+        self.out = DeviceArray(self.out_shape_, self.acc)
+
+    def time_device(self, v):
+        ms, _ = _core.time(self.family.name, v.index, self._in_ptr, self.out.ptr, self.params, self.warmup,
+                           self.repeat, self.flush_bytes)
+        return ms, self.download(self.out)
+
+    def run_device(self, v):
+        _core.call(self.family.name, v.index, self._in_ptr, self.out.ptr, self.params)
+        return self.out.get()
+
+    def skip_reason(self, v) -> str:
+        """CUB's segmented reduction reads each problem as a contiguous run
+        (cuda/reduce/18_cub_segmented.cu): a column layout is not one."""
+        if self.offsets is None and v.is_baseline and v.where == "device":
+            operand = take(self.device, "compare", _axes.DTYPES, strided=True) if self.device is not None \
+                else Operand(self.x.shape, self.x.dtype, self.x, None)
+            lay = _axes.layout(operand, self.axis, self.axis + 1)
+            if lay is None or (lay[4] != 1 and lay[1] > 1):
+                return "skipped: CUB takes problems of consecutive elements (rows), not columns"
+        return ""
+
+    # -- NumPy and the reference
+    def _moved(self, a):
+        """An axis result of NumPy in the kernels' output order (C order of
+        the result's shape: the problems, then for a scan their elements)."""
+        return np.ascontiguousarray(a).reshape(self.out_shape_)
+
+    def numpy(self):
+        """NumPy's own call for the same problems: x.sum/min/max(axis),
+        cumsum / accumulate along the axis, numpy.<ufunc>.reduceat for
+        segments (empty segments corrected to the identity).  NumPy has no
+        segmented scan: that row is the reference's tree (see
+        _segmented_scan)."""
+        x, op = self.x, self.op
+        ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
+        if self.offsets is not None:
+            flat = x.reshape(-1)
+            if self.reduces:
+                return _segmented_reduce(flat, self.offsets, op, self.acc)
+            return _segmented_scan(flat.astype(self.acc), self.offsets, op, self.inclusive)
+        if self.reduces:
+            return self._moved(ufunc.reduce(x, axis=self.axis, dtype=self.acc))
+        y = ufunc.accumulate(x, axis=self.axis, dtype=self.acc)
+        if not self.inclusive:
+            y = np.moveaxis(y, self.axis, -1)
+            first = np.full(y.shape[:-1] + (1,), identity(op, self.acc), dtype=self.acc)
+            y = np.moveaxis(np.concatenate([first, y[..., :-1]], axis=-1), -1, self.axis)
+        return self._moved(y)
+
+    def _reference(self):
+        """(reference, tolerance per output element): exact for integers and
+        min/max; a float sum against a wider-precision sum within the
+        package's bounds (sum_tolerances per problem; scan_tolerance per
+        prefix), widened by the reference's own rounding."""
+        exact = self.op != "sum" or self.acc.kind != "f"
+        if exact:
+            return self.numpy(), None
+        wide = scan_reference_dtype(self.acc)
+        xw = self.x.astype(wide)
+        ref_eps = float(np.finfo(wide).eps)
+        if self.offsets is not None:
+            flat, off = xw.reshape(-1), self.offsets
+            longest = int(np.diff(off).max()) if off.size > 1 else 0
+            if self.reduces:
+                ref = _segmented_reduce(flat, off, "sum", wide)
+                ab = _segmented_reduce(np.abs(flat), off, "sum", wide)
+                return ref, sum_tolerances(longest, self.acc, ab, ref) + longest * ref_eps * ab
+            ref = _segmented_scan(flat, off, "sum", self.inclusive)
+            bound = _segmented_scan(np.abs(flat), off, "sum", self.inclusive)
+            return ref, scan_tolerance(longest, self.acc, ref, bound)
+        ln = self.x.shape[self.axis]
+        if self.reduces:
+            ref, ab = xw.sum(axis=self.axis), np.abs(xw).sum(axis=self.axis)
+            return self._moved(ref), self._moved(sum_tolerances(ln, self.acc, ab, ref) + ln * ref_eps * ab)
+        ref, bound = np.cumsum(xw, axis=self.axis), np.cumsum(np.abs(xw), axis=self.axis)
+        if not self.inclusive:
+            zero = np.zeros_like(np.take(ref, [0], axis=self.axis))
+            ref = np.concatenate([zero, np.delete(ref, -1, axis=self.axis)], axis=self.axis)
+            bound = np.concatenate([zero, np.delete(bound, -1, axis=self.axis)], axis=self.axis)
+        return self._moved(ref), self._moved(scan_tolerance(ln, self.acc, ref, bound))
+
+    def check(self, got, v=None) -> tuple:
+        if not self.checking:
+            return None, None, ""
+        if self.ref is None:
+            self.ref = self._reference()
+        ref, tol = self.ref
+        got = np.asarray(got).reshape(self.out_shape_)
+        unit = "ulp" if self.acc.kind == "f" else "abs"
+        if tol is None:
+            return bool(np.array_equal(got, ref, equal_nan=True)), ulps(got, ref, self.acc), unit
+        err = np.abs(got.astype(ref.dtype) - ref)
+        return bool(np.all(err <= tol)), ulps(got, ref, self.acc), unit
+
+
+def _layout_input(fam, x_or_shape, dtype, seed, who):
+    """(the host input, N-D, C order; the caller's device array or None)
+    from a shape (random input), a NumPy array or a device array."""
+    device = None
+    if isinstance(x_or_shape, (int, np.integer)):
+        x_or_shape = (int(x_or_shape),)
+    if isinstance(x_or_shape, tuple) and all(isinstance(s, (int, np.integer)) for s in x_or_shape):
+        want = np.dtype(dtype or "float32")
+        if want not in fam.dtypes:
+            raise TypeError(f"{fam.name} tables take {', '.join(d.name for d in fam.dtypes)}, not {want}")
+        return random_input(tuple(int(s) for s in x_or_shape), want, seed), None
+    if hasattr(x_or_shape, "__cuda_array_interface__"):
+        device = x_or_shape
+        x = to_device(x_or_shape).get()
+        if dtype is not None and np.dtype(dtype) != x.dtype:
+            raise TypeError(f"dtype={dtype} differs from the device array's {x.dtype}")
+    else:
+        x = np.asarray(x_or_shape)
+        if dtype is not None and np.dtype(dtype) != x.dtype:
+            x = x.astype(dtype)
+    if x.dtype not in fam.dtypes:
+        raise TypeError(f"{fam.name} tables take {', '.join(d.name for d in fam.dtypes)}, not {x.dtype}")
+    return np.ascontiguousarray(x), device
+
+
+# The CUB rows of a determinism level beyond run-to-run, where the build has them.
+_DETERMINISTIC_BASELINES = {"gpu_to_gpu": ("cub_reproducible", "cub_deterministic")}
+
+
+def _float_sum(family, op, dtype) -> bool:
+    """Whether a determinism level changes the rows: a float sum (integer
+    sums, min and max are exact in any order)."""
+    fam = get_family(family)
+    acc = fam.result_dtype(np.dtype(dtype or "float32"), op)
+    return op == "sum" and acc.kind == "f"
+
+
+def select_rows(family, variants="all", *, baselines=True, axis=None, segments=None,
+                determinism="run_to_run", op="sum", dtype=None, who="compare") -> list:
+    """The registry rows a comparison times, in journey order: the 1-D
+    journey (axis None, no segments), the rows flagged batched (an axis) or
+    segmented (segments); with baselines, the production rows that take the
+    same layout (CUB's segmented reduction for an axis or segments).
+    determinism="gpu_to_gpu" on a float sum keeps the reproducible rows and
+    the CUB rows of that level (cub_reproducible, cub_deterministic) where
+    the build has them.  ValueError for a named row that does not take the
+    layout or the level, or a level with no row."""
+    fam = get_family(family)
+    determinism = _axes.check_determinism(determinism, who)
+    if segments is not None:
+        layout, takes = "segments", (lambda v: v.segmented)
+    elif axis is not None:
+        layout, takes = "axis", (lambda v: v.batched)
+    else:
+        layout, takes = None, (lambda v: not (v.batched or v.segmented))
+    table = [v for v in fam.layout_variants() if takes(v)] if layout else fam.variants()
+    strict = determinism == "gpu_to_gpu" and _float_sum(family, op, dtype)
+    det_names = _DETERMINISTIC_BASELINES.get(determinism, ()) if strict else ()
+
+    def level_ok(v):
+        return not strict or v.reproducible or v.name in det_names
+
+    if variants == "all":
+        chosen = [v for v in table if (baselines or not v.is_baseline) and level_ok(v)
+                  and (not strict or not v.is_baseline or v.name in det_names)]
+    else:
+        names = [variants] if isinstance(variants, str) else list(variants)
+        chosen = []
+        for nm in names:
+            v = fam.lookup(nm)
+            if v not in table:
+                what = {"axis": "an axis", "segments": "segments", None: "one whole array"}[layout]
+                fits = ", ".join(r.name for r in table if not r.is_baseline)
+                raise ValueError(f"gpuprims.{who}: {family} variant {v.name!r} does not take {what}; "
+                                 f"choose among: {fits}")
+            if not level_ok(v):
+                fits = ", ".join(r.name for r in table if level_ok(r))
+                raise ValueError(f"gpuprims.{who}: {family} variant {v.name!r} is not gpu_to_gpu "
+                                 f"reproducible for a float sum; choose among: {fits or 'none yet'}, "
+                                 f"or determinism='run_to_run'")
+            chosen.append(v)
+        if baselines:
+            chosen += [v for v in table if v.is_baseline and v not in chosen and level_ok(v)
+                       and (not strict or v.name in det_names)]
+        order = {v.name: i for i, v in enumerate(table)}
+        chosen.sort(key=lambda v: order[v.name])
+    if not any(not v.is_baseline for v in chosen) and variants == "all" and strict:
+        raise ValueError(f"gpuprims.{who}: determinism='gpu_to_gpu' is not available for a float {family}"
+                         f"{'' if layout is None else ' with ' + layout} yet; use determinism='run_to_run'")
+    return chosen
+
+
+def _layout_baseline(family, chosen) -> str | None:
+    """The row the x-baseline column divides by: the production row among
+    the chosen ones (CUB's segmented or reproducible rows where the layout
+    or the level excludes plain CUB), or None."""
+    names = [v.name for v in chosen if v.is_baseline and v.where == "device"]
+    lib = get_family(family).library.name
+    return lib if lib in names else (names[0] if names else None)
+
+
 def _host_times(fn, runs):
     ms, outs = [], []
     for _ in range(runs):
@@ -267,8 +605,14 @@ def _measure(case: _Case, name, title, *, where, run_timed=None, run_once=None, 
     return r
 
 
+# CUB rows that need CCCL 3.5's determinism requirements (cuda/cub_env.cuh)
+_NEEDS_CCCL_3_5 = ("cub_deterministic", "cub_reproducible")
+
+
 def _variant_row(case: _Case, v: Variant, roof) -> Result:
     reason = case.skip_reason(v)
+    if not reason and v.name in _NEEDS_CCCL_3_5 and (_backend.cccl_version() or 0) < 3005000:
+        reason = f"skipped: needs CCCL 3.5 or newer; this build's CUB: {_backend.cccl() or 'none'}"
     if reason:
         return Result(case.family.name, v.name, v.title, tuple(case.x.shape), case.x.dtype.name, case.op,
                       v.where, bytes=case.bytes, baseline=v.is_baseline, note=reason)
@@ -295,8 +639,9 @@ def _extra_row(case: _Case, name, fn, roof) -> Result:
 
 
 def benchmark(family: str, variant: str, x_or_n=None, *, dtype=None, op: str = "sum",
-              inclusive: bool = True, repeat: int = 30, warmup: int = 3, k: int = 5,
-              flush: bool = True, check: bool = True) -> Result:
+              inclusive: bool = True, axis=None, segments=None, determinism: str = "run_to_run",
+              repeat: int = 30, warmup: int = 3, k: int = 5, flush: bool = True,
+              check: bool = True) -> Result:
     """Time one variant of `family` and check its output.
 
     x_or_n: an element count (random input; transpose: a (rows, cols)
@@ -311,14 +656,35 @@ def benchmark(family: str, variant: str, x_or_n=None, *, dtype=None, op: str = "
     whether the output matched NumPy and its largest error (ULPs for
     floats), and how many distinct results k further runs gave.
     check=False skips the comparison with NumPy (matches is None).
+
+    axis (one int) or segments (k+1 boundaries, as gpuprims.sum's; with
+    axis=-1 those of each row) time a reduce or scan row that takes that
+    layout (x_or_n: an array or a shape; "auto" is the row the public call
+    runs).  determinism="gpu_to_gpu" on a float sum takes the reproducible
+    rows only ("auto": the reproducible one).
     """
     fam = get_family(family)
     v = fam.lookup(variant)
+    layout = axis is not None or segments is not None
+    if layout or determinism != "run_to_run":
+        determinism = _axes.check_determinism(determinism, "benchmark")
+        if variant == "auto":
+            rows = select_rows(family, "all", baselines=False, axis=axis, segments=segments,
+                               determinism=determinism, op=op, dtype=dtype, who="benchmark")
+            v = next((r for r in rows if r.auto or r.auto_batched), rows[0])
+        else:
+            select_rows(family, [v.name], baselines=False, axis=axis, segments=segments,
+                        determinism=determinism, op=op, dtype=dtype, who="benchmark")
     if x_or_n is None:
-        x_or_n = fam.default_size
+        x_or_n = fam.default_size if not layout else (1 << 12, 1 << 12)
     _gpu_first("benchmark")
-    case = _Case(family, x_or_n, dtype=dtype, op=op, inclusive=inclusive, repeat=repeat,
-                 warmup=warmup, k=k, flush=flush, check=check)
+    if layout:
+        case = _LayoutCase(family, x_or_n, axis=axis, segments=segments, dtype=dtype, op=op,
+                           inclusive=inclusive, repeat=repeat, warmup=warmup, k=k, flush=flush, check=check,
+                           who="benchmark")
+    else:
+        case = _Case(family, x_or_n, dtype=dtype, op=op, inclusive=inclusive, repeat=repeat,
+                     warmup=warmup, k=k, flush=flush, check=check)
     reason = case.skip_reason(v)
     if reason:
         raise ValueError(f"{family} variant {v.name!r}: {reason[len('skipped: '):]}; "
@@ -362,7 +728,8 @@ class Progress:
 
 
 def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "sum",
-            inclusive: bool = True, variants="all", repeat: int = 30, warmup: int = 3, k: int = 5,
+            inclusive: bool = True, axis=None, segments=None, determinism: str = "run_to_run",
+            variants="all", repeat: int = 30, warmup: int = 3, k: int = 5,
             flush: bool = True, check: bool = True, baselines: bool = True, extra: dict | None = None,
             progress=None) -> Table:
     """Time a family's journey on one input and return a Table.
@@ -381,24 +748,37 @@ def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "s
     f(device_input) -> result (timed by wall clock, checked the same way).
     progress: True for a bar on stderr, or a callable(done, total, label).
     check=False skips the comparison with NumPy (for repeated timings).
+
+    axis (one int) or segments (k+1 boundaries; with axis=-1 those of each
+    row): reduce and scan on that layout - the rows flagged batched (an
+    axis) or segmented (segments), CUB's segmented reduction as the
+    reduce's baseline, the copy roof of the same bytes and NumPy's own call
+    (x.sum(axis), numpy.cumsum(x, axis), numpy.add.reduceat with empty
+    segments given the identity); x, or shape= for a random input (default
+    4096 x 4096; with segments, n= elements).  The bytes count the offsets.
+    determinism="gpu_to_gpu" on a float sum keeps the reproducible rows and
+    CUB's rows of that level (cub_reproducible, cub_deterministic) where
+    the build has them; "run_to_run" and "not_guaranteed" time every row
+    (each is run-to-run deterministic).
     """
-    names = variants
     fam = get_family(family)
-    if x is None:
+    layout = axis is not None or segments is not None
+    chosen = select_rows(family, variants, baselines=baselines, axis=axis, segments=segments,
+                         determinism=determinism, op=op, dtype=dtype if x is None else getattr(x, "dtype", dtype))
+    if layout:
+        if x is None:
+            x = shape if shape is not None else (n if n is not None else (1 << 12, 1 << 12))
+        elif shape is not None or n is not None:
+            raise ValueError("gpuprims.compare: give x, or shape (n for segments) for a random input, not both")
+    elif x is None:
         x = fam.pick_size(n, shape)
-    table = fam.variants()
-    if names == "all":
-        chosen = [v for v in table if baselines or not v.is_baseline]
-    else:
-        names = [names] if isinstance(names, str) else list(names)
-        chosen = [fam.lookup(nm) for nm in names]
-        if baselines:
-            chosen += [v for v in table if v.is_baseline and v not in chosen]
-        order = {v.name: i for i, v in enumerate(table)}
-        chosen.sort(key=lambda v: order[v.name])
     _gpu_first("compare")
-    case = _Case(family, x, dtype=dtype, op=op, inclusive=inclusive, repeat=repeat, warmup=warmup,
-                 k=k, flush=flush, check=check)
+    if layout:
+        case = _LayoutCase(family, x, axis=axis, segments=segments, dtype=dtype, op=op, inclusive=inclusive,
+                           repeat=repeat, warmup=warmup, k=k, flush=flush, check=check)
+    else:
+        case = _Case(family, x, dtype=dtype, op=op, inclusive=inclusive, repeat=repeat, warmup=warmup,
+                     k=k, flush=flush, check=check)
     extra = dict(extra or {})
     steps = len(chosen) + len(extra) + 1 + (1 if baselines else 0)
     if progress is True:
@@ -435,17 +815,25 @@ def compare(family: str, *, n=None, shape=None, x=None, dtype=None, op: str = "s
                      "note": "the bandwidth roof (reads + writes the same bytes)"})
         row = _measure(case, "numpy", "NumPy on the CPU", where="host", host_fn=case.numpy,
                        baseline=True, roof=roof)
+        if layout and case.offsets is not None and not case.reduces:
+            row.note = "NumPy has no segmented scan: a vectorized Hillis-Steele scan (the reference's)"
         rows.append(row.to_dict())
         tick("numpy")
-    _speedups(rows, fam.library.name)
+    base = _layout_baseline(family, chosen) if (layout or determinism == "gpu_to_gpu") else fam.library.name
+    _speedups(rows, base)
     title = f"{case.title()} - CUDA events, median of {repeat}{', L2 flushed' if flush else ''}"
+    if determinism != "run_to_run":
+        title += f", determinism={determinism}"
     meta = {"family": fam.name, "op": case.op,
             "inclusive": inclusive if "inclusive" in fam.options else None, "dtype": case.x.dtype.name,
             "shape": list(case.x.shape), "n": case.n, "bytes": case.bytes, "repeat": repeat,
             "warmup": warmup, "k": k, "flush_bytes": case.flush_bytes, "roof_gbps": roof["gbps"],
-            "h2d_ms": case.h2d_ms, "d2h_ms": case.d2h_ms, "baseline": fam.library.name}
+            "h2d_ms": case.h2d_ms, "d2h_ms": case.d2h_ms, "baseline": base,
+            "axis": getattr(case, "axis", None), "segments": getattr(case, "problems", None) if segments is not None
+            else None, "determinism": determinism}
     footer = _transfer_line(case)
-    return Table(rows, _columns(fam.library_label), title=title, meta=meta, footer=footer)
+    label = fam.library_label if base == fam.library.name or base is None else base
+    return Table(rows, _columns(label), title=title, meta=meta, footer=footer)
 
 
 def _transfer_line(case) -> str:

@@ -34,12 +34,17 @@ def sum_tolerance(x, acc_dtype, exact) -> float:
     (unrolling, the grid-stride loop of single_pass, CUB's tiles), so the
     bound allows four times the tree depth, plus one rounding of the result
     (and of the input conversion, when acc_dtype is wider than x)."""
-    eps = float(np.finfo(acc_dtype).eps)
     x = np.asarray(x)
-    n = max(int(x.size), 1)
-    depth = math.ceil(math.log2(n)) + 1
-    abs_sum = float(np.abs(x.astype(np.float64)).sum())
-    return 4 * depth * eps * abs_sum + eps * abs(exact)
+    return float(sum_tolerances(int(x.size), acc_dtype, float(np.abs(x.astype(np.float64)).sum()), exact))
+
+
+def sum_tolerances(n, acc_dtype, abs_sums, exact):
+    """sum_tolerance of many problems at once (an axis, segments): problems
+    of at most n elements whose sums of |x| and exact sums are the arrays
+    abs_sums and exact."""
+    eps = float(np.finfo(acc_dtype).eps)
+    depth = math.ceil(math.log2(max(int(n), 1))) + 1
+    return 4 * depth * eps * np.asarray(abs_sums) + eps * np.abs(exact)
 
 
 def scan_reference_dtype(acc_dtype) -> np.dtype:

@@ -8,7 +8,10 @@ journey's in-place tile lives in global scratch, as in the textbook), plus which
 threads changed which element since the previous barrier.  The result is
 plain data (Trace.steps) with a text view (str(trace)) and a picture
 (Trace.plot(), if matplotlib is installed): Hillis-Steele against Blelloch,
-neighbored against interleaved, step by step.
+neighbored against interleaved, step by step.  With axis= or segments=
+(reduce and scan), Trace.owners() says which block and thread wrote each
+output element: which thread took which problem, the mapping of work to
+threads that the batched and segmented rows differ in.
 """
 from __future__ import annotations
 
@@ -60,6 +63,41 @@ class Trace:
     input: np.ndarray
     result: object
     steps: list
+    axis: object = None  # the call's axis= and segments= (None: the whole array)
+    segments: object = None
+
+    def owners(self) -> list:
+        """For each element of the call's output (one per problem of a
+        reduction; every prefix of a scan), the (launch, block, thread) that
+        wrote it last, or None: read from the writable kernel argument that
+        the last launch wrote (shared memory is the block's work space, not
+        the output).  The watched argument is the whole allocation holding
+        the output, which starts at its first written element."""
+        size = int(np.asarray(self.result).size)
+        last = max((s.launch for s in self.steps), default=-1)
+        wrote = {}
+        for s in self.steps:
+            if s.launch != last:
+                continue
+            for name, r in s.regions.items():
+                if name == "shared":
+                    continue
+                for j in np.nonzero(r.writers >= 0)[0]:
+                    wrote[int(j)] = (s.launch, s.block[0], int(r.writers[j]))
+                break
+        base = min(wrote, default=0)
+        return [wrote.get(base + j) for j in range(size)]
+
+    def owners_text(self) -> str:
+        """owners() as lines: "output 3: block 0, warp 1 lane 0 (thread 32)"."""
+        lines = []
+        for j, o in enumerate(self.owners()):
+            if o is None:
+                lines.append(f"output {j}: not written by the last launch (an earlier one wrote it)")
+                continue
+            launch, block, t = o
+            lines.append(f"output {j}: block {block}, warp {t // 32} lane {t % 32} (thread {t})")
+        return "\n".join(lines)
 
     def main_region(self, step: Step) -> str | None:
         """The region worth looking at: shared memory if the kernel has
@@ -147,8 +185,8 @@ def _as_values(raw: bytes, itemsize: int, dtype: np.dtype) -> np.ndarray:
     return np.frombuffer(raw[: len(raw) - len(raw) % itemsize], dtype=f"u{itemsize}").copy()
 
 
-def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = True,
-          max_bytes: int = 256 << 20) -> Trace:
+def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = True, axis=None,
+          segments=None, max_bytes: int = 256 << 20) -> Trace:
     """Run `variant` of `family` ("reduce", "scan" or "transpose") on the
     emulator for x and return the Trace of its barriers: what the block's
     shared memory and the kernel's writable arguments hold at each one, and
@@ -159,6 +197,10 @@ def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = Tr
     variant: a device variant of gpuprims (not the host code "cpu", nor the
     NVIDIA libraries "cub" / "cublas", which the emulator does not run).
     op ("sum", "min", "max") and inclusive as in gpuprims.reduce / scan.
+    axis and segments (reduce and scan) as in gpuprims.reduce / scan: the
+    call runs the named row with that layout (a row flagged batched or
+    segmented; "auto" the one the public call picks), and Trace.owners()
+    says which thread wrote each output element.
 
     Raises ValueError (unknown family, variant or op; too many elements; a
     variant with no kernels to trace; wrong number of dimensions), TypeError
@@ -182,10 +224,15 @@ def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = Tr
         raise ValueError(f"gpuprims.trace: {family} needs {want}, got {a.ndim}-D")
     fam.check_options(op)
     dtype = fam.result_dtype(a.dtype, op)  # the watched memory is shown as the call's result dtype
+    layout = axis is not None or segments is not None
+    if layout and not fam.layout_variants():
+        raise ValueError(f"gpuprims.trace: axis= and segments= are for reduce and scan, not {family}")
     with _backend.emulating():
+        call = _layout_call(fam.name, a, v.name, op, inclusive, axis, segments) if layout else \
+            (lambda: fam.apply(a, v.name, op=op, inclusive=inclusive))
         _core.emu_trace(True, int(max_bytes))
         try:
-            result = fam.apply(a, v.name, op=op, inclusive=inclusive)
+            result = call()
         finally:
             raw_steps, error = _core.emu_trace(False, 0)
     if error:
@@ -200,4 +247,28 @@ def trace(family: str, variant: str, x, *, op: str = "sum", inclusive: bool = Tr
             w = per_byte[: values.size * size].reshape(values.size, size).max(axis=1)
             regions[name] = Region(name, values, w)
         steps.append(Step(s["kernel"].strip("()"), s["launch"], s["block"], s["block_dim"], s["barrier"], regions))
-    return Trace(family, variant, a, result, steps)
+    if layout:
+        result = result.get()
+    return Trace(family, variant, a, result, steps, axis, segments)
+
+
+def _layout_call(family, a, variant, op, inclusive, axis, segments):
+    """The call of a reduce or scan with an axis or segments, on the
+    emulator's device memory and writing into a fresh output filled with a
+    byte pattern: the trace records an element as written only where its
+    bytes change, so the output must not already hold the result (as the
+    staging memory of an earlier call would)."""
+    import gpuprims
+    from ._arrays import DeviceArray, to_device
+
+    d = to_device(a)
+    fn = getattr(gpuprims, family)  # gpuprims.reduce or gpuprims.scan: the public call
+    kw = {"inclusive": inclusive} if "inclusive" in get_family(family).options else {}
+
+    def run(out=None):
+        return fn(d, op, axis=axis, segments=segments, variant=variant, out=out, **kw)
+
+    first = run()  # untraced: the result's shape and dtype
+    out = DeviceArray(first.shape, first.dtype)
+    _core.htod(out.ptr, np.full(first.size * first.dtype.itemsize, 0xA5, np.uint8))
+    return lambda: run(out)
