@@ -17,7 +17,7 @@ import gpuprims
 from conftest import GPU_OK, GPU_WHY
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
-NAMES = ["01_reduction", "02_scan", "03_transpose", "04_occupancy", "08_scaling_out"]
+NAMES = ["01_reduction", "02_scan", "03_transpose", "04_occupancy", "06_host_pipeline", "08_scaling_out"]
 
 
 def load(path):
