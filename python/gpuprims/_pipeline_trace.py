@@ -82,7 +82,8 @@ class Timeline:
                 for k in range(a, b):
                     row[k] = ch
             lines.append(f"{stream:>8} |{''.join(row)}|")
-        axis = f"0 ms{'':{width - 4 - len(f'{span:.3f} ms')}}{span:.3f} ms"
+        end = f"{span:.3f} ms"
+        axis = "0 ms" + " " * max(1, width - 4 - len(end)) + end
         lines.append(f"{'':>8}  {axis}")
         return "\n".join(lines)
 
@@ -111,11 +112,12 @@ class Timeline:
             if not bars:
                 continue
             row = rows[next(r["stream"] for r in self.records if r["stage"] == stage)]
-            ax.broken_barh(bars, (row - 0.4, 0.8), facecolors=colors[stage], edgecolor="white", label=stage)
+            ax.broken_barh(bars, (row - 0.4, 0.8), facecolors=colors[stage], edgecolor="white",
+                           linewidth=0.5, label=stage)
         ax.set_yticks([rows[s] for s in STREAMS], list(STREAMS))
         ax.set_xlabel("ms" if self.backend == "cuda" else "ms (emulator: host times, not a GPU)")
         ax.set_xlim(0, self.span_ms or 1.0)
-        ax.legend(loc="upper right", fontsize="small", ncol=len(STAGES))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
         ax.set_title(title or f"{self.label + ': ' if self.label else ''}"
                      f"{'serial' if self.serial else 'overlapped'}, {self.span_ms:.2f} ms")
         return ax
