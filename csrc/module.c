@@ -596,8 +596,12 @@ static PyMethodDef gp_methods[] = {
     {"time_copy", gp_time_copy, METH_VARARGS,
      "time_copy(nbytes, warmup, repeat, flush_bytes) -> list of device-to-device copy ms"},
     {"pipeline_config", (PyCFunction)(void (*)(void))gp_pipeline_config_py, METH_VARARGS | METH_KEYWORDS,
-     "pipeline_config(pinned_limit=, device_limit=, threshold=, chunk_bytes=, interrupt_after=) -> dict"},
+     "pipeline_config(pinned_limit=, device_limit=, threshold=, chunk_bytes=, interrupt_after=, progress_s=, "
+     "trace=, serial=) -> dict"},
     {"pipeline_stats", gp_pipeline_stats_py, METH_NOARGS, "pipeline_stats() -> dict: the pinned ring's counts"},
+    {"pipeline_trace", gp_pipeline_trace_py, METH_NOARGS,
+     "pipeline_trace() -> list of {chunk, stage, stream, start_ms, end_ms}: the last pipelined call's "
+     "stages (pipeline_config(trace=N)); on the emulator host times, nothing about a GPU"},
     {"time_host_copy", gp_time_host_copy_py, METH_VARARGS,
      "time_host_copy(nbytes, to_device, pinned, repeat) -> list of ms (the bus roof)"},
     {"free_memory", gp_free_memory_py, METH_NOARGS,

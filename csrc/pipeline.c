@@ -85,6 +85,136 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* ------------------------------------------------------------ the trace */
+
+/* pipeline_config(trace=N) makes each pipelined call keep up to N records
+ * of when its stages ran, per chunk: the host's packing and unpacking by
+ * the host clock, the host->device copy, the kernel(s) and the
+ * device->host copy by a pair of CUDA events on the stream each runs on.
+ * Both clocks count from an origin event the call records on its idle
+ * stream and waits for before its first chunk (the host clock read around
+ * the two), so they share one axis to within that wait (microseconds).  Nothing is recorded
+ * while N is 0.  pipeline_config(serial=True) waits for every stage before
+ * the next one starts (the stream synchronized after it): the same chunks
+ * without any overlap, the picture a pipeline is compared against. */
+enum { GP_TR_PACK, GP_TR_IN, GP_TR_KERNEL, GP_TR_OUT, GP_TR_UNPACK };
+static const char *const gp_tr_stage[] = {"pack", "in", "kernel", "out", "unpack"};
+static const char *const gp_tr_stream[] = {"host", "h2d", "compute", "d2h", "host"};
+
+typedef struct {
+    int64_t chunk;
+    int stage;
+    cudaEvent_t a, b; /* device stages, until the call's end */
+    double start, end; /* ms from the origin */
+    int ok;
+} gp_trace_rec;
+
+static struct {
+    int max, n, serial;
+    int64_t in, out, unpack; /* the chunk of the next pack/in, out, unpack */
+    gp_trace_rec *rec;
+    cudaEvent_t origin;
+    double host0;
+} trace;
+
+/* A call starts: the records of the previous one dropped, the origin. */
+static cudaError_t trace_start(const gp_runtime *rt, cudaStream_t s)
+{
+    cudaError_t err;
+    double before;
+    trace.n = 0;
+    trace.in = trace.out = trace.unpack = 0;
+    if (trace.max == 0 || trace.origin != NULL)
+        return cudaSuccess;
+    if ((err = rt->stream_sync(s)) != cudaSuccess || (err = rt->event_create(&trace.origin)) != cudaSuccess)
+        return err;
+    before = now_s();
+    if ((err = rt->event_record(trace.origin, s)) != cudaSuccess || (err = rt->event_sync(trace.origin)) != cudaSuccess)
+        return err;
+    trace.host0 = 0.5 * (before + now_s()); /* the origin completed in between (the stream is idle) */
+    return cudaSuccess;
+}
+
+static gp_trace_rec *trace_new(int stage)
+{
+    gp_trace_rec *t;
+    if (trace.max == 0 || trace.origin == NULL || trace.n >= trace.max)
+        return NULL;
+    t = &trace.rec[trace.n++];
+    memset(t, 0, sizeof(*t));
+    t->stage = stage;
+    t->chunk = stage == GP_TR_OUT ? trace.out : stage == GP_TR_UNPACK ? trace.unpack
+             : stage == GP_TR_KERNEL ? trace.in - 1 : trace.in;
+    return t;
+}
+
+/* A device stage begins on stream s: its record's index, or -1. */
+static int trace_dev_begin(const gp_runtime *rt, int stage, cudaStream_t s)
+{
+    gp_trace_rec *t = trace_new(stage);
+    if (t == NULL)
+        return -1;
+    if (rt->event_create(&t->a) != cudaSuccess || rt->event_create(&t->b) != cudaSuccess ||
+        rt->event_record(t->a, s) != cudaSuccess) {
+        (void)rt->get_last_error();
+        return -1; /* left out of the trace (ok stays 0) */
+    }
+    return (int)(t - trace.rec);
+}
+
+/* ... and ends (the chunk counters move on); serial: waited for. */
+static cudaError_t trace_dev_end(const gp_runtime *rt, int k, int stage, cudaStream_t s)
+{
+    if (stage == GP_TR_IN)
+        trace.in++;
+    else if (stage == GP_TR_OUT)
+        trace.out++;
+    if (k >= 0 && rt->event_record(trace.rec[k].b, s) == cudaSuccess)
+        trace.rec[k].ok = 1;
+    return trace.serial ? rt->stream_sync(s) : cudaSuccess;
+}
+
+/* A host stage that ran from t0 to t1 (now_s). */
+static void trace_host(int stage, double t0, double t1)
+{
+    gp_trace_rec *t = trace_new(stage);
+    if (stage == GP_TR_UNPACK)
+        trace.unpack++;
+    if (t == NULL)
+        return;
+    t->start = 1e3 * (t0 - trace.host0);
+    t->end = 1e3 * (t1 - trace.host0);
+    t->ok = 1;
+}
+
+/* The call has drained: device records read and their events given back. */
+static void trace_finish(const gp_runtime *rt)
+{
+    int k;
+    for (k = 0; k < trace.n; k++) {
+        gp_trace_rec *t = &trace.rec[k];
+        float a, b;
+        if (t->a == NULL && t->b == NULL)
+            continue;
+        if (t->ok && rt->event_elapsed_ms(&a, trace.origin, t->a) == cudaSuccess &&
+            rt->event_elapsed_ms(&b, trace.origin, t->b) == cudaSuccess) {
+            t->start = a;
+            t->end = b;
+        } else {
+            t->ok = 0;
+        }
+        if (t->a != NULL)
+            (void)rt->event_destroy(t->a);
+        if (t->b != NULL)
+            (void)rt->event_destroy(t->b);
+        t->a = t->b = NULL;
+    }
+    if (trace.origin != NULL)
+        (void)rt->event_destroy(trace.origin);
+    trace.origin = NULL;
+    (void)rt->get_last_error();
+}
+
 /* ------------------------------------------------------------- the ring */
 
 static void ring_free(void)
@@ -579,12 +709,20 @@ static cudaError_t stage_in(gp_job *j, const gp_hostview *v, int s, int64_t e0, 
 {
     const gp_runtime *rt = j->rt;
     cudaError_t err;
+    double t0;
+    int tk;
     if ((err = rt->event_sync(ring.ev_in[s])) != cudaSuccess)
         return err;
+    t0 = trace.max ? now_s() : 0.0;
     pack(v, e0, m, (char *)ring.buf[s]);
-    if ((err = rt->stream_wait_event(ring.h2d, ring.ev_kernel[s])) != cudaSuccess ||
-        (err = rt->memcpy_async(dev, ring.buf[s], (size_t)m * v->item, cudaMemcpyHostToDevice, ring.h2d)) !=
+    if (trace.max)
+        trace_host(GP_TR_PACK, t0, now_s());
+    if ((err = rt->stream_wait_event(ring.h2d, ring.ev_kernel[s])) != cudaSuccess)
+        return err;
+    tk = trace_dev_begin(rt, GP_TR_IN, ring.h2d);
+    if ((err = rt->memcpy_async(dev, ring.buf[s], (size_t)m * v->item, cudaMemcpyHostToDevice, ring.h2d)) !=
             cudaSuccess ||
+        (err = trace_dev_end(rt, tk, GP_TR_IN, ring.h2d)) != cudaSuccess ||
         (err = rt->event_record(ring.ev_in[s], ring.h2d)) != cudaSuccess)
         return err;
     return rt->stream_wait_event(j->c.stream, ring.ev_in[s]);
@@ -596,9 +734,13 @@ static cudaError_t stage_out(gp_job *j, int s, int slot, const void *dev, size_t
 {
     const gp_runtime *rt = j->rt;
     cudaError_t err;
+    int tk;
     if ((err = rt->event_record(ring.ev_kernel[s], j->c.stream)) != cudaSuccess ||
-        (err = rt->stream_wait_event(ring.d2h, ring.ev_kernel[s])) != cudaSuccess ||
-        (err = rt->memcpy_async(ring.buf[slot], dev, bytes, cudaMemcpyDeviceToHost, ring.d2h)) != cudaSuccess)
+        (err = rt->stream_wait_event(ring.d2h, ring.ev_kernel[s])) != cudaSuccess)
+        return err;
+    tk = trace_dev_begin(rt, GP_TR_OUT, ring.d2h);
+    if ((err = rt->memcpy_async(ring.buf[slot], dev, bytes, cudaMemcpyDeviceToHost, ring.d2h)) != cudaSuccess ||
+        (err = trace_dev_end(rt, tk, GP_TR_OUT, ring.d2h)) != cudaSuccess)
         return err;
     return rt->event_record(ring.ev_out[s], ring.d2h);
 }
@@ -621,6 +763,7 @@ static cudaError_t run_reduce(gp_run *r, const gp_plan *p, char *block)
     gp_call cc;
     cudaError_t err = cudaSuccess;
     int64_t i;
+    int tk;
     view_of(&j->in.view, &v);
     for (i = 0; i < p->nchunks && err == cudaSuccess; i++) {
         int s = (int)(i % stages);
@@ -628,6 +771,7 @@ static cudaError_t run_reduce(gp_run *r, const gp_plan *p, char *block)
         char *din = block + (size_t)s * (in_b + conv_b);
         if ((err = stage_in(j, &v, s, e0, m, din)) != cudaSuccess)
             break;
+        tk = trace_dev_begin(rt, GP_TR_KERNEL, c->stream);
         cc = *c;
         cc.n = cc.len = m;
         cc.in = din;
@@ -641,6 +785,8 @@ static cudaError_t run_reduce(gp_run *r, const gp_plan *p, char *block)
         cc.states = rep ? GP_STATES_OUT : 0;
         if ((err = launch_with(j, &cc, scratch)) != cudaSuccess ||
             (err = rt->event_record(ring.ev_kernel[s], c->stream)) != cudaSuccess)
+            break;
+        if ((err = trace_dev_end(rt, tk, GP_TR_KERNEL, c->stream)) != cudaSuccess)
             break;
         r->done = e0 + m;
         if (checkpoint(r, i + 1) < 0)
@@ -679,6 +825,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
      * chunk to chunk (two slots, alternating), not a rounded total */
     int rep = rep_sum(j);
     char *states = scratch + p->scratch;
+    int tk;
     view_of(&j->in.view, &v);
     for (i = 0; i <= p->nchunks && err == cudaSuccess; i++) {
         int s = (int)(i % 2);
@@ -691,6 +838,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                 break;
             if ((err = rt->stream_wait_event(c->stream, ring.ev_out[s])) != cudaSuccess)
                 break; /* y and res of chunk i - 2 copied out */
+            tk = trace_dev_begin(rt, GP_TR_KERNEL, c->stream);
             if (cast && (err = rt->cast(din, (gp_dtype)c->in_t, work + acc, (gp_dtype)c->out_t, m, c->stream)) !=
                             cudaSuccess)
                 break;
@@ -735,14 +883,19 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                     break;
                 y = res;
             }
-            if ((err = stage_out(j, s, 2 + s, y + (c->inclusive || rep ? oe : 0), (size_t)m * oe)) != cudaSuccess)
+            if ((err = trace_dev_end(rt, tk, GP_TR_KERNEL, c->stream)) != cudaSuccess ||
+                (err = stage_out(j, s, 2 + s, y + (c->inclusive || rep ? oe : 0), (size_t)m * oe)) != cudaSuccess)
                 break;
         }
         if (i > 0) { /* chunk i - 1's output unpacked while chunk i moves */
             int sp = (int)((i - 1) % 2);
+            double t0;
             if ((err = rt->event_sync(ring.ev_out[sp])) != cudaSuccess)
                 break;
+            t0 = trace.max ? now_s() : 0.0;
             copy_parallel(out + (size_t)prev_e0 * oe, (const char *)ring.buf[2 + sp], (size_t)prev_m * oe);
+            if (trace.max)
+                trace_host(GP_TR_UNPACK, t0, now_s());
             r->done = prev_e0 + prev_m;
             if (checkpoint(r, i) < 0)
                 return cudaSuccess;
@@ -773,6 +926,7 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
     char *out = (char *)j->out.view.buf;
     gp_tile prev = {0, 0, 0, 0};
     cudaError_t err = cudaSuccess;
+    int tk;
     for (i = 0; i <= p->nchunks && err == cudaSuccess; i++) {
         int s = (int)(i % 2);
         gp_tile t;
@@ -809,21 +963,27 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
             cc.out = dout;
             cc.scratch = dout; /* a transpose asks for none; non-NULL: run */
             cc.scratch_bytes = 0;
+            tk = trace_dev_begin(rt, GP_TR_KERNEL, c->stream);
             if ((err = j->fam->launch(j->v, &cc)) != cudaSuccess ||
+                (err = trace_dev_end(rt, tk, GP_TR_KERNEL, c->stream)) != cudaSuccess ||
                 (err = stage_out(j, s, 2 + s, dout, (size_t)(t.tr * t.tc) * e)) != cudaSuccess)
                 break;
         }
         if (i > 0) { /* tile i - 1: its tc rows of tr elements into the output's columns */
             int sp = (int)((i - 1) % 2);
             const char *src = (const char *)ring.buf[2 + sp];
+            double t0;
             if ((err = rt->event_sync(ring.ev_out[sp])) != cudaSuccess)
                 break;
+            t0 = trace.max ? now_s() : 0.0;
             if (prev.tr == rows)
                 copy_parallel(out + (size_t)(prev.c0 * rows) * e, src, (size_t)(prev.tc * prev.tr) * e);
             else
                 for (k = 0; k < prev.tc; k++)
                     memcpy(out + (size_t)((prev.c0 + k) * rows + prev.r0) * e, src + (size_t)(k * prev.tr) * e,
                            (size_t)prev.tr * e);
+            if (trace.max)
+                trace_host(GP_TR_UNPACK, t0, now_s());
             r->done += prev.tr * prev.tc;
             if (checkpoint(r, i) < 0)
                 return cudaSuccess;
@@ -875,6 +1035,8 @@ PyObject *gp_pipeline_run(gp_job *j)
             if ((err = rt->event_record(ring.ev_in[s], ring.h2d)) == cudaSuccess &&
                 (err = rt->event_record(ring.ev_kernel[s], c->stream)) == cudaSuccess)
                 err = rt->event_record(ring.ev_out[s], ring.d2h);
+        if (err == cudaSuccess)
+            err = trace_start(rt, c->stream);
         if (err == cudaSuccess) {
             ring.calls++;
             ring.chunks += p.nchunks;
@@ -886,6 +1048,7 @@ PyObject *gp_pipeline_run(gp_job *j)
         }
     }
     err = drain(j, err);
+    trace_finish(rt);
     pthread_mutex_unlock(&ring_lock);
     PyEval_RestoreThread(r.ts);
     ring.last_wall_s = now_s() - r.t0;
@@ -983,20 +1146,31 @@ int gp_pipeline_copy(PyObject *module, const gp_runtime *rt, void *dst, const vo
 /* ------------------------------------------------------------ for Python */
 
 /* pipeline_config(pinned_limit=None, device_limit=None (-1: none),
- * threshold=None, chunk_bytes=None, interrupt_after=None, progress_s=None)
- * -> dict of the settings now.  The private knobs (threshold, chunk_bytes,
- * interrupt_after, progress_s: the expected seconds above which
- * progress=True shows its line) are for the tests. */
+ * threshold=None, chunk_bytes=None, interrupt_after=None, progress_s=None,
+ * trace=None, serial=None) -> dict of the settings now.  The private knobs
+ * (threshold, chunk_bytes, interrupt_after, progress_s: the expected
+ * seconds above which progress=True shows its line) are for the tests;
+ * trace (records kept per call, 0: off) and serial (no overlap) draw the
+ * pipeline's timeline (pipeline_trace). */
 PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"pinned_limit", "device_limit", "threshold", "chunk_bytes", "interrupt_after",
-                         "progress_s", NULL};
-    long long pinned = -2, device = -2, threshold = -2, chunk = -2, interrupt = -2;
+                         "progress_s", "trace", "serial", NULL};
+    long long pinned = -2, device = -2, threshold = -2, chunk = -2, interrupt = -2, ntrace = -2;
     double progress_s = -2.0;
+    int serial = -2;
+    gp_trace_rec *recs = NULL;
     (void)module;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LLLLLd:pipeline_config", kw, &pinned, &device, &threshold,
-                                     &chunk, &interrupt, &progress_s))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LLLLLdLi:pipeline_config", kw, &pinned, &device, &threshold,
+                                     &chunk, &interrupt, &progress_s, &ntrace, &serial))
         return NULL;
+    if (ntrace != -2 && (ntrace < 0 || ntrace > (1 << 24))) {
+        PyErr_SetString(PyExc_ValueError, "pipeline_config: trace is the number of records to keep per call, "
+                                          "0 (off) to 16777216");
+        return NULL;
+    }
+    if (ntrace > 0 && (recs = calloc((size_t)ntrace, sizeof(gp_trace_rec))) == NULL)
+        return PyErr_NoMemory();
     if (progress_s != -2.0 && !(progress_s >= 0.0)) {
         PyErr_SetString(PyExc_ValueError, "pipeline_config: progress_s must be a number of seconds >= 0");
         return NULL;
@@ -1021,12 +1195,65 @@ PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwar
         ring.interrupt_after = (int)interrupt;
     if (progress_s != -2.0)
         ring.progress_s = progress_s;
+    if (serial != -2)
+        trace.serial = serial != 0;
+    if (ntrace != -2) {
+        gp_trace_rec *old = trace.rec;
+        trace.rec = recs;
+        trace.max = (int)ntrace;
+        trace.n = 0;
+        recs = old; /* freed below */
+    }
     pthread_mutex_unlock(&ring_lock);
     Py_END_ALLOW_THREADS
-    return Py_BuildValue("{s:K,s:L,s:K,s:K,s:i,s:d}", "pinned_limit", (unsigned long long)ring.limit,
+    free(recs);
+    return Py_BuildValue("{s:K,s:L,s:K,s:K,s:i,s:d,s:i,s:O}", "pinned_limit", (unsigned long long)ring.limit,
                          "device_limit", ring.device_limit, "threshold", (unsigned long long)ring.threshold,
                          "chunk_bytes", (unsigned long long)ring.chunk_bytes, "interrupt_after",
-                         ring.interrupt_after, "progress_s", ring.progress_s);
+                         ring.interrupt_after, "progress_s", ring.progress_s, "trace", trace.max, "serial",
+                         trace.serial ? Py_True : Py_False);
+}
+
+/* pipeline_trace() -> list of dicts {chunk, stage, stream, start_ms,
+ * end_ms}: the last pipelined call's records (pipeline_config(trace=N)),
+ * in the order they were taken, times from the earliest start. */
+PyObject *gp_pipeline_trace_py(PyObject *module, PyObject *noargs)
+{
+    gp_trace_rec *recs = NULL;
+    int n = 0, k, first;
+    double t0 = 0.0;
+    PyObject *list;
+    (void)module;
+    (void)noargs;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&ring_lock);
+    if (trace.n > 0 && (recs = malloc((size_t)trace.n * sizeof(gp_trace_rec))) != NULL) {
+        memcpy(recs, trace.rec, (size_t)trace.n * sizeof(gp_trace_rec));
+        n = trace.n;
+    }
+    pthread_mutex_unlock(&ring_lock);
+    Py_END_ALLOW_THREADS
+    if (trace.n > 0 && recs == NULL)
+        return PyErr_NoMemory();
+    for (k = 0, first = 1; k < n; k++)
+        if (recs[k].ok && (first || recs[k].start < t0)) {
+            t0 = recs[k].start;
+            first = 0;
+        }
+    list = PyList_New(0);
+    for (k = 0; list != NULL && k < n; k++) {
+        PyObject *d;
+        if (!recs[k].ok)
+            continue;
+        d = Py_BuildValue("{s:L,s:s,s:s,s:d,s:d}", "chunk", (long long)recs[k].chunk, "stage",
+                          gp_tr_stage[recs[k].stage], "stream", gp_tr_stream[recs[k].stage], "start_ms",
+                          recs[k].start - t0, "end_ms", recs[k].end - t0);
+        if (d == NULL || PyList_Append(list, d) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    free(recs);
+    return list;
 }
 
 /* pipeline_stats() -> dict: the ring's allocations and frees so far, the

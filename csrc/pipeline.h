@@ -51,6 +51,7 @@ int gp_pipeline_copy(PyObject *module, const gp_runtime *rt, void *dst, const vo
 
 PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *gp_pipeline_stats_py(PyObject *module, PyObject *noargs);
+PyObject *gp_pipeline_trace_py(PyObject *module, PyObject *noargs);
 PyObject *gp_free_memory_py(PyObject *module, PyObject *noargs);
 PyObject *gp_time_host_copy_py(PyObject *module, PyObject *args);
 /* The pinned ring and the pipeline's streams given back (module teardown). */

@@ -507,3 +507,165 @@ def test_nd_transpose_over_the_cap(capped, view):
         within_cap(capped)
         np.testing.assert_array_equal(got, np.ascontiguousarray(np.transpose(a, axes)))
     np.testing.assert_array_equal(a, before)
+
+
+# ---------------------------------------------------------------- the trace (the timeline notebook)
+# pipeline_config(trace=N) records each chunk's stages; serial=True waits after each one.
+# Device stages share the event clock exactly; host stages (pack, unpack) sit on the
+# same axis to within the origin's wait, ALIGN_MS.
+ALIGN_MS = 0.05
+DEVICE = ("in", "kernel", "out")
+
+
+@pytest.fixture
+def traced(small_chunks):
+    yield small_chunks
+    _core.pipeline_config(trace=0, serial=False)
+
+
+def trace_cases():
+    """(name, call, input, stages a chunk has): a reduction, a scan, a 2-D
+    transpose, each a few chunks and a tail."""
+    x = rand(5 * (CHUNK // 4) + 7, "float32", seed=50)
+    t = rand((37, 301), "float64", seed=51)
+    return [("sum", gpuprims.sum, x, ("pack", "in", "kernel")),
+            ("cumsum", gpuprims.cumsum, x, ("pack", "in", "kernel", "out", "unpack")),
+            ("exclusive", lambda a: gpuprims.scan(a, inclusive=False), x,
+             ("pack", "in", "kernel", "out", "unpack")),
+            ("transpose", gpuprims.transpose, t, ("pack", "in", "kernel", "out", "unpack"))]
+
+
+def by_chunk(records):
+    chunks = {}
+    for r in records:
+        chunks.setdefault(r["chunk"], {})
+        assert r["stage"] not in chunks[r["chunk"]], r  # one record of each stage per chunk
+        chunks[r["chunk"]][r["stage"]] = r
+    return chunks
+
+
+def assert_causal(stages):
+    """pack -> in -> kernel -> out -> unpack, each ending before the next starts."""
+    order = [s for s in ("pack", "in", "kernel", "out", "unpack") if s in stages]
+    for a, b in zip(order, order[1:]):
+        slack = 0.0 if a in DEVICE and b in DEVICE else ALIGN_MS
+        assert stages[a]["end_ms"] <= stages[b]["start_ms"] + slack, (stages[a], stages[b])
+    for r in stages.values():
+        assert 0.0 <= r["start_ms"] <= r["end_ms"], r
+
+
+@pytest.mark.parametrize("case", range(4), ids=lambda k: ["sum", "cumsum", "exclusive", "transpose"][k])
+def test_trace_one_record_set_per_chunk(traced, case):
+    name, fn, x, want = trace_cases()[case]
+    before = x.copy()
+    plain = fn(x)
+    _core.pipeline_config(trace=10000)
+    chunks0 = _core.pipeline_stats()["chunks"]
+    got = fn(x)
+    nchunks = _core.pipeline_stats()["chunks"] - chunks0
+    records = _core.pipeline_trace()
+    assert nchunks > 3
+    chunks = by_chunk(records)
+    assert sorted(chunks) == list(range(nchunks))
+    streams = {"pack": "host", "unpack": "host", "in": "h2d", "kernel": "compute", "out": "d2h"}
+    for k, stages in chunks.items():
+        assert tuple(s for s in ("pack", "in", "kernel", "out", "unpack") if s in stages) == want, (k, stages)
+        assert all(r["stream"] == streams[r["stage"]] for r in stages.values())
+        assert_causal(stages)
+    assert min(r["start_ms"] for r in records) == 0.0
+    # the same bits as without the trace
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(plain))
+    np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("case", range(4), ids=lambda k: ["sum", "cumsum", "exclusive", "transpose"][k])
+def test_serial_stages_do_not_overlap(traced, case):
+    name, fn, x, _ = trace_cases()[case]
+    plain = fn(x)
+    _core.pipeline_config(trace=10000, serial=True)
+    got = fn(x)
+    records = sorted(_core.pipeline_trace(), key=lambda r: r["start_ms"])
+    assert len(records) > 3
+    for a, b in zip(records, records[1:]):
+        slack = 0.0 if a["stage"] in DEVICE and b["stage"] in DEVICE else ALIGN_MS
+        assert a["end_ms"] <= b["start_ms"] + slack, (a, b)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(plain))
+    _core.pipeline_config(trace=0)
+    np.testing.assert_array_equal(np.asarray(fn(x)), np.asarray(plain))  # serial, untraced: the same bits
+
+
+def test_trace_off_records_nothing(traced):
+    x = rand(4 * (CHUNK // 4) + 3, "float32", seed=52)
+    _core.pipeline_config(trace=10000)
+    gpuprims.sum(x)
+    assert _core.pipeline_trace()
+    _core.pipeline_config(trace=0)
+    assert _core.pipeline_config()["trace"] == 0
+    calls = _core.pipeline_stats()["calls"]
+    gpuprims.cumsum(x)
+    assert _core.pipeline_stats()["calls"] == calls + 1
+    assert _core.pipeline_trace() == []
+
+
+def test_trace_keeps_at_most_n_records(traced):
+    x = rand(9 * (CHUNK // 4) + 3, "float32", seed=53)
+    _core.pipeline_config(trace=5)
+    gpuprims.cumsum(x)
+    records = _core.pipeline_trace()
+    assert len(records) == 5
+    assert [r["chunk"] for r in records[:3]] == [0, 0, 0]  # the first ones, in the order taken
+    with pytest.raises(ValueError, match="trace"):
+        _core.pipeline_config(trace=-1)
+
+
+def test_trace_pipeline_timeline(backend):
+    from gpuprims._pipeline_trace import STREAMS, trace_pipeline
+    x = rand(6 * (CHUNK // 4) + 1, "float32", seed=54)
+    settings = _core.pipeline_config()
+    over = trace_pipeline(gpuprims.cumsum, x, chunk_bytes=CHUNK, label="cumsum")
+    serial = trace_pipeline(gpuprims.cumsum, x, chunk_bytes=CHUNK, serial=True)
+    assert _core.pipeline_config() == settings  # restored
+    check_scan(over.result, x, True, np.float32)
+    np.testing.assert_array_equal(over.result, serial.result)
+    assert over.chunks == serial.chunks == 7 and not over.serial and serial.serial
+    lines = over.text(width=60).splitlines()
+    assert len(lines) == 2 + len(STREAMS) and "7 chunks" in lines[0] and "emulator" in lines[0]
+    assert all(len(line) == len(lines[1]) for line in lines[1:-1])  # the stream rows line up
+    assert serial.overlap() <= 1.05 and over.span_ms > 0  # no overlap, to within the clocks' alignment
+    with pytest.raises(ValueError, match="did not go through the host pipeline"):
+        trace_pipeline(gpuprims.sum, gpuprims.to_device(x))
+    assert _core.pipeline_config() == settings
+
+
+def test_timeline_plot(backend, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    plt = pytest.importorskip("matplotlib.pyplot", reason="matplotlib is not installed")
+    from gpuprims._pipeline_trace import trace_pipeline
+    x = rand(3 * (CHUNK // 4) + 1, "float32", seed=55)
+    t = trace_pipeline(gpuprims.cumsum, x, chunk_bytes=CHUNK)
+    ax = t.plot()
+    assert [tick.get_text() for tick in ax.get_yticklabels()] == ["host", "h2d", "compute", "d2h"]
+    assert {t.get_text() for t in ax.get_legend().get_texts()} == {"pack", "in", "kernel", "out", "unpack"}
+    plt.close(ax.figure)
+
+
+def test_timeline_text_drawing():
+    """The text drawing of hand-made records: 1 ms per column over 10 ms."""
+    from gpuprims._pipeline_trace import Timeline
+
+    def rec(chunk, stage, stream, a, b):
+        return {"chunk": chunk, "stage": stage, "stream": stream, "start_ms": a, "end_ms": b}
+    records = [rec(0, "pack", "host", 0, 1), rec(0, "in", "h2d", 1, 3), rec(0, "kernel", "compute", 3, 5),
+               rec(0, "out", "d2h", 5, 6), rec(1, "pack", "host", 1, 2), rec(1, "in", "h2d", 3, 5),
+               rec(1, "kernel", "compute", 5, 8), rec(1, "out", "d2h", 8, 9), rec(0, "unpack", "host", 6, 7),
+               rec(1, "unpack", "host", 9, 10), rec(27, "in", "h2d", 9, 9.2)]
+    t = Timeline(records, 11.0, None, False, "cuda", label="demo")
+    lines = t.text(width=10).splitlines()
+    assert lines[0] == "demo: 3 chunks, overlapped, 10.000 ms"
+    assert lines[1:5] == ["    host |AB    a  b|",
+                          "     h2d | AABB    B|",  # chunk 27: B again (the letters cycle), one column at least
+                          " compute |   AABBB  |",
+                          "     d2h |     A  B |"]
+    assert lines[5].split() == ["0", "ms", "10.000", "ms"]
+    assert t.busy_ms("h2d") == pytest.approx(4.2) and t.span_ms == 10.0
+    assert t.overlap() == pytest.approx((1 + 2 + 2 + 1 + 1 + 2 + 3 + 1 + 1 + 1 + 0.2) / 10)

@@ -17,8 +17,8 @@ import gpuprims
 from conftest import GPU_OK, GPU_WHY
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
-NAMES = ["01_reduction", "02_scan", "03_transpose", "04_occupancy", "05_axis_and_segments", "07_determinism",
-         "08_scaling_out"]
+NAMES = ["01_reduction", "02_scan", "03_transpose", "04_occupancy", "05_axis_and_segments",
+         "06_host_pipeline", "07_determinism", "08_scaling_out"]
 
 
 def load(path):
