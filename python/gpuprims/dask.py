@@ -310,8 +310,8 @@ class _States:
         k = math.prod(s.shape[i] for i in axis)  # >= 1: a state per chunk along every axis
         rows = np.transpose(s, rest + list(axis)).reshape(tuple(s.shape[i] for i in rest) + (k,))
         merged = rows[..., 0]
-        for k in range(1, rows.shape[-1]):
-            merged = rfa.merge(merged, rows[..., k])
+        for j in range(1, k):
+            merged = rfa.merge(merged, rows[..., j])
         return np.asarray(merged, rfa.STATE).reshape(shape)
 
     # -- aggregate
