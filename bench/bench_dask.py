@@ -11,7 +11,15 @@ worker with CuPy).  Device-resident data (CuPy chunks, where CuPy is
 importable): gpuprims.dask's sum / cumsum / transpose against
 dask.array's own on the same array and cluster.
 
-    python bench/bench_dask.py                          # 2 GiB, ~2 minutes
+determinism="gpu_to_gpu": gpuprims.dask.sum of a smaller array of NumPy
+chunks (--g2g-chunk, --g2g-chunks) beside the run_to_run sum of the same
+array, on 1 and 2 workers; the bits are checked against one
+gpuprims.sum(whole_array, determinism="gpu_to_gpu") call, and against the
+same sum of the array in other chunks (1/3 the size).  Each chunk's binned
+states come from gpuprims._rfa.sum_states - on the host (NumPy) for NumPy
+chunks - so this row measures that path, not a kernel.
+
+    python bench/bench_dask.py                          # 2 GiB + 128 MiB, under 3 minutes
     python bench/bench_dask.py --chunk 268435456 --chunks 16   # the 16 GiB case
 
 Writes bench/results/dask-<gpu>-<date>.md and .json (a copy under $OUT
@@ -78,6 +86,7 @@ def run(workers, args, rows, device_rows):
             distributed.wait(y)
             del y
 
+        g2g_rows(client, workers, args, rows)
         cases = [("gpuprims.dask.sum", lambda: gd.sum(x).compute()),
                  ("gpuprims.dask.cumsum", lambda: persist(gd.cumsum(x))),
                  ("gpuprims.dask.cumsum blelloch", lambda: persist(gd.cumsum(x, method="blelloch"))),
@@ -112,6 +121,40 @@ def run(workers, args, rows, device_rows):
                 print(device_rows[-1], flush=True)
 
 
+def g2g_rows(client, workers, args, rows):
+    """run_to_run and gpu_to_gpu sums of one array of NumPy chunks; the
+    gpu_to_gpu bits against one gpuprims.sum call over the whole array and
+    against the same sum of the array rechunked."""
+    import dask.array as da
+    import distributed
+
+    import gpuprims.dask as gd
+
+    n = args.g2g_chunk * args.g2g_chunks
+    if not n:
+        return
+    xs = client.persist(da.random.default_rng(4).random(n, dtype=np.float32, chunks=args.g2g_chunk))
+    distributed.wait(xs)
+    single = gpuprims.sum(xs.compute(), determinism="gpu_to_gpu")  # this process, GPU 0
+    other = xs.rechunk(max(args.g2g_chunk // 3, 1))
+    got = {}
+    for name, det in (("gpuprims.dask.sum (run_to_run, small)", "run_to_run"),
+                      ("gpuprims.dask.sum gpu_to_gpu", "gpu_to_gpu")):
+        def call(det=det):
+            got[det] = gd.sum(xs, determinism=det).compute()
+        med, lo, hi = timed(call, args.repeat)
+        same = None
+        if det == "gpu_to_gpu":
+            rechunked = gd.sum(other, determinism=det).compute()
+            same = (np.asarray(got[det]).tobytes() == np.asarray(single).tobytes()
+                    == np.asarray(rechunked).tobytes())
+        rows.append({"case": name, "workers": workers, "GiB": xs.nbytes / 2**30, "median_s": med, "min_s": lo,
+                     "max_s": hi, "GBps": xs.nbytes / med / 1e9, "per_gpu_GBps": xs.nbytes / workers / med / 1e9,
+                     "roof_GBps": None, "roof_pct": None, "bits_as_single_call": same,
+                     "value": float(np.asarray(got[det]))})
+        print(rows[-1], flush=True)
+
+
 def _has_cupy():
     import importlib.util
     return importlib.util.find_spec("cupy") is not None
@@ -123,6 +166,9 @@ def main():
     p.add_argument("--chunks", type=int, default=8, help="number of chunks")
     p.add_argument("--device-chunk", type=int, default=1 << 25,
                    help="elements per CuPy chunk for the device-resident table (0: skip it)")
+    p.add_argument("--g2g-chunk", type=int, default=1 << 22,
+                   help="elements per NumPy chunk of the gpu_to_gpu rows (float32)")
+    p.add_argument("--g2g-chunks", type=int, default=8, help="number of chunks of the gpu_to_gpu rows (0: skip)")
     p.add_argument("--workers", default="1,2", help="worker (GPU) counts, in order")
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
@@ -135,16 +181,26 @@ def main():
             f"{args.chunks} NumPy chunks of {args.chunk} float32 ({args.chunk * args.chunks * 4 / 2**30:.1f} GiB)"
             f", persisted in the workers first.\n\nMethod: wall clock of the whole compute (cumsum: its output "
             f"persisted on the workers), median of {args.repeat} after a warm-up; per GPU = the bytes / workers "
-            f"/ time; roof = the pinned host->device cudaMemcpy rate measured on each worker (mean).\n")
-    lines = [head, "| case | workers | GiB | median s | GB/s | per GPU GB/s | roof GB/s | % roof | x 1 worker |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            f"/ time; roof = the pinned host->device cudaMemcpy rate measured on each worker (mean).  "
+            f"gpu_to_gpu rows: {args.g2g_chunks} NumPy chunks of {args.g2g_chunk} float32, states made "
+            f"on the host (gpuprims._rfa.sum_states), beside run_to_run on the same array; 'bits' says "
+            f"whether the result has the bits of one gpuprims.sum(whole, determinism='gpu_to_gpu') call and "
+            f"of the array in chunks of a third the size.\n")
+    lines = [head, "| case | workers | GiB | median s | GB/s | per GPU GB/s | roof GB/s | % roof | x 1 worker "
+             "| bits |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     base = {r["case"]: r["median_s"] for r in rows if r["workers"] == 1}
     for r in rows:
         sp = base.get(r["case"], float("nan")) / r["median_s"]
         roof = f"{r['roof_GBps']:.1f}" if r["roof_GBps"] else "-"
         pct = f"{r['roof_pct']:.0f}" if r["roof_pct"] else "-"
-        lines.append(f"| {r['case']} | {r['workers']} | {r['GiB']:.1f} | {r['median_s']:.3f} | {r['GBps']:.1f} "
-                     f"| {r['per_gpu_GBps']:.1f} | {roof} | {pct} | {sp:.2f} |")
+        same = {True: "same", False: "DIFFERENT", None: "-"}[r.get("bits_as_single_call")]
+        lines.append(f"| {r['case']} | {r['workers']} | {r['GiB']:.2f} | {r['median_s']:.3f} | {r['GBps']:.1f} "
+                     f"| {r['per_gpu_GBps']:.1f} | {roof} | {pct} | {sp:.2f} | {same} |")
+    g2g = {r["workers"]: r["value"] for r in rows if r["case"] == "gpuprims.dask.sum gpu_to_gpu"}
+    if len(g2g) > 1:
+        bits = {np.float32(v).tobytes() for v in g2g.values()}
+        lines += ["", f"gpu_to_gpu sum on {', '.join(map(str, g2g))} workers: "
+                      f"{'the same bits' if len(bits) == 1 else 'DIFFERENT bits'} ({np.float32(next(iter(g2g.values())))!r})."]
     if device_rows:
         lines += ["", "Device-resident (CuPy chunks), wall clock, median:", "",
                   "| case | workers | GiB | gpuprims.dask s | dask.array s | dask / gpuprims |",

@@ -2,9 +2,12 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|bench|bench-transpose|bench-scan|bench-scan-wide|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
-# wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...) into /tmp/site for
-# the later steps; tests-FILE runs tests/test_FILE.py (tests-helpers, tests-notebooks ...);
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+# wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
+# dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
+# dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
+# start); tests-FILE runs tests/test_FILE.py (tests-helpers, tests-notebooks ...); the dask tests and
+# benchmark on the 2-GPU machine in one call: bash bench/gpu_run.sh wheels tests-dask bench-dask;
 # SANITIZE_FAMILIES="scan transpose" limits the sanitize step to those families.
 set -u
 export PYTHONUNBUFFERED=1
@@ -63,6 +66,7 @@ for step in $steps; do
            ncu --clock-control none --csv --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed_op_shared_ld.sum \
                -k regex:'blelloch|tiled' python3 bench/bank_conflicts.py >"$OUT/ncu.csv" 2>"$OUT/ncu.log"; r=$?
            python3 bench/bank_conflicts.py --table "$OUT/ncu.csv" | tee "$OUT/bank-conflicts.md"; [ $r -eq 0 ] || rc=1 ;;
+    bench-dask) python3 bench/bench_dask.py ${BENCH_DASK_ARGS:-} 2>&1 | tee "$OUT/bench-dask.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-transpose) python3 bench/bench_transpose.py 2>&1 | tee "$OUT/bench-transpose.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
   esac
 done

@@ -709,6 +709,27 @@ try:
     z.visualize(filename=None)  # the picture, where graphviz is installed
 except Exception as e:  # noqa: BLE001 - graphviz is optional
     print(f"(no picture here: {type(e).__name__})")'''),
+        md("""## The same bits for any chunking: `determinism="gpu_to_gpu"`
+
+A float sum's rounding depends on the order of its additions, and a chunking fixes an order:
+`"run_to_run"` (the default) gives the same bits every time for one chunking, but another chunking -
+another number of GPUs or workers - can move the last bits. `"gpu_to_gpu"` sums every chunk to
+binned states (Ahrens, Demmel and Nguyen, *ACM TOMS* 46(3), 2020): integer counts of multiples of
+fixed powers of two, so merging two states is exact and Dask's combine tree can have any shape;
+the merged states are rounded once, at the end. The bits are those of one
+`gpuprims.sum(whole_array, determinism="gpu_to_gpu")` call, on every GPU and on the emulator.
+Values over twelve decades with both signs make the rounding show."""),
+        code('''import math
+
+rng = np.random.default_rng(2)
+w = (rng.choice([-1.0, 1.0], 100_000) * 10.0 ** rng.uniform(-6, 6, 100_000)).astype(np.float32)
+for det in ("run_to_run", "gpu_to_gpu"):
+    for chunks in (100_000, 7_001, 1_000):
+        s = np.float32(gd.sum(da.from_array(w, chunks=chunks), determinism=det).compute())
+        print(f"{det:10}  {len(range(0, w.size, chunks)):3} chunks: {float(s)!r:>12}  bits {int(s.view(np.uint32)):#010x}")
+one = gpuprims.sum(w, determinism="gpu_to_gpu")
+print(f"one gpuprims.sum call, gpu_to_gpu: {float(one)!r:>12}  bits {int(one.view(np.uint32)):#010x}")
+print(f"correctly rounded (math.fsum):     {float(np.float32(math.fsum(w.astype(float))))!r:>12}")'''),
         md("""## On 1 and 2 GPUs
 
 NumPy chunks held by the workers (host memory), summed and scanned with a dask-cuda

@@ -5,11 +5,16 @@ exactly, float sums within _numerics.sum_tolerance of the correctly rounded
 sum (math.fsum) of each output element, float scans within
 _numerics.scan_tolerance of a wider-precision scan, transposes exactly.
 Chunkings of 1, 2 and 7 chunks, uneven and empty chunks, 1-D to 3-D.
+determinism="gpu_to_gpu" float sums: the bits of one
+gpuprims.sum(whole_array, determinism="gpu_to_gpu") call and of
+tests/rfa_reference.py (written from the definition), for every chunking,
+split_every and scheduler.
 
-The last tests need 2 GPUs and dask-cuda: a LocalCUDACluster with 2
-workers gives the single-GPU results."""
+The last tests need a GPU (CuPy chunks) or 2 GPUs and dask-cuda: a
+LocalCUDACluster with 2 workers gives the single-GPU results."""
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 
@@ -19,6 +24,7 @@ import pytest
 import gpuprims
 from gpuprims._numerics import exact_sum, scan_reference, scan_tolerance, sum_tolerance
 
+import rfa_reference as R
 from conftest import GPU_OK, GPU_WHY
 
 dask = pytest.importorskip("dask", reason="dask is not installed (pip install \"gpuprims[dask]\")")
@@ -342,6 +348,8 @@ def test_an_error_in_one_chunk_surfaces_at_compute_as_the_single_call_raises():
     masked = np.ma.masked_greater(a[10:20], 0.5)
     for scheduler in SCHEDULERS:
         for single, lazy in ((lambda: gpuprims.sum(masked), lambda: gd.sum(x)),
+                             (lambda: gpuprims.sum(masked, determinism="gpu_to_gpu"),
+                              lambda: gd.sum(x, axis=0, determinism="gpu_to_gpu")),
                              (lambda: gpuprims.cumsum(masked), lambda: gd.cumsum(x)),
                              (lambda: gpuprims.transpose(masked), lambda: gd.transpose(x))):
             with pytest.raises(TypeError) as want:
@@ -360,13 +368,202 @@ def test_argument_errors_say_what_to_do():
         gd.cumsum(x, method="hillis")
     with pytest.raises(ValueError, match="determinism must be one of"):
         gd.sum(x, determinism="bitwise")
-    with pytest.raises(ValueError, match="gpu_to_gpu"):
-        gd.sum(x, determinism="gpu_to_gpu")
-    with pytest.raises(ValueError, match="gpu_to_gpu"):
+    with pytest.raises(ValueError, match="gpu_to_gpu.*float sum scan.*run_to_run"):
         gd.cumsum(x, determinism="gpu_to_gpu")
     m = da.ma.masked_greater(x, 0.5)
     with pytest.raises(TypeError, match="masked arrays"):
         gd.sum(m)
+
+
+# ------------------------------------------------------------ gpu_to_gpu
+
+
+def wide(shape, dtype, seed=0):
+    """Random values over 12 decades with both signs, never zeros: their
+    float sum depends on the order of the additions, so equal bits across
+    chunkings say something.  Complex: both parts so."""
+    rng = np.random.default_rng(seed + 104729 * int(np.prod(shape)))
+    dtype = np.dtype(dtype)
+
+    def part():
+        return rng.choice([-1.0, 1.0], size=shape) * 10.0 ** rng.uniform(-6, 6, size=shape)
+    if dtype.kind == "c":
+        return (part() + 1j * part()).astype(dtype)
+    with np.errstate(over="ignore"):
+        return part().astype(dtype)
+
+
+def bits(v):
+    v = np.asarray(v)
+    return v.dtype, v.shape, v.tobytes()
+
+
+def g2g(lazy_or_array, scheduler="sync", **kw):
+    """The gpu_to_gpu sum: of a dask array, computed; of a NumPy array, the single-array call."""
+    if isinstance(lazy_or_array, da.Array):
+        return compute(gd.sum(lazy_or_array, determinism="gpu_to_gpu", **kw), scheduler)
+    return gpuprims.sum(lazy_or_array, determinism="gpu_to_gpu", **kw)
+
+
+def reference(a, dtype=None):
+    """tests/rfa_reference.py's gpu_to_gpu sum of all of a: float16 input
+    accumulated in float32 and rounded once more; complex part by part."""
+    a = np.asarray(a)
+    if a.dtype.kind == "c":
+        part = np.dtype(f"f{a.dtype.itemsize // 2}")
+        return np.complex128(complex(R.rfa_sum(a.real, part), R.rfa_sum(a.imag, part))).astype(a.dtype)
+    if a.dtype == np.float16:
+        return np.float16(R.rfa_sum(a, np.float32))
+    return R.rfa_sum(a, dtype)
+
+
+# (shape, chunkings): 1, 2, 7 chunks, uneven, an empty chunk; 1-D to 3-D
+G2G = [
+    ((1000,), [1000, 500, ((100, 1, 333, 17, 250, 200, 99),), ((400, 0, 600),), 37]),
+    ((37, 23), [-1, (20, 23), ((5, 9, 3, 20), (1, 22)), (7, 5), (1, 23)]),
+    ((13, 8, 6), [-1, (5, 3, 4), ((13,), (1, 7), (1, 2, 3))]),
+]
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+@pytest.mark.parametrize("shape,chunkings", G2G, ids=["1d", "2d", "3d"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_to_gpu_sum_has_the_single_call_bits_for_every_chunking(shape, chunkings, dtype, scheduler):
+    a, before = frozen(wide(shape, dtype, seed=20))
+    ndim = len(shape)
+    axes_list = [None, 0, -1] + ([(0, ndim - 1), (-1, -ndim)] if ndim > 1 else [()]) + \
+        ([(0, 2), 1, ()] if ndim > 2 else [])
+    full = reference(a)
+    for axes in axes_list:
+        for keepdims in (False, True):
+            want = bits(g2g(a, axis=axes, keepdims=keepdims))
+            if axes is None:
+                assert want[2] == np.asarray(full).tobytes()  # the single call is the reference's
+            for chunks in chunkings:
+                x = da.from_array(a, chunks=chunks)
+                for split_every in ((None, 2) if axes is None or isinstance(axes, tuple) else (None,)):
+                    got = g2g(x, scheduler, axis=axes, keepdims=keepdims, split_every=split_every)
+                    assert bits(got) == want, (axes, keepdims, chunks, split_every)
+    assert np.array_equal(a, before)
+
+
+def test_gpu_to_gpu_full_sum_of_a_deep_tree_is_the_reference_for_any_tree():
+    """4099 elements in chunks of 13 to 4099 and trees of 2 to 64 inputs a
+    node: one set of bits, the reference's; run_to_run's bits do move with
+    the chunking on this data (what gpu_to_gpu is for)."""
+    a, before = frozen(wide((4099,), "float32", seed=21))
+    want = np.asarray(reference(a)).tobytes()
+    seen, plain = set(), set()
+    for chunks in (4099, 2050, 61, 13):
+        x = da.from_array(a, chunks=chunks)
+        for split_every in (2, 5, 64):
+            seen.add(np.asarray(g2g(x, "threads", split_every=split_every)).tobytes())
+        plain.add(np.asarray(compute(gd.sum(x), "sync")).tobytes())
+    assert seen == {want}
+    assert len(plain) > 1
+    assert np.array_equal(a, before)
+
+
+@pytest.mark.parametrize("dtype,sum_dtype", [
+    ("float16", None), ("complex64", None), ("complex128", None), ("float32", "float64"),
+    ("int32", "float32"), ("bool", "float64"), ("complex64", "complex128"), ("int16", "complex64"),
+    ("float64", "float16")])
+def test_gpu_to_gpu_float16_complex_and_dtype_as_the_single_call(dtype, sum_dtype):
+    a = wide((37, 23), dtype, seed=22) if np.dtype(dtype).kind in "fc" else data((37, 23), dtype, seed=22)
+    if sum_dtype == "float16":
+        a = a * 1e-4  # sums within float16's range
+    a, before = frozen(a)
+    for axes in (None, 0, 1):
+        want = bits(g2g(a, axis=axes, dtype=sum_dtype))
+        assert want[0] == np.sum(a[:0], dtype=sum_dtype).dtype
+        if axes is None and sum_dtype is None:
+            assert want[2] == np.asarray(reference(a)).tobytes()
+        for chunks in (-1, ((5, 9, 3, 20), (1, 22)), (1, 7)):
+            got = g2g(da.from_array(a, chunks=chunks), "threads", axis=axes, dtype=sum_dtype, split_every=3)
+            assert bits(got) == want, (axes, chunks)
+    assert np.array_equal(a, before)
+
+
+@pytest.mark.parametrize("kind", R.GOLDEN_KINDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_to_gpu_nan_inf_subnormals_and_overflow_as_the_reference(kind, dtype):
+    """The reference's special inputs (NaN or infinities in one chunk,
+    subnormals, sums that overflow to +-Inf, cancellation)."""
+    a = R.golden_input(kind, 1000, dtype, seed=23)
+    a.setflags(write=False)
+    before = a.tobytes()  # NaNs compare by their bits
+    want = R.rfa_sum_bits(a)
+    uint = R.UINT[np.dtype(dtype)]
+    for chunks in (1000, ((100, 1, 333, 17, 250, 200, 99),), 13):
+        got = g2g(da.from_array(a, chunks=chunks), split_every=2)
+        assert int(np.asarray(got).view(uint)) == want, chunks
+    assert np.asarray(g2g(a)).tobytes() == np.asarray(want, uint).tobytes()
+    assert a.tobytes() == before
+
+
+def test_gpu_to_gpu_empty_0d_and_signed_zero_as_the_single_call():
+    for a, axes, chunks in [(np.empty((0,), np.float32), None, 1), (np.empty((0, 3), np.float64), 0, 2),
+                            (np.empty((5, 0), np.float32), 1, (2, 1)), (np.empty((5, 0), np.float32), 0, 2),
+                            (np.array(-0.0, np.float32), None, ()), (np.array(2.5, np.float64), (), ()),
+                            (np.full(7, -0.0, np.float32), None, 3), (np.full(7, -0.0, np.float32), (), 3)]:
+        want = bits(g2g(a, axis=axes))
+        assert bits(g2g(da.from_array(a, chunks=chunks), axis=axes)) == want, (a.shape, axes)
+    assert g2g(np.full(7, -0.0, np.float32)).tobytes() == np.float32(0.0).tobytes()  # numpy.sum's +0.0
+
+
+def test_gpu_to_gpu_strided_fortran_reversed_and_big_endian_chunks():
+    base = wide((60, 41), "float32", seed=24)
+    for a in (base[::-1, ::2], np.asfortranarray(base), base.T, base.astype(">f4"), base[5:45:3, ::-3]):
+        a, before = frozen(a)
+        for axes in (None, 0, 1):
+            want = bits(g2g(a, axis=axes))
+            for chunks in ((7, 5), -1):
+                assert bits(g2g(da.from_array(a, chunks=chunks), "threads", axis=axes)) == want, axes
+        assert np.array_equal(a, before)
+
+
+@pytest.mark.parametrize("op,dtype", [("sum", "int32"), ("sum", "uint8"), ("sum", "bool"), ("min", "float32"),
+                                      ("max", "float64"), ("max", "int64")])
+def test_gpu_to_gpu_integer_sums_min_max_and_their_scans_are_the_run_to_run_graph(op, dtype):
+    a, before = frozen(data((37, 23), dtype, seed=25))
+    x = da.from_array(a, chunks=((5, 9, 3, 20), (1, 22)))
+    for axes in (None, 0, 1):
+        lazy = gd.reduce(x, op, axis=axes, determinism="gpu_to_gpu")
+        assert lazy.name == gd.reduce(x, op, axis=axes).name  # the same graph, token and all
+        got = compute(lazy, "threads")
+        want = getattr(np, op)(a, axis=axes)
+        assert bits(got) == bits(want)
+    for axis in (None, 0, 1):
+        got = compute(gd.scan(x, op, axis=axis, determinism="gpu_to_gpu"), "sync")
+        want = UFUNC[op].accumulate(a.reshape(-1) if axis is None else a, axis=0 if axis is None else axis,
+                                    dtype=np.cumsum(a[:0]).dtype if op == "sum" else a.dtype)
+        assert bits(got) == bits(want)
+    assert np.array_equal(a, before)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "complex64", "float64"])
+def test_gpu_to_gpu_float_sum_scans_are_refused_naming_what_is_missing(dtype):
+    x = da.from_array(data((10,), dtype), chunks=3)
+    for call in (lambda: gd.cumsum(x, determinism="gpu_to_gpu"),
+                 lambda: gd.scan(x, "sum", inclusive=False, method="blelloch", determinism="gpu_to_gpu")):
+        with pytest.raises(ValueError, match="gpu_to_gpu.*float sum scan.*reproducible|initial-state") as e:
+            call()
+        assert "determinism='run_to_run'" in str(e.value)
+    with pytest.raises(ValueError, match="gpu_to_gpu"):
+        gpuprims.cumsum(data((10,), dtype), determinism="gpu_to_gpu")  # the single call refuses it too
+
+
+def test_gpu_to_gpu_graph_survives_pickling_and_errors_are_the_single_calls():
+    a = wide((300, 7), "float64", seed=26)
+    x = da.from_array(a, chunks=(41, 3))
+    lazy = gd.sum(x, axis=0, determinism="gpu_to_gpu")
+    again = pickle.loads(pickle.dumps(lazy))
+    assert bits(compute(again, "sync")) == bits(g2g(a, axis=0))
+    raises_like(lambda: gpuprims.sum(a, axis=2, determinism="gpu_to_gpu"),
+                lambda: gd.sum(x, axis=2, determinism="gpu_to_gpu"))
+    raises_like(lambda: gpuprims.sum(np.array(["a"]), determinism="gpu_to_gpu"),
+                lambda: gd.sum(da.from_array(np.array(["a"])), determinism="gpu_to_gpu"))
+    assert gd.sum(x, determinism="gpu_to_gpu").name != gd.sum(x).name
 
 
 # ------------------------------------------------------------ GPUs
@@ -411,6 +608,33 @@ def test_cupy_chunks_give_cupy_chunks_and_the_numpy_chunks_results():
 
 
 @pytest.mark.gpu
+def test_gpu_to_gpu_of_cupy_chunks_is_the_single_call_and_the_numpy_chunks_bits():
+    if not GPU_OK:
+        pytest.skip(f"needs a CUDA GPU ({GPU_WHY})")
+    cupy = pytest.importorskip("cupy")
+    a = wide((4099, 33), "float32", seed=27)
+    before = gpuprims.backend()
+    gpuprims.set_backend("cuda")
+    try:
+        whole = cupy.asarray(a)
+        for axes in (None, 0, 1):
+            single = gpuprims.sum(whole, axis=axes, determinism="gpu_to_gpu")
+            want = np.asarray(single.get() if hasattr(single, "get") else single).tobytes()
+            assert want == np.asarray(g2g(a, axis=axes)).tobytes()  # host and device agree
+            if axes is None:
+                assert want == np.asarray(reference(a)).tobytes()
+            for chunks in ((1000, 20), -1, (7, 33), ((4000, 99), (1, 32))):
+                xn = da.from_array(a, chunks=chunks)
+                xc = xn.map_blocks(cupy.asarray, meta=cupy.empty((0, 0), np.float32))
+                got = compute(gd.sum(xc, axis=axes, determinism="gpu_to_gpu", split_every=3), "threads")
+                assert type(got).__module__.startswith("cupy")
+                assert cupy.asnumpy(got).tobytes() == want, (axes, chunks)
+                assert np.asarray(g2g(xn, "threads", axis=axes)).tobytes() == want
+    finally:
+        gpuprims.set_backend(before)
+
+
+@pytest.mark.gpu
 def test_local_cuda_cluster_with_two_workers_gives_the_single_gpu_results():
     if _gpu_count() < 2:
         pytest.skip("needs 2 GPUs")
@@ -423,11 +647,22 @@ def test_local_cuda_cluster_with_two_workers_gives_the_single_gpu_results():
     cases = [gd.sum(x), gd.max(x), gd.cumsum(x), gd.cumsum(x, method="blelloch"),
              gd.sum(y, axis=0), gd.scan(y, "min", axis=1, inclusive=False), gd.transpose(y)]
     single = [compute(c, "sync") for c in cases]  # this process, one GPU
+    # gpu_to_gpu: the bits of one single-array call, whatever the chunking and the workers
+    c = wide((3000, 257), "float64", seed=12)
+    reproducible = [gd.sum(x, determinism="gpu_to_gpu"), gd.sum(da.from_array(a, chunks=3 << 15),
+                                                                 determinism="gpu_to_gpu", split_every=2),
+                    gd.sum(da.from_array(c, chunks=(1000, 100)), axis=0, determinism="gpu_to_gpu"),
+                    gd.sum(da.from_array(c, chunks=(7, 257)), axis=0, determinism="gpu_to_gpu")]
+    want = [g2g(a), g2g(a), g2g(c, axis=0), g2g(c, axis=0)]
     with dask_cuda.LocalCUDACluster(n_workers=2, threads_per_worker=1) as cluster, \
             distributed.Client(cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 2
         got = client.compute(cases, sync=True)
+        got_reproducible = client.compute(reproducible, sync=True)
     for g, s in zip(got, single):
         assert np.asarray(g).tobytes() == np.asarray(s).tobytes()  # same chunking, same bits
+    for g, w in zip(got_reproducible, want):
+        assert bits(g) == bits(w)
+    assert np.asarray(want[0]).tobytes() == np.asarray(reference(a)).tobytes()
     assert got[0] == pytest.approx(exact_sum(a), abs=sum_tolerance(a, np.float32, exact_sum(a)))
     assert np.array_equal(got[4], b.sum(axis=0)) and np.array_equal(got[6], b.T)

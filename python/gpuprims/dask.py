@@ -32,10 +32,25 @@ compute(), the exception the single-array call raises on that chunk.
 
 Determinism: "run_to_run" (the default) gives the same bits every time
 for the same chunking (every kernel is run-to-run deterministic and the
-order of the combining is fixed by the graph); "gpu_to_gpu" - the same bits
-for any chunking and any number of GPUs - needs gpuprims' binned
-reduction states (gpuprims._rfa) and is refused with ValueError where they
-are missing.
+order of the combining is fixed by the graph).  "gpu_to_gpu" gives the same
+bits for any chunking, any split_every, any scheduler and any number of
+GPUs or workers - the bits of gpuprims.sum(whole_array,
+determinism="gpu_to_gpu"):
+
+- a float sum (float16/32/64, complex as pairs of real parts) runs on
+  binned reduction states (gpuprims._rfa; Ahrens, Demmel and Nguyen, ACM
+  TOMS 46(3), 2020): each chunk is summed to one 32-byte state per output
+  element, the states are merged in Dask's combine tree (an exact merge:
+  the tree's shape cannot change the bits) and rounded once in the last
+  step.  The states are made by ``_rfa.sum_states``; for a CuPy chunk on
+  the device where that function takes device arrays (probed once a
+  process), else from a host copy of the chunk (the chunk crosses the bus
+  once; only its states go on).  The states are merged and rounded on the
+  host (they are few: one per output element);
+- integer sums, min and max are exact in any order: the same graph as
+  "run_to_run";
+- a float sum scan is refused (ValueError): a chunk's scan would have to
+  start from the binned state of all the chunks before it.
 
 Needs the ``dask`` extra: ``pip install "gpuprims[dask]"``.
 """
@@ -133,24 +148,29 @@ def _check_determinism(determinism, who):
     if determinism not in DETERMINISM:
         raise ValueError(f"gpuprims.dask.{who}: determinism must be one of {', '.join(map(repr, DETERMINISM))}, "
                          f"not {determinism!r}")
-    if determinism == "gpu_to_gpu":
-        _rfa(who)
+
+
+def _binned(op, plan, determinism) -> bool:
+    """Whether this call needs binned states: a float sum (float16/32/64,
+    complex as pairs) with determinism "gpu_to_gpu".  Integer sums, min and
+    max are exact in any order, and the other levels ask only for the same
+    bits with the same chunking."""
+    return determinism == "gpu_to_gpu" and op == "sum" and plan.acc.kind == "f"
 
 
 def _rfa(who):
-    """gpuprims' reproducible (binned) reduction states, which make a sum
-    independent of the order of its additions (Ahrens, Demmel and Nguyen,
-    ACM TOMS 2020); ValueError where this build has none."""
+    """gpuprims._rfa, the binned reduction states that make a float sum
+    independent of the order of its additions; ValueError where this build
+    has none."""
     try:
         from . import _rfa as rfa
     except ImportError:
         rfa = None
-    if rfa is None or not all(hasattr(rfa, f) for f in ("states", "merge", "finalize")):
+    if rfa is None or not all(hasattr(rfa, f) for f in ("sum_states", "merge", "finalize", "STATE")):
         raise ValueError(f"gpuprims.dask.{who}: determinism='gpu_to_gpu' needs gpuprims' binned reduction "
-                         f"states (gpuprims._rfa: states, merge, finalize), which this build of gpuprims "
+                         f"states (gpuprims._rfa: sum_states, merge, finalize), which this build of gpuprims "
                          f"does not have; use determinism='run_to_run' (the same bits for a fixed chunking)")
-    raise ValueError(f"gpuprims.dask.{who}: determinism='gpu_to_gpu' is not wired to gpuprims._rfa's "
-                     f"states yet; use determinism='run_to_run' (the same bits for a fixed chunking)")
+    return rfa
 
 
 def _fill(chunk, shape, dtype, value):
@@ -189,6 +209,152 @@ def _aggregate(x, axis, keepdims, *, op, inter, result, who, computing_meta=Fals
     return r
 
 
+# ------------------------------------------------------------ reproducible float sums
+
+# One probe a process per sum_states function: does it take a CuPy array?
+_DEVICE_STATES: dict = {}
+
+
+def _device_states(rfa) -> bool:
+    """Whether rfa.sum_states takes a device (CuPy) array and gives its
+    states: tried once on two elements whose sum is known (a host-only
+    sum_states refuses the CuPy array with TypeError, as NumPy does)."""
+    fn = rfa.sum_states
+    if fn not in _DEVICE_STATES:
+        try:
+            import cupy
+            s = _host_states(rfa, fn(cupy.asarray(np.array([1.5, 2.0], np.float32)), axis=0), ())
+            ok = float(rfa.finalize(s, np.float32)) == 3.5
+        except (TypeError, ValueError, AttributeError, NotImplementedError):
+            ok = False
+        _DEVICE_STATES[fn] = ok
+    return _DEVICE_STATES[fn]
+
+
+def _host_states(rfa, s, shape):
+    """States as a NumPy array of rfa.STATE records of `shape`, from the
+    host or the device (a device array of the same 32-byte records)."""
+    if not isinstance(s, np.ndarray):
+        s = s.get() if hasattr(s, "get") else np.asarray(s)
+    if s.dtype != rfa.STATE:
+        s = np.ascontiguousarray(s).view(rfa.STATE)
+    return s.reshape(shape)
+
+
+def _pair_dtype(rfa):
+    """The states of a complex sum: one record per part."""
+    return np.dtype([("real", rfa.STATE), ("imag", rfa.STATE)])
+
+
+class _States:
+    """The three steps of a reproducible float sum over the consecutive
+    axes run = (a, b) (a == b: no axis; each element alone), as Dask's
+    reduction calls them:
+
+    chunk(x, axis, keepdims): x's states, one per output element, with the
+      reduced axes kept as 1s (a complex x: a record of two states);
+    combine(s, axis, keepdims): the states concatenated along the reduced
+      axes merged into one each (exact: any grouping gives the same states);
+    aggregate(s, axis, keepdims): merged, then rounded once to `acc` (what
+      the single-array call accumulates in), then cast to `out` (float16
+      from float32; a complex result from its rounded parts).
+
+    A class rather than partials: picklable for the distributed scheduler,
+    tokenized by its parameters, named in the task graph."""
+
+    def __init__(self, run, acc, pairs, out, cupy_out, who):
+        self.run, self.acc, self.out = tuple(run), np.dtype(acc), np.dtype(out)
+        self.pairs, self.cupy_out, self.who = bool(pairs), bool(cupy_out), who
+        self.__name__ = f"gpuprims-{who}-states"
+        rfa = _rfa(who)
+        self.states_dtype = _pair_dtype(rfa) if self.pairs else rfa.STATE
+
+    def __reduce__(self):
+        return (_States, (self.run, self.acc, self.pairs, self.out, self.cupy_out, self.who))
+
+    def __dask_tokenize__(self):
+        return ("gpuprims.dask._States", self.run, self.acc.str, self.pairs, self.out.str, self.cupy_out,
+                self.who)
+
+    # -- chunk
+    def chunk(self, x, axis=None, keepdims=True, computing_meta=False):
+        rfa = _rfa(self.who)
+        a, b = self.run
+        keep = x.shape[:a] + (1,) * (b - a) + x.shape[b:]
+        if computing_meta:
+            return np.empty(keep, self.states_dtype)
+        from ._arrays import take
+        take(x, self.who, _axes.DTYPES, strided=True, allow_0d=True)  # the single call's errors (no copy)
+        flat = x.shape[:a] + (math.prod(x.shape[a:b]),) + x.shape[b:]
+        if _xp(x) is not np and not _device_states(rfa):
+            x = x.get()  # a host copy; the states alone go on
+        parts = (x.real, x.imag) if self.pairs else (x,)
+        states = [_host_states(rfa, rfa.sum_states(p.reshape(flat), axis=a, dtype=self.acc), keep)
+                  for p in parts]
+        if not self.pairs:
+            return states[0]
+        out = np.empty(keep, self.states_dtype)
+        out["real"], out["imag"] = states
+        return out
+
+    # -- combine
+    def combine(self, s, axis, keepdims=True):
+        rfa = _rfa(self.who)
+        shape = tuple(1 if i in axis else n for i, n in enumerate(s.shape)) if keepdims else \
+            tuple(n for i, n in enumerate(s.shape) if i not in axis)
+        if s.dtype.names == ("real", "imag"):
+            out = np.empty(shape, s.dtype)
+            out["real"], out["imag"] = (self.combine(s[f], axis, keepdims) for f in ("real", "imag"))
+            return out
+        rest = [i for i in range(s.ndim) if i not in axis]
+        k = math.prod(s.shape[i] for i in axis)  # >= 1: a state per chunk along every axis
+        rows = np.transpose(s, rest + list(axis)).reshape(tuple(s.shape[i] for i in rest) + (k,))
+        merged = rows[..., 0]
+        for j in range(1, k):
+            merged = rfa.merge(merged, rows[..., j])
+        return np.asarray(merged, rfa.STATE).reshape(shape)
+
+    # -- aggregate
+    def aggregate(self, s, axis, keepdims=False, computing_meta=False):
+        rfa = _rfa(self.who)
+        s = self.combine(s, axis, keepdims)
+        if s.dtype.names == ("real", "imag"):
+            r = np.empty(s.shape, self.out)
+            r.real, r.imag = rfa.finalize(s["real"], self.acc), rfa.finalize(s["imag"], self.acc)
+        else:
+            r = rfa.finalize(s, self.acc).astype(self.out, copy=False)
+        if self.cupy_out:
+            import cupy
+            return cupy.asarray(r)
+        return r
+
+
+def _reproducible_sum(x, axes, keepdims, plan, split_every, who):
+    """The gpu_to_gpu float sum of x over axes as Dask tasks on binned
+    states.  The single-array call reduces each run of consecutive axes in
+    turn, the innermost first, rounding to its accumulator in between
+    (gpuprims._reduce); so does this, one Dask reduction a run, so the bits
+    are the same for every chunking."""
+    _rfa(who)
+    cupy_out = _xp(x._meta) is not np
+    runs = _axes.blocks(axes) or [(0, 0)]
+    inter = np.result_type(plan.acc, np.complex64) if plan.pairs else plan.acc
+    y = x
+    for i, (a, b) in enumerate(reversed(runs)):
+        last = i == len(runs) - 1
+        out = plan.result if last else inter
+        st = _States((a, b), plan.acc, np.dtype(y.dtype).kind == "c", out, cupy_out, who)
+        kd = keepdims if len(runs) == 1 else True
+        nd = y.ndim if kd else y.ndim - (b - a)
+        # dtype: the intermediate arrays' (states); meta: the result's
+        y = da.reduction(y, st.chunk, st.aggregate, combine=st.combine, axis=tuple(range(a, b)), keepdims=kd,
+                         dtype=st.states_dtype, split_every=split_every, concatenate=True,
+                         name=f"gpuprims-{who}-g2g", meta=_meta_from_array(x._meta, ndim=nd, dtype=out))
+    if len(runs) > 1 and not keepdims:
+        y = da.squeeze(y, axis=axes)
+    return y
+
+
 def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, split_every=None,
            determinism: str = "run_to_run", _who="reduce"):
     """Reduce the dask array `x` with `op` ("sum", "min" or "max") over
@@ -201,8 +367,10 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, split_e
     partial results combined by gpuprims.reduce in a tree of at most
     `split_every` inputs a node (dask's default where None).  determinism:
     "run_to_run" (the same bits for the same chunking), "not_guaranteed"
-    (the same here), or "gpu_to_gpu" (needs gpuprims._rfa; see the module's
-    docstring).
+    (the same here), or "gpu_to_gpu": a float sum gives the bits of
+    gpuprims.sum(whole_array, determinism="gpu_to_gpu") for any chunking
+    and split_every (binned states merged in the tree; see the module's
+    docstring); integer sums, min and max are exact anyway.
     Errors when called: TypeError (not a dask array, dtype), ValueError (op,
     axis, determinism, min/max of an empty array); at compute(): what
     gpuprims.reduce raises on a chunk.
@@ -215,6 +383,8 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, split_e
     kept = tuple(n for i, n in enumerate(x.shape) if i not in axes)
     if op != "sum" and math.prod(x.shape[i] for i in axes) == 0 and math.prod(kept) > 0:
         raise _axes.identity_error(op, _who)
+    if _binned(op, plan, determinism):
+        return _reproducible_sum(x, axes, keepdims, plan, split_every, _who)
     inter = _inter_dtype(plan)
     out_ndim = x.ndim if keepdims else len(kept)
     kw = dict(op=op, inter=inter, who=_who)
@@ -317,6 +487,19 @@ def _shift(y, axis, ident):
     return da.map_blocks(_prepend, z, carry, axis=axis, dtype=z.dtype, meta=z._meta)
 
 
+def _no_reproducible_scan(who) -> str:
+    """Why a float sum scan of a dask array cannot be gpu_to_gpu: what is
+    missing, in this build's terms."""
+    from ._registry import variants
+    if not any(r.reproducible for r in variants("scan")):
+        missing = "gpuprims has no reproducible (binned) float scan"
+    else:
+        missing = ("gpuprims.scan cannot start a chunk's reproducible scan from the binned state of the "
+                   "chunks before it (no initial-state argument)")
+    return (f"gpuprims.dask.{who}: determinism='gpu_to_gpu' is not available for a float sum scan: {missing}; "
+            f"use determinism='run_to_run' (the same bits for a fixed chunking)")
+
+
 def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, method: str = "sequential",
          determinism: str = "run_to_run", _who="scan"):
     """Prefix scan of the dask array `x` with `op` ("sum", "min" or "max")
@@ -333,7 +516,10 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
     down-sweep over the chunks (2 log2(chunks) levels of tasks).  An
     exclusive scan with "sequential" is the inclusive one shifted by one
     place; with "blelloch", each chunk's exclusive scan plus its carry.
-    determinism: as for reduce.
+    determinism: "run_to_run" (the default) or "not_guaranteed": the same
+    bits for the same chunking; "gpu_to_gpu": integer sums, min and max are
+    exact in any chunking (the same graph); a float sum scan is a
+    ValueError (see the module's docstring).
     Errors when called: TypeError (not a dask array, dtype, a tuple axis),
     ValueError (op, axis, method, determinism); at compute(): what
     gpuprims.scan raises on a chunk.
@@ -344,6 +530,8 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
         raise ValueError(f"gpuprims.dask.{_who}: method must be 'sequential' or 'blelloch', not {method!r}")
     _check_determinism(determinism, _who)
     plan = _axes.DtypePlan(op, x.dtype, dtype, _who)
+    if _binned(op, plan, determinism):
+        raise ValueError(_no_reproducible_scan(_who))
     if isinstance(axis, tuple):
         raise TypeError(f"gpuprims.{_who}: axis must be None or an int, not a tuple")
     ax = None if axis is None else _axes.normalize_axes(axis, x.ndim, _who)[0]
