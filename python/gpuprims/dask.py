@@ -557,6 +557,10 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
             y = _shift(y, ax, ident)
     if packed:
         y = y.rechunk({ax: chunks})
+    if _xp(x._meta) is not np and _xp(y._meta) is np:
+        # cumreduction's blelloch graph takes its meta from a NumPy probe; the
+        # chunks themselves are the input's kind (gpuprims gives CuPy for CuPy)
+        y = da.Array(y.dask, y.name, y.chunks, meta=_meta_from_array(x._meta, ndim=y.ndim, dtype=y.dtype))
     if y.dtype != plan.result:
         y = y.astype(plan.result)
     return y
