@@ -1,11 +1,12 @@
 """Every dtype against the roof, and what a small call costs (run on the GPU
 machine, one run, about 3 minutes).
 
-1. Reductions of 2^28 elements of each dtype (sum, and min/max for a few):
-   `auto`, CUB's DeviceReduce and, for float sums, the gpu_to_gpu rows,
-   timed with gpuprims.compare (CUDA events around the kernels, warm-up,
-   median of 20, L2 flushed); % of a device-to-device copy of the same input
-   bytes measured in the same call.
+1. Reductions of 2^28 elements of the kernels' own dtypes (float32/64,
+   int32/64; sum, and min/max): `auto`, CUB's DeviceReduce and, for float
+   sums, the gpu_to_gpu rows, timed with gpuprims.compare (CUDA events around
+   the kernels, warm-up, median of 20, L2 flushed); % of a device-to-device
+   copy of the same input bytes measured in the same call.  The other dtypes
+   (1 GiB each) by wall clock per call beside CuPy's.
 2. The host cost of a small call: wall-clock per call of sum, cumsum (2^10
    elements) and transpose (32 x 32) on device arrays, each call waited for
    (the result usable on the host or by the next kernel), medians of 2000
@@ -26,10 +27,14 @@ from gpuprims._family import random_input
 from benchlib import begin, save_results
 
 N = 2**28
-REDUCE_CASES = [("float32", "sum"), ("float64", "sum"), ("float16", "sum"), ("int32", "sum"),
-                ("int64", "sum"), ("int8", "sum"), ("uint8", "sum"), ("int16", "sum"), ("bool", "sum"),
-                ("uint32", "sum"), ("float64", "max"), ("int64", "min"), ("int8", "max"),
-                ("float16", "min")]
+# The dtypes the kernels take directly, timed with events (gpuprims.compare);
+# the others (converted on the way in, or read by a wider accumulator) by
+# wall clock per call, 1 GiB of input each.
+REDUCE_CASES = [("float32", "sum"), ("float64", "sum"), ("int32", "sum"), ("int64", "sum"),
+                ("float64", "max"), ("int64", "min")]
+WALL_CASES = [("float16", "sum"), ("int8", "sum"), ("uint8", "sum"), ("int16", "sum"), ("bool", "sum"),
+              ("uint32", "sum"), ("int8", "max"), ("float16", "min")]
+WALL_BYTES = 2**30
 CALLS = 2000
 
 
@@ -66,10 +71,65 @@ def reduce_table(parts, data):
             lines.append(f"| {dt} | {op} | {result} | {r['variant']} | {r['median_ms']:.4f} | "
                          f"{r['gbps']:.0f} | {r['roof_pct']:.1f} | "
                          f"{'' if xc is None else f'{xc:.2f}'} | {'yes' if r['matches'] else 'NO'} |")
+            print(lines[-1], flush=True)
         del x
-        print(lines[-1], flush=True)
     parts.append("\n".join(lines))
     data["tables"].append({"title": "reductions by dtype", "rows": rows})
+
+
+def wall_table(parts, data):
+    """Dtypes outside compare's: gpuprims.sum/min/max(DeviceArray) by wall
+    clock per call (the call returns when its kernels are done), 4x the L2
+    of other data read before each, beside CuPy's same call followed by a
+    synchronize."""
+    from gpuprims._bench import FLUSH_L2_TIMES, _l2_bytes, copy_roof
+    cp = optional("cupy")
+    flush = gpuprims.to_device(np.ones(FLUSH_L2_TIMES * _l2_bytes(), np.uint8))  # see timed()
+    lines = ["\n## Other dtypes, 1 GiB of input: wall clock per call (includes the call's host cost, "
+             "~10-20 us)\n",
+             "| dtype | op | result | gpuprims ms | GB/s | % roof | CuPy ms | x CuPy | ok |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|"]
+    rows = []
+    roof = copy_roof(WALL_BYTES // 2)
+    for dt, op in WALL_CASES:
+        x = random_input(WALL_BYTES // np.dtype(dt).itemsize, dt, seed=6)
+        d = gpuprims.to_device(x)
+        fn = getattr(gpuprims, op)
+
+        def timed(f, sync=lambda: None):
+            f()
+            sync()
+            t = []
+            for _ in range(12):
+                gpuprims.max(flush)  # reading 4x the L2 of other data evicts the input
+                t0 = time.perf_counter()
+                f()
+                sync()
+                t.append(time.perf_counter() - t0)
+            return statistics.median(t) * 1e3
+
+        ms = timed(lambda: fn(d))
+        got, want = fn(d), getattr(np, op)(x)
+        if x.dtype.kind == "f" and op == "sum":  # against the float64 sum, rounded to the result dtype
+            ok = np.isclose(float(got), float(want.dtype.type(np.sum(x, dtype=np.float64))), rtol=1e-3)
+        else:
+            ok = got == want
+        ok = bool(ok and np.asarray(got).dtype == np.asarray(want).dtype)
+        c_ms = None
+        if cp is not None:
+            c = cp.asarray(x)
+            c_ms = timed(lambda: getattr(c, op)(), cp.cuda.Device().synchronize)
+            del c
+        gbps = WALL_BYTES / (ms * 1e-3) / 1e9
+        res = np.asarray(want).dtype.name
+        rows.append({"dtype": dt, "op": op, "result": res, "ms": ms, "gbps": gbps,
+                     "roof_pct": 100 * gbps / roof["gbps"], "cupy_ms": c_ms, "matches": ok})
+        lines.append(f"| {dt} | {op} | {res} | {ms:.3f} | {gbps:.0f} | {100 * gbps / roof['gbps']:.1f} | "
+                     + (f"{c_ms:.3f} | {c_ms / ms:.2f}" if c_ms else "- | -") + f" | {'yes' if ok else 'NO'} |")
+        print(lines[-1], flush=True)
+        d = x = None  # freed before the next dtype's gigabyte
+    parts.append("\n".join(lines))
+    data["tables"].append({"title": "other dtypes, wall clock", "rows": rows})
 
 
 def per_call(fn, sync, calls=CALLS):
@@ -135,6 +195,7 @@ def main():
         "of the same bytes in the same call; every result checked against NumPy. Small calls: "
         "wall-clock (time.perf_counter) per call including the wait for its result.")
     reduce_table(parts, data)
+    wall_table(parts, data)
     overhead_table(parts, data)
     print(f"\n({time.perf_counter() - t0:.0f} s)")
     return save_results("dtypes", info, date, parts, data)
