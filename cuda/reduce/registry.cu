@@ -225,7 +225,7 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      GP_REPRODUCIBLE, NULL, NULL},
     {"segmented_reproducible", "Axes and segments, reproducible: binned accumulators per problem",
      "Ahrens, Demmel, Nguyen, ACM TOMS 46(3), 2020 (binned summation); a thread, warp or block per "
-     "problem as steps 11-13",
+     "problem as steps 12-14",
      "What determinism='gpu_to_gpu' runs for a float sum over an axis or segments: a thread per "
      "problem for columns and short rows, a warp for rows up to 4096, a block for longer ones, each "
      "summing into binned accumulators merged exactly, so every problem gets the bits of the 1-D "

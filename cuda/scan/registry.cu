@@ -204,7 +204,7 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      GP_REPRODUCIBLE, NULL, NULL},
     {"segmented_reproducible", "Axes and segments, reproducible: a running accumulator per problem",
      "Ahrens, Demmel, Nguyen, ACM TOMS 46(3), 2020 (binned summation); a thread or a warp per "
-     "problem as steps 7 and 8",
+     "problem as steps 10 and 11",
      "What determinism='gpu_to_gpu' runs for a float cumsum over an axis or segments: a thread per "
      "problem for columns and short problems, else a warp per problem taking 32 elements a round, "
      "with a running binned state merged exactly, so every problem gets the bits of the 1-D "
