@@ -1,6 +1,7 @@
 """Transpose: gpuprims.transpose, gpuprims.transpose_plan, and the transpose Family."""
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -167,6 +168,24 @@ def transpose_plan(shape, axes=None, strides=None) -> TransposePlan:
     return TransposePlan(p_shape, p_strides, p_axes, groups, shape, in_axes)
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_plan(shape, axes, strides) -> TransposePlan:
+    return transpose_plan(shape, axes, strides)
+
+
+def _plan(shape, axes, strides=None) -> TransposePlan:
+    """transpose_plan, remembered for the last 256 (shape, axes, strides)
+    (a call on a small array spends most of its host time planning; plans
+    are frozen).  Axes other than None or a tuple/list of plain integers go
+    to transpose_plan every time, so that NumPy judges them."""
+    if axes is not None:
+        if not isinstance(axes, (tuple, list)) or not all(
+                isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) for k in axes):
+            return transpose_plan(shape, axes, strides)
+        axes = tuple(int(k) for k in axes)
+    return _cached_plan(tuple(shape), axes, None if strides is None else tuple(strides))
+
+
 def _next_kept(keep, a):
     """The kept (not size-1) axis after a, or None."""
     i = keep.index(a)
@@ -253,18 +272,18 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto", progress: bool =
     strided = not v.matrix and v.name != "copy"  # reads through strides
     if not isinstance(x, (np.ndarray, list, tuple, np.generic)):  # device arrays (or TypeError)
         operand = take(x, "transpose", SUPPORTED, strided=strided, allow_0d=True)
-        plan = transpose_plan(operand.shape, axes, operand.strides)
+        plan = _plan(operand.shape, axes, operand.strides)
         # a device address: the kernels read where the strides point (span -1)
         params = _params(plan, operand.dtype, 0, None if operand.strides is None else -1)
     else:
         a = _host_array(x, "transpose")
         _check(a.dtype, a.ndim, "transpose", SUPPORTED, allow_0d=True)
-        plan = transpose_plan(a.shape, axes)
+        plan = _plan(a.shape, axes)
         offset, span = 0, None
         spanned = _host_span(a) if strided and not a.flags.c_contiguous and a.size else None
         if spanned is not None:  # NumPy read in place: the memory its elements span
             buf, strides, offset, span = spanned
-            plan = transpose_plan(a.shape, axes, strides)
+            plan = _plan(a.shape, axes, strides)
             operand = Operand(a.shape, a.dtype, buf, None)
         else:
             operand = Operand(a.shape, a.dtype, np.ascontiguousarray(a), None)
