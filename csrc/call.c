@@ -228,6 +228,12 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
     }
     if (check_limits(j) < 0 || check_layout(j) < 0) /* first: the same error on every backend */
         return -1;
+    if (c->carry_in != NULL && (!(j->v->flags & GP_REPRODUCIBLE) || c->batched || c->op != GP_SUM ||
+                                (c->out_t != GP_FLOAT32 && c->out_t != GP_FLOAT64))) {
+        PyErr_SetString(PyExc_ValueError, "a carry-in state is for a 1-D float sum scan on a reproducible "
+                                          "row (determinism='gpu_to_gpu')");
+        return -1;
+    }
     if (j->v->launch == NULL) {
         gp_raise_not_on_backend(module, family, j->v);
         return -1;

@@ -32,12 +32,12 @@ static int check_codes(int in_t, int out_t, int op)
 static int parse_typed(PyObject *params, int scan, gp_call *c)
 {
     long long n, outer, len, inner;
-    unsigned long long offsets;
+    unsigned long long offsets, carry = 0;
     PyObject *layout = Py_None;
     int ok;
     c->res_t = -1;
-    ok = scan ? PyArg_ParseTuple(params, "Liiip|Oi:scan", &n, &c->in_t, &c->out_t, &c->op,
-                                 &c->inclusive, &layout, &c->res_t)
+    ok = scan ? PyArg_ParseTuple(params, "Liiip|OiK:scan", &n, &c->in_t, &c->out_t, &c->op,
+                                 &c->inclusive, &layout, &c->res_t, &carry)
               : PyArg_ParseTuple(params, "Liii|Oi:reduce", &n, &c->in_t, &c->out_t, &c->op, &layout,
                                  &c->res_t);
     if (!ok || check_codes(c->in_t, c->out_t, c->op) < 0)
@@ -50,6 +50,7 @@ static int parse_typed(PyObject *params, int scan, gp_call *c)
         c->res_t = -1;
     }
     c->n = c->out_n = c->len = n;
+    c->carry_in = (const void *)(uintptr_t)carry; /* a device state (cuda/rfa.cuh) before x[0], or NULL */
     if ((c->batched = layout != Py_None) == 0)
         return 0;
     if (!PyTuple_Check(layout)) {

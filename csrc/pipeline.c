@@ -850,7 +850,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                 cc.in = work + acc;
                 cc.out = y + acc;
                 cc.inclusive = c->inclusive;
-                cc.carry_in = i > 0 ? states + 256 * (size_t)((i + 1) % 2) : NULL;
+                cc.carry_in = i > 0 ? states + 256 * (size_t)((i + 1) % 2) : c->carry_in;
                 cc.carry_out = i + 1 < p->nchunks ? states + 256 * (size_t)(i % 2) : NULL;
             } else if (i == 0) {
                 cc.n = cc.len = m;

@@ -495,3 +495,49 @@ def test_scan_special_values(dtype):
     big = np.finfo(dtype).max
     w = np.array([big, big, -big, 1], dtype)
     assert list(g2g_scan(w)) == [big, np.inf, big, big]  # the exact sums, rounded once each
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_scan_continues_from_a_carry_in_state(pipeline_restored, dtype, inclusive):
+    """gpuprims.scan(x[c:], _carry_in=sum_states(x[:c])) has the bits of the
+    whole scan's elements from c on (the chunked scans of gpuprims.dask),
+    on device arrays and through the host pipeline's chunks."""
+    from gpuprims import _rfa
+    core = pipeline_restored
+    x = wild(20_011, dtype, 4)
+    before = x.copy()
+    whole = g2g_scan(gpuprims.to_device(x), inclusive=inclusive).get()
+    for cut in (1, 2048, 9999, 20_010):
+        st = _rfa.sum_states(x[:cut])
+        dev = gpuprims.scan(gpuprims.to_device(x[cut:]), inclusive=inclusive, determinism="gpu_to_gpu",
+                            _carry_in=st).get()
+        assert bits(dev) == bits(whole[cut:]), cut
+        core.pipeline_config(threshold=0, chunk_bytes=4096)
+        host = gpuprims.scan(x[cut:], inclusive=inclusive, determinism="gpu_to_gpu", _carry_in=st)
+        core.pipeline_config(threshold=0, chunk_bytes=0)
+        assert bits(host) == bits(whole[cut:]), cut
+    assert bits(x) == bits(before)
+
+
+def test_a_carry_in_state_is_refused_where_it_means_nothing(backend):
+    from gpuprims import _core, _rfa, _registry
+    x = random_array(600, np.float32, seed=3)
+    st = _rfa.sum_states(x[:5])
+    for kw in (dict(determinism="run_to_run"), dict(determinism="gpu_to_gpu", axis=0),
+               dict(determinism="gpu_to_gpu", segments=np.array([0, 300, 600]))):
+        arr = x.reshape(20, 30) if "axis" in kw else x
+        with pytest.raises(ValueError, match="carry-in"):
+            gpuprims.scan(arr, _carry_in=st, **kw)
+    with pytest.raises(ValueError, match="carry-in"):
+        gpuprims.scan(np.arange(1, 9, dtype=np.int32), determinism="gpu_to_gpu", _carry_in=st)
+    with pytest.raises(TypeError, match="STATE"):
+        gpuprims.scan(x, determinism="gpu_to_gpu", _carry_in=np.zeros(2, _rfa.STATE))
+    # the core checks it too: a carry on a row that is not reproducible
+    f = _core.dtypes().index("float32")
+    d, o = gpuprims.to_device(x), gpuprims.DeviceArray((600,), np.float32)
+    carry = gpuprims.to_device(np.frombuffer(st.tobytes(), np.uint8).copy())
+    row = _registry.lookup("scan", "decoupled_lookback")
+    with pytest.raises(ValueError, match="carry-in"):
+        _core.call("scan", row.index, d.ptr, o.ptr, (600, f, f, _core.ops().index("sum"), True, None, -1,
+                                                     carry.ptr))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _axes
-from ._arrays import take, to_device
+from ._arrays import DeviceArray, take, to_device
 from ._family import Family, invoke, op_code, register, take_out
 from ._numerics import identity, scan_reference, scan_tolerance, ulps
 from ._reduce import CODES, result_dtype
@@ -16,7 +16,8 @@ _UFUNCS = {"sum": np.add, "min": np.minimum, "max": np.maximum}
 
 
 def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, out=None, segments=None,
-         determinism: str = "run_to_run", variant: str = "auto", progress: bool = False, _who="scan"):
+         determinism: str = "run_to_run", variant: str = "auto", progress: bool = False, _who="scan",
+         _carry_in=None):
     """Prefix scan of `x` with `op` ("sum", "min" or "max") along `axis`.
 
     axis None: the flattened data (C order), as numpy.cumsum; an int: along
@@ -92,9 +93,28 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
                 kop = _axes.gathered(kop)
                 lay = _axes.layout(kop, ax, ax + 1)
     params = (kop.size, in_code, acc_code, code, bool(inclusive), lay, res_code)
+    if _carry_in is not None:
+        # private (gpuprims.dask): the scan continues from a gpu_to_gpu state
+        # of everything before x[0] (gpuprims._rfa.STATE), uploaded here
+        carry = _carry_state(_carry_in, lay, plan, op, determinism, v, _who)
+        params += (carry.ptr,)
     result = invoke("scan", v, kop, kshape, dtype_out, params, out=kout, progress=progress,
                     segments=off if segments is not None else None)
     return _axes.deliver(result, plan, out_shape, operand.on_device, target)
+
+
+def _carry_state(state, lay, plan, op, determinism, v, who) -> DeviceArray:
+    """A carry-in state on the device, for a 1-D gpu_to_gpu float sum scan."""
+    from . import _rfa
+
+    state = np.asarray(state)
+    if (determinism != "gpu_to_gpu" or op != "sum" or lay is not None or not v.reproducible
+            or plan.acc not in (np.dtype(np.float32), np.dtype(np.float64))):
+        raise ValueError(f"gpuprims.{who}: a carry-in state is for a 1-D float sum scan with "
+                         "determinism='gpu_to_gpu'")
+    if state.dtype != _rfa.STATE or state.size != 1:
+        raise TypeError(f"gpuprims.{who}: a carry-in state is one gpuprims._rfa.STATE record")
+    return to_device(np.frombuffer(state.tobytes(), np.uint8).copy())
 
 
 def cumsum(x, *, axis=None, dtype=None, out=None, segments=None, determinism: str = "run_to_run",
