@@ -369,7 +369,7 @@ def test_argument_errors_say_what_to_do():
     with pytest.raises(ValueError, match="determinism must be one of"):
         gd.sum(x, determinism="bitwise")
     with pytest.raises(ValueError, match="gpu_to_gpu.*float sum scan.*run_to_run"):
-        gd.cumsum(x, determinism="gpu_to_gpu")
+        gd.cumsum(da.from_array(data((10, 3), "float32"), chunks=3), axis=0, determinism="gpu_to_gpu")
     m = da.ma.masked_greater(x, 0.5)
     with pytest.raises(TypeError, match="masked arrays"):
         gd.sum(m)
@@ -541,17 +541,39 @@ def test_gpu_to_gpu_integer_sums_min_max_and_their_scans_are_the_run_to_run_grap
     assert np.array_equal(a, before)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "complex64", "float64"])
-def test_gpu_to_gpu_float_sum_scans_are_refused_naming_what_is_missing(dtype):
-    x = da.from_array(data((10,), dtype), chunks=3)
-    for call in (lambda: gd.cumsum(x, determinism="gpu_to_gpu"),
-                 lambda: gd.scan(x, "sum", inclusive=False, method="blelloch", determinism="gpu_to_gpu")):
-        with pytest.raises(ValueError, match="gpu_to_gpu.*float sum scan.*reproducible|initial-state") as e:
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_gpu_to_gpu_float_sum_scans_have_the_single_call_bits_for_every_chunking(dtype, scheduler):
+    """A 1-D (or flattened) float sum scan with determinism="gpu_to_gpu":
+    every element has the bits of the single-array call, whatever the
+    chunks (empty ones too), inclusive and exclusive, sequential or
+    blelloch (the same graph: chunk states, then each chunk scanned on)."""
+    a = wide((6007,), dtype, seed=31)
+    before = a.copy()
+    for inclusive in (True, False):
+        want = gpuprims.scan(a, inclusive=inclusive, determinism="gpu_to_gpu")
+        for chunks in (6007, 3000, 701, (1, 6006), (2000, 0, 4007)):
+            x = da.from_array(a, chunks=(chunks,) if isinstance(chunks, tuple) else chunks)
+            for method in ("sequential", "blelloch"):
+                got = compute(gd.scan(x, inclusive=inclusive, method=method, determinism="gpu_to_gpu"), scheduler)
+                assert got.dtype == want.dtype and bits(got) == bits(want), (inclusive, chunks, method)
+    m = a[:6000].reshape(60, 100)
+    got = compute(gd.cumsum(da.from_array(m, chunks=(7, 30)), determinism="gpu_to_gpu"), scheduler)
+    assert bits(got) == bits(gpuprims.cumsum(m, determinism="gpu_to_gpu"))  # axis=None: flattened
+    assert np.array_equal(a, before)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_gpu_to_gpu_float_sum_scans_along_an_axis_or_of_complex_are_refused(dtype):
+    x = da.from_array(data((10, 4), dtype), chunks=3)
+    calls = [lambda: gd.cumsum(x, axis=0, determinism="gpu_to_gpu"),
+             lambda: gd.scan(x, "sum", axis=1, inclusive=False, method="blelloch", determinism="gpu_to_gpu")]
+    if dtype == "complex64":
+        calls.append(lambda: gd.cumsum(x, determinism="gpu_to_gpu"))
+    for call in calls:
+        with pytest.raises(ValueError, match="gpu_to_gpu.*float sum scan.*1-D") as e:
             call()
         assert "determinism='run_to_run'" in str(e.value)
-    a = data((10,), dtype)  # the single call has them: its last element is the reproducible sum
-    got = gpuprims.cumsum(a, determinism="gpu_to_gpu")
-    assert bits(got[-1]) == bits(gpuprims.sum(a, determinism="gpu_to_gpu"))
 
 
 def test_gpu_to_gpu_graph_survives_pickling_and_errors_are_the_single_calls():

@@ -49,8 +49,13 @@ determinism="gpu_to_gpu"):
   host (they are few: one per output element);
 - integer sums, min and max are exact in any order: the same graph as
   "run_to_run";
-- a float sum scan is refused (ValueError): a chunk's scan would have to
-  start from the binned state of all the chunks before it.
+- a float sum scan of a 1-D array (or of the flattened data, axis=None):
+  each chunk's total as one binned state (host NumPy), the states of the
+  chunks before each one merged, and each chunk scanned on the device from
+  that state (gpuprims.scan's reproducible row with a carry-in state), so
+  every element has the bits of gpuprims.scan(whole_array,
+  determinism="gpu_to_gpu"); along an axis of an N-D array, or of complex
+  data, it is refused (ValueError).
 
 Needs the ``dask`` extra: ``pip install "gpuprims[dask]"``.
 """
@@ -488,16 +493,84 @@ def _shift(y, axis, ident):
 
 
 def _no_reproducible_scan(who) -> str:
-    """Why a float sum scan of a dask array cannot be gpu_to_gpu: what is
-    missing, in this build's terms."""
-    from ._registry import variants
-    if not any(r.reproducible for r in variants("scan")):
-        missing = "gpuprims has no reproducible (binned) float scan"
-    else:
-        missing = ("gpuprims.scan cannot start a chunk's reproducible scan from the binned state of the "
-                   "chunks before it (no initial-state argument)")
-    return (f"gpuprims.dask.{who}: determinism='gpu_to_gpu' is not available for a float sum scan: {missing}; "
+    """Why this float sum scan of a dask array cannot be gpu_to_gpu."""
+    return (f"gpuprims.dask.{who}: determinism='gpu_to_gpu' takes a float sum scan of real floats along "
+            f"a 1-D array (or axis=None: the flattened data), not an axis of an N-D array or complex data; "
             f"use determinism='run_to_run' (the same bits for a fixed chunking)")
+
+
+class _ChunkStates:
+    """A chunk's gpu_to_gpu total as one binned state (gpuprims._rfa.STATE),
+    accumulated in `acc`: what the chunks after it start from."""
+
+    def __init__(self, acc, who):
+        self.acc, self.who = np.dtype(acc), who
+        self.__name__ = f"gpuprims-{who}-states"
+
+    def __call__(self, chunk):
+        rfa = _rfa(self.who)
+        host = np.asarray(chunk) if _xp(chunk) is np else chunk.get()
+        return rfa.sum_states(host, dtype=self.acc).reshape(1)
+
+    def __dask_tokenize__(self):
+        return ("gpuprims.dask._ChunkStates", self.acc.str, self.who)
+
+    def __reduce__(self):
+        return (_ChunkStates, (self.acc, self.who))
+
+
+def _states_before(totals, acc, who):
+    """The state of all chunks before each one (the first: the empty sum),
+    from the chunks' totals: a sequence of exact merges."""
+    rfa = _rfa(who)
+    out = np.empty(totals.shape, rfa.STATE)
+    run = rfa.sum_states(np.empty(0, acc))
+    for i in range(totals.shape[0]):
+        out[i] = run
+        run = rfa.merge(run, totals[i])
+    return out
+
+
+class _ChunkScanFrom:
+    """gpuprims.scan of one 1-D chunk with determinism="gpu_to_gpu",
+    continuing from the binned state of the chunks before it."""
+
+    def __init__(self, inclusive, dtype, who):
+        self.inclusive, self.dtype, self.who = inclusive, dtype, who
+        self.__name__ = f"gpuprims-{who}-g2g"
+
+    def __call__(self, chunk, carry):
+        from . import _scan
+        if chunk.size == 0:
+            return _xp(chunk).empty(chunk.shape, dtype=_axes.DtypePlan("sum", chunk.dtype, self.dtype,
+                                                                        self.who).result)
+        r = _scan.scan(chunk, "sum", inclusive=self.inclusive, dtype=self.dtype, determinism="gpu_to_gpu",
+                       _who=self.who, _carry_in=carry[0])
+        return _like(r, chunk)
+
+    def __dask_tokenize__(self):
+        return ("gpuprims.dask._ChunkScanFrom", self.inclusive, str(self.dtype), self.who)
+
+    def __reduce__(self):
+        return (_ChunkScanFrom, (self.inclusive, self.dtype, self.who))
+
+
+def _g2g_scan(x, inclusive, dtype, plan, who):
+    """A reproducible float sum scan of the 1-D dask array x: each chunk's
+    total as a binned state, the states of the chunks before each one merged
+    (exact), each chunk scanned on from them.  Element i has the bits of
+    gpuprims.scan(whole, determinism="gpu_to_gpu")'s element i for any
+    chunking: a merge of states is exact, so where the chunks are cut does
+    not change the state any element is rounded from."""
+    acc = plan.acc
+    n = x.numblocks[0]
+    totals = x.map_blocks(_ChunkStates(acc, who), chunks=((1,) * n,), dtype=_rfa(who).STATE,
+                          meta=np.empty(0, _rfa(who).STATE))
+    before = totals.rechunk(n).map_blocks(_states_before, acc, who, dtype=totals.dtype, meta=totals._meta)
+    before = before.rechunk(1)
+    meta = _meta_from_array(x._meta, ndim=1, dtype=plan.result)
+    return da.blockwise(_ChunkScanFrom(bool(inclusive), dtype, who), "i", x, "i", before, "i",
+                        align_arrays=False, dtype=plan.result, meta=meta)
 
 
 def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, method: str = "sequential",
@@ -518,8 +591,10 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
     place; with "blelloch", each chunk's exclusive scan plus its carry.
     determinism: "run_to_run" (the default) or "not_guaranteed": the same
     bits for the same chunking; "gpu_to_gpu": integer sums, min and max are
-    exact in any chunking (the same graph); a float sum scan is a
-    ValueError (see the module's docstring).
+    exact in any chunking (the same graph); a float sum scan of a 1-D array
+    (or axis=None) has the single-array call's bits for any chunking and
+    either method; along an axis of an N-D array, or of complex data, it is
+    a ValueError (see the module's docstring).
     Errors when called: TypeError (not a dask array, dtype, a tuple axis),
     ValueError (op, axis, method, determinism); at compute(): what
     gpuprims.scan raises on a chunk.
@@ -530,11 +605,12 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
         raise ValueError(f"gpuprims.dask.{_who}: method must be 'sequential' or 'blelloch', not {method!r}")
     _check_determinism(determinism, _who)
     plan = _axes.DtypePlan(op, x.dtype, dtype, _who)
-    if _binned(op, plan, determinism):
-        raise ValueError(_no_reproducible_scan(_who))
     if isinstance(axis, tuple):
         raise TypeError(f"gpuprims.{_who}: axis must be None or an int, not a tuple")
     ax = None if axis is None else _axes.normalize_axes(axis, x.ndim, _who)[0]
+    binned = _binned(op, plan, determinism)
+    if binned and (plan.pairs or (ax is not None and x.ndim > 1)):
+        raise ValueError(_no_reproducible_scan(_who))
     if ax is None:  # the flattened data, chunked as cumreduction chunks it
         x = x.flatten().rechunk(chunks=x.npartitions) if x.ndim != 1 else x
         ax = 0
@@ -547,7 +623,9 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
     inter = _inter_dtype(plan)
     ident = _identity(op, inter)
     binop = _BINOPS[op]
-    if method == "blelloch":
+    if binned:
+        y = _g2g_scan(x, inclusive, dtype, plan, _who)
+    elif method == "blelloch":
         y = _cumreduction(_ChunkScan(op, bool(inclusive), _who), binop, ident, x, axis=ax, dtype=inter,
                           method="blelloch", preop=_ChunkTotal(op, inter, _who))
     else:
