@@ -28,6 +28,7 @@ _PARAMS = {
     np.dtype(np.float64): (53, 26, 3, -1074, 1024),
 }
 _UINT = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
+_BLOCK = 1 << 15  # elements a block of sum_states' passes
 
 
 def _acc_dtype(dtype) -> np.dtype:
@@ -72,14 +73,21 @@ def sum_states(x, axis=None, dtype=None) -> np.ndarray:
     # RNE_{J-k}(x) - RNE_{J-k+1}(x) in units of its quantum), as the kernels
     # deposit it: a merge that raises the index drops whole bins, which is
     # exact only for counts of this form (cuda/rfa.cuh, "WHICH BINS").
-    vals = np.where(finite, rows, 0).astype(np.float64)
-    prev = None
-    for k in range(K):
-        e_k = (E0 + (index.astype(np.int64) - k) * W)[:, None]
-        q = np.rint(np.ldexp(vals, -e_k))  # RNE_{J-k}(x) / u_{J-k}: an exact integer
-        c = q if prev is None else q - np.ldexp(prev, W)  # exact: |c| <= 2^(W-1)
-        out["bin"][:, k] = c.astype(np.int64).sum(axis=1)
-        prev = q
+    # In column blocks, so that the temporaries stay in the CPU's caches
+    # (the counts of a row are sums over its elements: exact in any split).
+    bins = np.zeros((rows.shape[0], K), np.int64)
+    step = max(1, _BLOCK // max(rows.shape[0], 1))
+    e = [(E0 + (index.astype(np.int64) - k) * W)[:, None] for k in range(K)]
+    for c0 in range(0, rows.shape[1], step):
+        part = rows[:, c0:c0 + step]
+        vals = np.where(np.isfinite(part), part, 0).astype(np.float64)
+        prev = None
+        for k in range(K):
+            q = np.rint(np.ldexp(vals, -e[k]))  # RNE_{J-k}(x) / u_{J-k}: an exact integer
+            c = q if prev is None else q - np.ldexp(prev, W)  # exact: |c| <= 2^(W-1)
+            bins[:, k] += c.astype(np.int64).sum(axis=1)
+            prev = q
+    out["bin"] = bins
     return out.reshape(out_shape)
 
 
