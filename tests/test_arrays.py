@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 import gpuprims
-from gpuprims import _arrays
 
 from conftest import GPU_OK, GPU_WHY
 
