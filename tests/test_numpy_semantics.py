@@ -370,3 +370,13 @@ def test_a_0d_input_keeps_numpys_shape(op, kw):
     assert np.asarray(got).dtype == np.asarray(want).dtype
     assert np.asarray(got)[()] == np.asarray(want)[()]
     np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("kw", [{}, {"axis": 0}, {"axis": -1}, {"axis": None}])
+def test_a_0d_input_scans_as_numpy_does(kw):
+    x = np.array(np.float32(1.25) + np.float32(np.random.default_rng(5).random()), dtype=np.float32)
+    want = np.cumsum(x, **kw)
+    got = gpuprims.cumsum(x, **kw)
+    assert got.shape == want.shape == (1,) and got.dtype == want.dtype and got[0] == want[0]
+    with pytest.raises(np.exceptions.AxisError):
+        gpuprims.cumsum(x, axis=1)

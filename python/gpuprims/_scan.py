@@ -61,7 +61,7 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     ndim = len(shape)
     if isinstance(axis, tuple):
         raise TypeError(f"gpuprims.{_who}: axis must be None or an int, not a tuple")
-    ax = None if axis is None else _axes.normalize_axes(axis, ndim, _who)[0]
+    ax = None if axis is None else (_axes.normalize_axes(axis, ndim, _who) or (None,))[0]  # 0-d: flattened
     out_shape = (_axes.prod(shape),) if ax is None else shape
     if segments is not None:
         off = _axes.segment_offsets(segments, shape, ax, plan, _who,

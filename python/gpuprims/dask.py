@@ -607,7 +607,7 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
     plan = _axes.DtypePlan(op, x.dtype, dtype, _who)
     if isinstance(axis, tuple):
         raise TypeError(f"gpuprims.{_who}: axis must be None or an int, not a tuple")
-    ax = None if axis is None else _axes.normalize_axes(axis, x.ndim, _who)[0]
+    ax = None if axis is None else (_axes.normalize_axes(axis, x.ndim, _who) or (None,))[0]  # 0-d: flattened
     binned = _binned(op, plan, determinism)
     if binned and (plan.pairs or (ax is not None and x.ndim > 1)):
         raise ValueError(_no_reproducible_scan(_who))
