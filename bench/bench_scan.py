@@ -236,35 +236,33 @@ def batched_section(parts, data, dry=False):
         del d_in, d_out
 
 
-def wide_section(parts, data, dtypes):
-    """8-byte accumulators: WIDE_ROWS for each dtype and size, with the copy
-    roof of the same bytes (meta roof_gbps) in each table."""
+def sized_tables(parts, data, dtypes, rows, title):
+    """`rows` for each dtype and size in WIDE_SIZES, each table titled
+    title(dtype, n) and the copy roof of the same bytes."""
     for dtype in dtypes:
-        acc = np.cumsum(np.zeros(1, dtype)).dtype
         for n in WIDE_SIZES:
-            t = gpuprims.compare("scan", n=n, dtype=dtype, op="sum", variants=WIDE_ROWS, baselines=False,
+            t = gpuprims.compare("scan", n=n, dtype=dtype, op="sum", variants=rows, baselines=False,
                                  repeat=30, k=3)
             roof_ms = t.meta["bytes"] / (t.meta["roof_gbps"] * 1e9) * 1e3
-            t.title = (f"\n## {dtype} -> {acc.name} inclusive sum, n = 2^{n.bit_length() - 1} "
+            t.title = (f"\n## {title(dtype, n)}, n = 2^{n.bit_length() - 1} "
                        f"(copy roof {roof_ms:.4f} ms, {t.meta['roof_gbps']:.0f} GB/s)")
             parts.append(t.to_markdown())
             data["tables"].append(json.loads(t.to_json()))
             print(parts[-1], flush=True)
+
+
+def wide_section(parts, data, dtypes):
+    """8-byte accumulators: WIDE_ROWS for each dtype and size, with the copy
+    roof of the same bytes (meta roof_gbps) in each table."""
+    sized_tables(parts, data, dtypes, WIDE_ROWS,
+                 lambda dtype, n: f"{dtype} -> {np.cumsum(np.zeros(1, dtype)).dtype.name} inclusive sum")
 
 
 def g2g_section(parts, data):
     """gpu_to_gpu against run_to_run: G2G_ROWS for each dtype and size,
     with the copy roof of the same bytes."""
-    for dtype in G2G_DTYPES:
-        for n in WIDE_SIZES:
-            t = gpuprims.compare("scan", n=n, dtype=dtype, op="sum", variants=G2G_ROWS, baselines=False,
-                                 repeat=30, k=3)
-            roof_ms = t.meta["bytes"] / (t.meta["roof_gbps"] * 1e9) * 1e3
-            t.title = (f"\n## {dtype} inclusive sum, gpu_to_gpu vs run_to_run, n = 2^{n.bit_length() - 1} "
-                       f"(copy roof {roof_ms:.4f} ms, {t.meta['roof_gbps']:.0f} GB/s)")
-            parts.append(t.to_markdown())
-            data["tables"].append(json.loads(t.to_json()))
-            print(parts[-1], flush=True)
+    sized_tables(parts, data, G2G_DTYPES, G2G_ROWS,
+                 lambda dtype, n: f"{dtype} inclusive sum, gpu_to_gpu vs run_to_run")
 
 
 def main(argv):
