@@ -28,6 +28,27 @@ def backend(request):
     gpuprims.set_backend(before)
 
 
+@pytest.fixture
+def cuda():
+    """The cuda backend for a GPU-only test (skipped, with the reason, where
+    no GPU is visible); the previous one comes back after."""
+    if not GPU_OK:
+        pytest.skip(f"needs a CUDA GPU; none visible here ({GPU_WHY})")
+    before = gpuprims.backend()
+    gpuprims.set_backend("cuda")
+    yield
+    gpuprims.set_backend(before)
+
+
+@pytest.fixture
+def emulator():
+    """The emulator backend for the test; the previous one comes back after."""
+    before = gpuprims.backend()
+    gpuprims.set_backend("emulator")
+    yield
+    gpuprims.set_backend(before)
+
+
 @contextlib.contextmanager
 def gpuless_cuda_backend():
     """The cuda backend where no GPU is visible (as GPUPRIMS_BACKEND=cuda

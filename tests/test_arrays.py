@@ -19,8 +19,6 @@ import pytest
 
 import gpuprims
 
-from conftest import GPU_OK, GPU_WHY
-
 gpu = pytest.mark.gpu
 PYTHONPATH = os.path.dirname(os.path.dirname(os.path.abspath(gpuprims.__file__)))
 NUMERIC = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -49,24 +47,6 @@ def run_isolated(code, backend="emulator"):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"exit status {r.returncode}\n{r.stdout}\n{r.stderr}"
     return r.stdout
-
-
-@pytest.fixture
-def emulator():
-    before = gpuprims.backend()
-    gpuprims.set_backend("emulator")
-    yield
-    gpuprims.set_backend(before)
-
-
-@pytest.fixture
-def cuda():
-    if not GPU_OK:
-        pytest.skip(f"needs a CUDA GPU; none visible here ({GPU_WHY})")
-    before = gpuprims.backend()
-    gpuprims.set_backend("cuda")
-    yield
-    gpuprims.set_backend(before)
 
 
 # ------------------------------------------------ memory of the other backend

@@ -21,14 +21,6 @@ from conftest import GPU_OK
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def emulator():
-    before = gpuprims.backend()
-    gpuprims.set_backend("emulator")
-    yield
-    gpuprims.set_backend(before)
-
-
 @pytest.fixture(scope="module")
 def selftest(tmp_path_factory):
     lib = emu_selftest.build(tmp_path_factory.mktemp("selftest"))

@@ -38,14 +38,6 @@ def _no_driver() -> bool:
 NO_DRIVER = _no_driver()
 
 
-@pytest.fixture
-def emulator():
-    before = gpuprims.backend()
-    gpuprims.set_backend("emulator")
-    yield
-    gpuprims.set_backend(before)
-
-
 def child_env(**extra):
     """The environment of a child Python that imports this gpuprims."""
     path = os.pathsep.join([str(Path(gpuprims.__file__).parents[1]), str(ROOT / "tests")])

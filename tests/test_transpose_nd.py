@@ -242,15 +242,6 @@ def test_too_many_axes_after_the_plan_is_a_valueerror():
 
 # ------------------------------------------------------ on the GPU only
 
-@pytest.fixture
-def cuda():
-    """The cuda backend for a GPU-only test; the previous one comes back after."""
-    before = gpuprims.backend()
-    gpuprims.set_backend("cuda")
-    yield
-    gpuprims.set_backend(before)
-
-
 @gpu
 @pytest.mark.parametrize("dtype", ELEMENTS)
 def test_large_permutations_on_the_gpu(cuda, dtype):
