@@ -141,16 +141,25 @@ def _host_input(family: Family, x_or_n, dtype, seed):
         if want not in family.dtypes:
             raise TypeError(f"{family.name} does not support dtype {want}")
         x = random_input(family.input_shape(x_or_n), want, seed)
-    elif hasattr(x_or_n, "__cuda_array_interface__"):
-        device = to_device(x_or_n)
-        x = device.get()
-        if dtype is not None and np.dtype(dtype) != x.dtype:
-            raise TypeError(f"dtype={dtype} differs from the device array's {x.dtype}")
     else:
-        x = np.asarray(x_or_n)
-        if dtype is not None and np.dtype(dtype) != x.dtype:
-            x = x.astype(dtype)
+        x, device = _caller_array(x_or_n, dtype)
     return family.as_kernel_input(x), device
+
+
+def _caller_array(x, dtype):
+    """(a caller's array on the host, in dtype where given; x as a
+    DeviceArray, or None for a host array).  A device array is copied, not
+    converted: TypeError where its dtype is not dtype."""
+    if hasattr(x, "__cuda_array_interface__"):
+        device = to_device(x)
+        host = device.get()
+        if dtype is not None and np.dtype(dtype) != host.dtype:
+            raise TypeError(f"dtype={dtype} differs from the device array's {host.dtype}")
+        return host, device
+    host = np.asarray(x)
+    if dtype is not None and np.dtype(dtype) != host.dtype:
+        host = host.astype(dtype)
+    return host, None
 
 
 class _Case(Case):
@@ -468,7 +477,6 @@ class _LayoutCase(_Case):
 def _layout_input(fam, x_or_shape, dtype, seed, who):
     """(the host input, N-D, C order; the caller's device array or None)
     from a shape (random input), a NumPy array or a device array."""
-    device = None
     if isinstance(x_or_shape, (int, np.integer)):
         x_or_shape = (int(x_or_shape),)
     if isinstance(x_or_shape, tuple) and all(isinstance(s, (int, np.integer)) for s in x_or_shape):
@@ -476,15 +484,8 @@ def _layout_input(fam, x_or_shape, dtype, seed, who):
         if want not in fam.dtypes:
             raise TypeError(f"{fam.name} tables take {', '.join(d.name for d in fam.dtypes)}, not {want}")
         return random_input(tuple(int(s) for s in x_or_shape), want, seed), None
-    if hasattr(x_or_shape, "__cuda_array_interface__"):
-        device = x_or_shape
-        x = to_device(x_or_shape).get()
-        if dtype is not None and np.dtype(dtype) != x.dtype:
-            raise TypeError(f"dtype={dtype} differs from the device array's {x.dtype}")
-    else:
-        x = np.asarray(x_or_shape)
-        if dtype is not None and np.dtype(dtype) != x.dtype:
-            x = x.astype(dtype)
+    x, wrapped = _caller_array(x_or_shape, dtype)
+    device = None if wrapped is None else x_or_shape
     if x.dtype not in fam.dtypes:
         raise TypeError(f"{fam.name} tables take {', '.join(d.name for d in fam.dtypes)}, not {x.dtype}")
     return np.ascontiguousarray(x), device
