@@ -239,8 +239,7 @@ def test_emulated_reference_helpers():
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", ["reduce", "scan"])
 @pytest.mark.parametrize("axis", [0, -1])
-def test_gpu_axis_tables_match(family, axis):
-    gpuprims.set_backend("cuda")
+def test_gpu_axis_tables_match(cuda, family, axis):
     t = gpuprims.compare(family, shape=(1 << 12, 96), axis=axis, repeat=3, k=2)
     for r in t:
         if r["variant"] != "copy roof" and not r["note"].startswith("skipped"):
@@ -250,8 +249,7 @@ def test_gpu_axis_tables_match(family, axis):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", ["reduce", "scan"])
-def test_gpu_segment_tables_match(family):
-    gpuprims.set_backend("cuda")
+def test_gpu_segment_tables_match(cuda, family):
     rng = np.random.default_rng(1)
     n = 1 << 18
     off = np.concatenate([[0], np.sort(rng.integers(0, n, 999)), [n]]).astype(np.int64)
@@ -264,8 +262,7 @@ def test_gpu_segment_tables_match(family):
 
 
 @pytest.mark.gpu
-def test_gpu_reproducible_distinct():
-    gpuprims.set_backend("cuda")
+def test_gpu_reproducible_distinct(cuda):
     t = gpuprims.compare("reduce", n=1 << 20, determinism="gpu_to_gpu", repeat=3, k=3)
     for r in t:
         if r["variant"] not in ("copy roof", "numpy") and r.get("median_ms"):

@@ -25,7 +25,7 @@ import gpuprims
 from gpuprims._numerics import exact_sum, scan_reference, scan_tolerance, sum_tolerance
 
 import rfa_reference as R
-from conftest import GPU_OK, GPU_WHY
+from conftest import GPU_OK
 
 dask = pytest.importorskip("dask", reason="dask is not installed (pip install \"gpuprims[dask]\")")
 da = pytest.importorskip("dask.array")
@@ -607,54 +607,40 @@ def _gpu_count() -> int:
 
 
 @pytest.mark.gpu
-def test_cupy_chunks_give_cupy_chunks_and_the_numpy_chunks_results():
-    if not GPU_OK:
-        pytest.skip(f"needs a CUDA GPU ({GPU_WHY})")
+def test_cupy_chunks_give_cupy_chunks_and_the_numpy_chunks_results(cuda):
     cupy = pytest.importorskip("cupy")
     a = data((4099, 33), "float32", seed=9)
     xn = da.from_array(a, chunks=(1000, 20))
     xc = xn.map_blocks(cupy.asarray, meta=cupy.empty((0, 0), np.float32))
-    before = gpuprims.backend()
-    gpuprims.set_backend("cuda")
-    try:
-        for fn in (lambda x: gd.sum(x, axis=0), lambda x: gd.min(x), lambda x: gd.cumsum(x, axis=0),
-                   lambda x: gd.scan(x, axis=1, inclusive=False, method="blelloch"),
-                   lambda x: gd.transpose(x)):
-            lazy = fn(xc)
-            assert type(lazy._meta).__module__.startswith("cupy")
-            got = compute(lazy, "threads")
-            assert type(got).__module__.startswith("cupy")
-            want = compute(fn(xn), "sync")  # NumPy chunks: the host pipeline, whose sums may round apart
-            np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=1e-5, atol=1e-3)
-    finally:
-        gpuprims.set_backend(before)
+    for fn in (lambda x: gd.sum(x, axis=0), lambda x: gd.min(x), lambda x: gd.cumsum(x, axis=0),
+               lambda x: gd.scan(x, axis=1, inclusive=False, method="blelloch"),
+               lambda x: gd.transpose(x)):
+        lazy = fn(xc)
+        assert type(lazy._meta).__module__.startswith("cupy")
+        got = compute(lazy, "threads")
+        assert type(got).__module__.startswith("cupy")
+        want = compute(fn(xn), "sync")  # NumPy chunks: the host pipeline, whose sums may round apart
+        np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=1e-5, atol=1e-3)
 
 
 @pytest.mark.gpu
-def test_gpu_to_gpu_of_cupy_chunks_is_the_single_call_and_the_numpy_chunks_bits():
-    if not GPU_OK:
-        pytest.skip(f"needs a CUDA GPU ({GPU_WHY})")
+def test_gpu_to_gpu_of_cupy_chunks_is_the_single_call_and_the_numpy_chunks_bits(cuda):
     cupy = pytest.importorskip("cupy")
     a = wide((4099, 33), "float32", seed=27)
-    before = gpuprims.backend()
-    gpuprims.set_backend("cuda")
-    try:
-        whole = cupy.asarray(a)
-        for axes in (None, 0, 1):
-            single = gpuprims.sum(whole, axis=axes, determinism="gpu_to_gpu")
-            want = np.asarray(single.get() if hasattr(single, "get") else single).tobytes()
-            assert want == np.asarray(g2g(a, axis=axes)).tobytes()  # host and device agree
-            if axes is None:
-                assert want == np.asarray(reference(a)).tobytes()
-            for chunks in ((1000, 20), -1, (7, 33), ((4000, 99), (1, 32))):
-                xn = da.from_array(a, chunks=chunks)
-                xc = xn.map_blocks(cupy.asarray, meta=cupy.empty((0, 0), np.float32))
-                got = compute(gd.sum(xc, axis=axes, determinism="gpu_to_gpu", split_every=3), "threads")
-                assert type(got).__module__.startswith("cupy")
-                assert cupy.asnumpy(got).tobytes() == want, (axes, chunks)
-                assert np.asarray(g2g(xn, "threads", axis=axes)).tobytes() == want
-    finally:
-        gpuprims.set_backend(before)
+    whole = cupy.asarray(a)
+    for axes in (None, 0, 1):
+        single = gpuprims.sum(whole, axis=axes, determinism="gpu_to_gpu")
+        want = np.asarray(single.get() if hasattr(single, "get") else single).tobytes()
+        assert want == np.asarray(g2g(a, axis=axes)).tobytes()  # host and device agree
+        if axes is None:
+            assert want == np.asarray(reference(a)).tobytes()
+        for chunks in ((1000, 20), -1, (7, 33), ((4000, 99), (1, 32))):
+            xn = da.from_array(a, chunks=chunks)
+            xc = xn.map_blocks(cupy.asarray, meta=cupy.empty((0, 0), np.float32))
+            got = compute(gd.sum(xc, axis=axes, determinism="gpu_to_gpu", split_every=3), "threads")
+            assert type(got).__module__.startswith("cupy")
+            assert cupy.asnumpy(got).tobytes() == want, (axes, chunks)
+            assert np.asarray(g2g(xn, "threads", axis=axes)).tobytes() == want
 
 
 @pytest.mark.gpu

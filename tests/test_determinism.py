@@ -56,14 +56,9 @@ def test_golden_bits_emulator(row, backend):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("row", _golden_params(1 << 24))
-def test_golden_bits_gpu_large(row):
+def test_golden_bits_gpu_large(cuda, row):
     """The GPU gives the stored bits at every golden size up to 2^24."""
-    before = gpuprims.backend()
-    gpuprims.set_backend("cuda")
-    try:
-        _golden_check(row)
-    finally:
-        gpuprims.set_backend(before)
+    _golden_check(row)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

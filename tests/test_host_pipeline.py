@@ -334,9 +334,8 @@ def test_small_call_stays_single_shot(backend):
 
 @pytest.mark.gpu
 @pytest.mark.slow
-def test_larger_than_the_gpu():
+def test_larger_than_the_gpu(cuda):
     """A host array larger than the GPU's memory: sum and cumsum."""
-    gpuprims.set_backend("cuda")
     total = gpuprims.device_info()["total_memory"]
     n = (total + (4 << 30)) // 4
     x = np.ones(n, np.float32)
