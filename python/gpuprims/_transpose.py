@@ -27,8 +27,8 @@ class _EitherByteOrder(tuple):
     input's dtype, byte order included (the elements are only moved)."""
 
     def __contains__(self, dtype) -> bool:
-        try:
-            return np.dtype(dtype).newbyteorder("=") in DTYPES
+        try:  # a native dtype first (the common case), then either byte order
+            return dtype in DTYPES or np.dtype(dtype).newbyteorder("=") in DTYPES
         except TypeError:
             return False
 
@@ -169,21 +169,25 @@ def transpose_plan(shape, axes=None, strides=None) -> TransposePlan:
 
 
 @functools.lru_cache(maxsize=256)
-def _cached_plan(shape, axes, strides) -> TransposePlan:
-    return transpose_plan(shape, axes, strides)
+def _cached_plan(shape, axes, strides, dtype, offset, span) -> tuple:
+    plan = transpose_plan(shape, axes, strides)
+    return plan, _params(plan, dtype, offset, span)
 
 
-def _plan(shape, axes, strides=None) -> TransposePlan:
-    """transpose_plan, remembered for the last 256 (shape, axes, strides)
-    (a call on a small array spends most of its host time planning; plans
-    are frozen).  Axes other than None or a tuple/list of plain integers go
-    to transpose_plan every time, so that NumPy judges them."""
+def _plan(shape, axes, dtype, strides=None, offset=0, span=None) -> tuple:
+    """(transpose_plan, the core's params of it), remembered for the last
+    256 calls' (shape, axes, strides, dtype, offset, span): a call on a
+    small array spends most of its host time planning, and plans are
+    frozen.  Axes other than None or a tuple/list of plain integers go to
+    transpose_plan every time, so that NumPy judges them."""
     if axes is not None:
         if not isinstance(axes, (tuple, list)) or not all(
                 isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) for k in axes):
-            return transpose_plan(shape, axes, strides)
+            plan = transpose_plan(shape, axes, strides)
+            return plan, _params(plan, dtype, offset, span)
         axes = tuple(int(k) for k in axes)
-    return _cached_plan(tuple(shape), axes, None if strides is None else tuple(strides))
+    return _cached_plan(tuple(shape), axes, None if strides is None else tuple(strides), np.dtype(dtype),
+                        offset, span)
 
 
 def _next_kept(keep, a):
@@ -272,22 +276,20 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto", progress: bool =
     strided = not v.matrix and v.name != "copy"  # reads through strides
     if not isinstance(x, (np.ndarray, list, tuple, np.generic)):  # device arrays (or TypeError)
         operand = take(x, "transpose", SUPPORTED, strided=strided, allow_0d=True)
-        plan = _plan(operand.shape, axes, operand.strides)
         # a device address: the kernels read where the strides point (span -1)
-        params = _params(plan, operand.dtype, 0, None if operand.strides is None else -1)
+        plan, params = _plan(operand.shape, axes, operand.dtype, operand.strides, 0,
+                             None if operand.strides is None else -1)
     else:
         a = _host_array(x, "transpose")
         _check(a.dtype, a.ndim, "transpose", SUPPORTED, allow_0d=True)
-        plan = _plan(a.shape, axes)
-        offset, span = 0, None
         spanned = _host_span(a) if strided and not a.flags.c_contiguous and a.size else None
         if spanned is not None:  # NumPy read in place: the memory its elements span
             buf, strides, offset, span = spanned
-            plan = _plan(a.shape, axes, strides)
+            plan, params = _plan(a.shape, axes, a.dtype, strides, offset, span)
             operand = Operand(a.shape, a.dtype, buf, None)
         else:
+            plan, params = _plan(a.shape, axes, a.dtype)
             operand = Operand(a.shape, a.dtype, np.ascontiguousarray(a), None)
-        params = _params(plan, a.dtype, offset, span)
     if v.matrix and plan.rank > 1 and plan.kind != "matrix":
         raise _matrix_error(v, plan)
     out_shape = operand.shape if v.name == "copy" else plan.out_shape
