@@ -12,9 +12,54 @@
 // there is none - which makes CUB's second phase a size query again, so the
 // size query launches nothing (CUB's two-phase contract: null storage, no
 // work).
+//
+// CubTwoPhase (all CCCL versions) is the scratch protocol every CUB-backed
+// variant shares: the variant's call(args, tmp, bytes) is one CUB call in
+// CUB's two-phase form, and scratch()/run() are built from it.
 #pragma once
 
+#include <type_traits>
+
 #include <cuda/version>
+
+#include "common.cuh"
+
+GP_NAMESPACE_BEGIN
+namespace cub_env {
+
+// Derived: a launcher with `using Args = gp_reduce_args` or gp_scan_args and
+// static cudaError_t call(const Args &, void *tmp, size_t &bytes) - tmp
+// nullptr: a size query, bytes receives the size.
+template <class Derived>
+struct CubTwoPhase {
+    template <class Args>
+    static size_t probe(const Args &a) {
+        size_t bytes = 0;
+        return Derived::call(a, nullptr, bytes) == cudaSuccess ? bytes : size_t(-1);
+    }
+    // The most the call asks for at n elements: a scan's scratch covers its
+    // inclusive and its exclusive form (one scratch size per variant and n).
+    static size_t scratch(int64_t n) {
+        using Args = typename Derived::Args;
+        Args a{};
+        a.n = n;
+        size_t most = probe(a);
+        if constexpr (std::is_same<Args, gp_scan_args>::value) {
+            a.inclusive = 1;
+            const size_t inc = probe(a);
+            most = most == size_t(-1) || inc == size_t(-1) ? size_t(-1) : inc > most ? inc : most;
+        }
+        return most;
+    }
+    template <class Args>
+    static cudaError_t run(const Args &a) {
+        size_t bytes = a.scratch_bytes;
+        return Derived::call(a, a.scratch, bytes);
+    }
+};
+
+}  // namespace cub_env
+GP_NAMESPACE_END
 
 #if CCCL_VERSION >= 3005000  // the determinism requirements of DeviceScan and DeviceReduce
 #define GP_CUB_ENV 1
@@ -23,8 +68,6 @@
 #include <cuda/memory_resource>
 #include <cuda/stream_ref>
 #include <cuda/std/execution>
-
-#include "common.cuh"
 
 GP_NAMESPACE_BEGIN
 namespace cub_env {

@@ -26,7 +26,8 @@ namespace {
 using namespace gp;
 
 template <class In, class Op>
-struct CubReproducibleReduce {
+struct CubReproducibleReduce : cub_env::CubTwoPhase<CubReproducibleReduce<In, Op>> {
+    using Args = gp_reduce_args;
     using Acc = typename Op::type;
     static cudaError_t call(const gp_reduce_args &a, void *tmp, size_t &bytes) {
         const In *in = static_cast<const In *>(a.in);
@@ -39,16 +40,6 @@ struct CubReproducibleReduce {
         } else {  // min/max: see the header
             return cub::DeviceReduce::Reduce(tmp, bytes, in, out, a.n, Op(), Op::identity(), a.stream);
         }
-    }
-    static size_t scratch(int64_t n) {
-        gp_reduce_args probe{};
-        probe.n = n;
-        size_t bytes = 0;
-        return call(probe, nullptr, bytes) == cudaSuccess ? bytes : size_t(-1);
-    }
-    static cudaError_t run(const gp_reduce_args &a) {
-        size_t bytes = a.scratch_bytes;
-        return call(a, a.scratch, bytes);
     }
 };
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "../cub_env.cuh"
 #include "scan.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -17,7 +18,8 @@ namespace {
 using namespace gp;
 
 template <class In, class Op>
-struct CubScan {
+struct CubScan : cub_env::CubTwoPhase<CubScan<In, Op>> {
+    using Args = gp_scan_args;
     using Acc = typename Op::type;
     static cudaError_t call(const gp_scan_args &a, void *tmp, size_t &bytes) {
         const In *in = static_cast<const In *>(a.in);
@@ -28,18 +30,6 @@ struct CubScan {
         }
         if (a.inclusive) return cub::DeviceScan::InclusiveScan(tmp, bytes, in, out, Op(), a.n, a.stream);
         return cub::DeviceScan::ExclusiveScan(tmp, bytes, in, out, Op(), Op::identity(), a.n, a.stream);
-    }
-    static size_t scratch(int64_t n) {
-        gp_scan_args inc{}, exc{};
-        inc.n = exc.n = n;
-        inc.inclusive = 1;
-        size_t a = 0, b = 0;
-        if (call(inc, nullptr, a) != cudaSuccess || call(exc, nullptr, b) != cudaSuccess) return size_t(-1);
-        return a > b ? a : b;
-    }
-    static cudaError_t run(const gp_scan_args &a) {
-        size_t bytes = a.scratch_bytes;
-        return call(a, a.scratch, bytes);
     }
 };
 }  // namespace

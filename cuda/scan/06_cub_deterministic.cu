@@ -35,7 +35,8 @@ template <class Acc> struct CubOp<Min<Acc>, Acc> { using type = ::cuda::minimum<
 template <class Acc> struct CubOp<Max<Acc>, Acc> { using type = ::cuda::maximum<Acc>; };
 
 template <class In, class Op>
-struct CubDeterministicScan {
+struct CubDeterministicScan : cub_env::CubTwoPhase<CubDeterministicScan<In, Op>> {
+    using Args = gp_scan_args;
     using Acc = typename Op::type;
     static constexpr bool exact_any_order = std::is_floating_point<Acc>::value && !std::is_same<Op, Sum<Acc>>::value;
 
@@ -58,18 +59,6 @@ struct CubDeterministicScan {
                     }
                 });
         }
-    }
-    static size_t scratch(int64_t n) {
-        gp_scan_args inc{}, exc{};
-        inc.n = exc.n = n;
-        inc.inclusive = 1;
-        size_t a = 0, b = 0;
-        if (call(inc, nullptr, a) != cudaSuccess || call(exc, nullptr, b) != cudaSuccess) return size_t(-1);
-        return a > b ? a : b;
-    }
-    static cudaError_t run(const gp_scan_args &a) {
-        size_t bytes = a.scratch_bytes;
-        return call(a, a.scratch, bytes);
     }
 };
 }  // namespace
