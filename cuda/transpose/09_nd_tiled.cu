@@ -179,10 +179,9 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
 // of 8 staged rows, and the word column of a-vector j is XORed with 4 * (j
 // % 8), so that those 32 stores hit 32 different banks (the output reads
 // undo the XOR on 16-byte groups).
-template <class T>
-__global__ void __launch_bounds__(transpose::PackedTuning<T>::BLOCK)
+template <class T, class Tn = transpose::PackedTuning<T>>
+__global__ void __launch_bounds__(Tn::BLOCK)
 transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
-    using Tn = transpose::PackedTuning<T>;
     constexpr int BLOCK = Tn::BLOCK, P = Tn::P, VEC = Tn::VEC, TA = Tn::TA, TB = Tn::TB, W = Tn::W;
     constexpr int GB = TB / P, UNITS = Tn::UNITS;  // b-groups of P rows; blocks of P x VEC a thread
     constexpr int CHUNKS = TA * (W / 4) / BLOCK;  // 16-byte output vectors per thread

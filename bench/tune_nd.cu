@@ -1,0 +1,162 @@
+// tune_nd.cu - evidence for nd_tiled's tile shapes (cuda/transpose/nd.cuh:
+// PackedTuning for 1-byte elements, NdTuning for 8-byte ones; step 9).
+//
+// Times nd_tiled's kernels on bench_transpose's any-rank cases (int8 at
+// 2^28 elements, float64 at 2^26) for several tile shapes and block sizes,
+// against a device-to-device copy of the same bytes in the same run: CUDA
+// events around the launch only, L2 overwritten before every run, median of
+// REPEAT runs; every output checked against the first shape's.  Build and
+// run on the GPU machine:
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_nd.cu -o /tmp/tnd && /tmp/tnd
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tune_common.cuh"
+
+#include "../cuda/transpose/09_nd_tiled.cu"
+
+using namespace gp;
+
+constexpr int REPEAT = 20;
+
+// PackedTuning with another side along a (TA positions) and block size.
+template <class T, int TA_, int BLOCK_>
+struct Packed {
+    static constexpr int BLOCK = BLOCK_;
+    static constexpr int P = 4 / int(sizeof(T)), VEC = 16 / int(sizeof(T));
+    static constexpr int TA = TA_, TB = 128 / int(sizeof(T));
+    static constexpr int W = TB / P;
+    static constexpr int UNITS = (TB / P) * (TA / VEC) / BLOCK;
+};
+
+struct Case {
+    std::vector<int64_t> shape;
+    std::vector<int> perm;
+};
+
+gp_transpose_args args_of(const Case &c, const void *in, void *out) {
+    gp_transpose_args a{};
+    a.in = in;
+    a.out = out;
+    a.rank = int(c.shape.size());
+    a.rows = -1;
+    int64_t step = 1;
+    for (int k = a.rank - 1; k >= 0; --k) {
+        a.shape[k] = c.shape[k];
+        a.strides[k] = step;
+        a.perm[k] = c.perm[k];
+        step *= c.shape[k];
+    }
+    return a;
+}
+
+std::string name_of(const Case &c) {
+    std::string s;
+    for (size_t k = 0; k < c.shape.size(); ++k) s += (k ? "x" : "") + std::to_string(c.shape[k]);
+    s += " (";
+    for (size_t k = 0; k < c.perm.size(); ++k) s += (k ? "," : "") + std::to_string(c.perm[k]);
+    return s + ")";
+}
+
+template <class T>
+struct Bench {
+    const T *in;
+    T *out, *ref;
+    size_t bytes;
+    void *flush;
+    size_t fb;
+    float copy_ms;
+
+    template <class F>
+    void row(const char *label, const gp_transpose_args &a, F launch, bool first) {
+        CHECK(cudaMemset(out, 0xab, bytes));
+        const float ms = median_ms([&] { launch(a); CHECK(cudaGetLastError()); }, flush, fb, REPEAT);
+        bool same = true;
+        if (first) {
+            CHECK(cudaMemcpy(ref, out, bytes, cudaMemcpyDeviceToDevice));
+        } else {
+            std::vector<unsigned char> h1(bytes), h2(bytes);
+            CHECK(cudaMemcpy(h1.data(), out, bytes, cudaMemcpyDeviceToHost));
+            CHECK(cudaMemcpy(h2.data(), ref, bytes, cudaMemcpyDeviceToHost));
+            same = std::memcmp(h1.data(), h2.data(), bytes) == 0;
+        }
+        std::printf("| %-24s | %8.4f | %6.1f | %s |\n", label, ms, 100.0 * copy_ms / ms, same ? "same" : "DIFFERS");
+    }
+};
+
+template <class T, int TA, int BLOCK>
+void packed(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *label, bool first) {
+    using Tn = Packed<T, TA, BLOCK>;
+    const TileArgs t = NdTiled<T>::plan_tile(a, A, B, Tn::TA, Tn::TB);
+    const unsigned grid = unsigned(t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS);
+    b.row(label, a, [&](const gp_transpose_args &x) {
+        transpose_nd_packed<T, Tn><<<grid, Tn::BLOCK>>>(static_cast<const T *>(x.in), static_cast<T *>(x.out), t);
+    }, first);
+}
+
+template <class T, int TILE, int BLOCK>
+void tiled(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *label, bool first) {
+    constexpr int VEC = 16 / sizeof(T);
+    const TileArgs t = NdTiled<T>::plan_tile(a, A, B, TILE, TILE);
+    const unsigned grid = unsigned(t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS);
+    b.row(label, a, [&](const gp_transpose_args &x) {
+        transpose_nd_tiled<T, VEC, TILE, BLOCK><<<grid, BLOCK>>>(static_cast<const T *>(x.in),
+                                                                 static_cast<T *>(x.out), t);
+    }, first);
+}
+
+template <class T, class Rows>
+void run_cases(const char *type, const std::vector<Case> &cases, int64_t n, void *flush, size_t fb, Rows rows) {
+    const size_t bytes = size_t(n) * sizeof(T);
+    std::vector<unsigned char> h(bytes);
+    unsigned s = 4242;
+    for (auto &v : h) { s = s * 1664525u + 1013904223u; v = (unsigned char)(s >> 24); }
+    T *in, *out, *ref;
+    CHECK(cudaMalloc(&in, bytes));
+    CHECK(cudaMalloc(&out, bytes));
+    CHECK(cudaMalloc(&ref, bytes));
+    CHECK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
+    Bench<T> b{in, out, ref, bytes, flush, fb, 0.f};
+    b.copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, 0)); }, flush, fb, REPEAT);
+    std::printf("\n%s, %lld elements; copy roof %.4f ms\n", type, (long long)n, b.copy_ms);
+    for (const Case &c : cases) {
+        const gp_transpose_args a = args_of(c, in, out);
+        int A = a.rank - 1;  // C-contiguous: the last axis is the fastest
+        const int B = a.perm[a.rank - 1];
+        std::printf("\n%s %s\n\n| config | ms | %% roof | output |\n|---|---:|---:|---|\n", type, name_of(c).c_str());
+        rows(b, a, A, B);
+    }
+    CHECK(cudaFree(in));
+    CHECK(cudaFree(out));
+    CHECK(cudaFree(ref));
+}
+
+int main() {
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, 0));
+    const size_t fb = size_t(p.l2CacheSize) * 4;
+    void *flush;
+    CHECK(cudaMalloc(&flush, fb));
+    std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
+    const std::vector<Case> i8 = {{{1024, 512, 512}, {2, 1, 0}}, {{1024, 512, 512}, {0, 2, 1}},
+                                  {{128, 128, 128, 128}, {3, 2, 1, 0}},
+                                  {{32, 32, 32, 32, 16, 16}, {5, 4, 3, 2, 1, 0}}};
+    run_cases<unsigned char>("int8", i8, int64_t(1) << 28, flush, fb, [](auto &b, auto &a, int A, int B) {
+        packed<unsigned char, 128, 128>(b, a, A, B, "TA 128, 128 thr (now)", true);
+        packed<unsigned char, 128, 64>(b, a, A, B, "TA 128, 64 thr", false);
+        packed<unsigned char, 128, 256>(b, a, A, B, "TA 128, 256 thr", false);
+        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, 128 thr", false);
+        packed<unsigned char, 256, 256>(b, a, A, B, "TA 256, 256 thr", false);
+    });
+    const std::vector<Case> f8 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
+                                  {{64, 128, 64, 128}, {3, 2, 1, 0}},
+                                  {{16, 16, 16, 16, 16, 16}, {5, 4, 3, 2, 1, 0}}};
+    run_cases<double>("float64", f8, int64_t(1) << 26, flush, fb, [](auto &b, auto &a, int A, int B) {
+        tiled<double, 32, 128>(b, a, A, B, "32 x 32, 128 thr (now)", true);
+        tiled<double, 32, 64>(b, a, A, B, "32 x 32, 64 thr", false);
+        tiled<double, 16, 32>(b, a, A, B, "16 x 16, 32 thr", false);
+        tiled<double, 64, 256>(b, a, A, B, "64 x 64, 256 thr", false);
+    });
+    return 0;
+}
