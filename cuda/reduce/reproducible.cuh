@@ -20,15 +20,20 @@ namespace rep {
 // loads of its next batch before it deposits the current one (twice the
 // registers for loaded data, and the loads never stop while it computes).
 // The default: single_pass's 256 threads and 4 vector loads per batch, but
-// 4 blocks per SM, not 8: the accumulator needs 40-64 registers (ptxas -v,
-// sm_90; __launch_bounds__ caps them at 64), so 8 blocks of 256 would not
-// be resident at once and a grid sized for 8 would run in two waves.
+// 4 blocks per SM, not 8: the accumulator and two batches need 64
+// registers (ptxas -v, sm_90, every type; __launch_bounds__ caps them at
+// 64, without spills), so 8 blocks of 256 would not be resident at once and
+// a grid sized for 8 would run in two waves.
 // Evidence and the candidates: bench/tune_rfa.cu.
 template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_, bool PREFETCH_ = false, int LOAD_ = LOAD_LDG>
 struct RepTuningT : Tuning<BLOCK_, UNROLL_, BLOCKS_PER_SM_, LOAD_> {
     static constexpr bool PREFETCH = PREFETCH_;
 };
 using RepTuning = RepTuningT<256, 4, 4, true>;
+// float32 values into a float64 accumulator: converted values take two
+// registers each, and 4 loads in flight twice over spill at 64 registers.
+template <class In, class Acc> struct RepTuningFor { using type = RepTuning; };
+template <> struct RepTuningFor<float, double> { using type = RepTuningT<256, 2, 4, true>; };
 
 // A test hook: GPUPRIMS_TEST_GRID=<blocks> overrides the grid of every
 // reproducible kernel (1-D: the block count; batched: the blocks of the
@@ -75,15 +80,17 @@ __device__ inline rfa::State<Acc> block_merge(rfa::State<Acc> s, rfa::State<Acc>
     return s;
 }
 
-// A batch of N values for one accumulator (registers: every loop over it
-// is unrolled).  The common case: every |x| is within the accumulator's
-// limit (one compare each), and the batch deposits without a branch.
-template <int N, class Acc>
-__device__ inline bool within(const rfa::Acc<Acc> &a, const Acc (&x)[N]) {
+// A batch of N values (In: float or double) for one accumulator of Acc
+// (registers: every loop over it is unrolled; each value is converted to Acc
+// where it is used, so a float batch for a double accumulator holds floats).
+// The common case: every |x| is within the accumulator's limit (one compare
+// each), and the batch deposits without a branch.
+template <class Acc, int N, class In>
+__device__ inline bool within(const rfa::Acc<Acc> &a, const In (&x)[N]) {
     const Acc l = a.lim;
     bool ok = true;
 #pragma unroll
-    for (int i = 0; i < N; ++i) ok &= rfa::abs_of(x[i]) <= l;
+    for (int i = 0; i < N; ++i) ok &= rfa::abs_of(Acc(x[i])) <= l;
     return ok;
 }
 // The rare case: a batch holding a new largest magnitude, an Inf or a NaN.
@@ -93,52 +100,50 @@ __device__ inline bool within(const rfa::Acc<Acc> &a, const Acc (&x)[N]) {
 // finite magnitude.  Afterwards every x is within the limit.  The value is
 // the same as widening value by value: the top bin depends only on the
 // largest magnitude (rfa.cuh).
-template <int N, class Acc>
-__device__ inline void admit(rfa::Acc<Acc> &a, Acc (&x)[N]) {
+template <class Acc, int N, class In>
+__device__ inline void admit(rfa::Acc<Acc> &a, In (&x)[N]) {
     using R = rfa::Rfa<Acc>;
     const Acc finite = R::limit(R::J_MAX);  // the largest finite value
     Acc big = Acc(0);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-        const Acc m = rfa::abs_of(x[i]);
+        const Acc v = Acc(x[i]), m = rfa::abs_of(v);
         if (m <= finite) {
             big = big < m ? m : big;
         } else {
-            a.flags |= x[i] != x[i] ? rfa::NAN_SEEN : x[i] > Acc(0) ? rfa::POS_INF : rfa::NEG_INF;
-            x[i] = Acc(0);
+            a.flags |= v != v ? rfa::NAN_SEEN : v > Acc(0) ? rfa::POS_INF : rfa::NEG_INF;
+            x[i] = In(0);
         }
     }
     if (!(big <= a.lim)) a.widen(big);
 }
-template <int N, class Acc>
-__device__ inline void deposit_batch(rfa::Acc<Acc> &a, Acc (&x)[N]) {
+template <class Acc, int N, class In>
+__device__ inline void deposit_batch(rfa::Acc<Acc> &a, In (&x)[N]) {
     if (!within(a, x)) admit(a, x);
 #pragma unroll
-    for (int i = 0; i < N; ++i) a.deposit(x[i]);
+    for (int i = 0; i < N; ++i) a.deposit(Acc(x[i]));
     a.counted(N, N);
 }
 
-// The values of U 16-byte vectors (4 floats or 2 doubles each) as Acc.
-template <class Acc, int U, class V>
-__device__ inline void unpack(Acc (&x)[U * (16 / sizeof(V{}.x))], const V (&r)[U]) {
-#pragma unroll
-    for (int k = 0; k < U; ++k) {
-        if constexpr (sizeof(V{}.x) == 4) {
-            x[4 * k] = Acc(r[k].x), x[4 * k + 1] = Acc(r[k].y), x[4 * k + 2] = Acc(r[k].z), x[4 * k + 3] = Acc(r[k].w);
-        } else {
-            x[2 * k] = Acc(r[k].x), x[2 * k + 1] = Acc(r[k].y);
-        }
-    }
-}
 template <int LOAD, int U, class V>
 __device__ inline void load_batch(V (&r)[U], const V *p, int64_t i, int64_t stride) {
 #pragma unroll
     for (int k = 0; k < U; ++k) r[k] = load16<LOAD>(p + i + k * stride);
 }
+// The values of U 16-byte vectors (4 floats or 2 doubles each).
 template <class Acc, int U, class V>
 __device__ inline void deposit_vectors(rfa::Acc<Acc> &a, const V (&r)[U]) {
-    Acc x[U * (16 / sizeof(V{}.x))];
-    unpack<Acc>(x, r);
+    using In = decltype(V{}.x);
+    constexpr int PER = 16 / sizeof(In);
+    In x[U * PER];
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+        if constexpr (PER == 4) {
+            x[4 * k] = r[k].x, x[4 * k + 1] = r[k].y, x[4 * k + 2] = r[k].z, x[4 * k + 3] = r[k].w;
+        } else {
+            x[2 * k] = r[k].x, x[2 * k + 1] = r[k].y;
+        }
+    }
     deposit_batch(a, x);
 }
 
@@ -190,7 +195,7 @@ reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *
                 i = next;
                 if (!more) break;
 #pragma unroll
-                for (int k = 0; k < UNROLL; ++k) r[k] = nr[k];
+                for (int k = 0; k < UNROLL; ++k) r[k] = nr[k];  // register moves
             }
         }
     } else {
@@ -253,7 +258,7 @@ __global__ void __launch_bounds__(256) merge_states(const rfa::State<Acc> *__res
 template <class In, class Op>
 struct SinglePassRep : SinglePassTuned<In, Op> {};
 
-template <class In, class Acc, class T = RepTuning>
+template <class In, class Acc, class T = typename RepTuningFor<In, Acc>::type>
 struct SinglePassRepFloat {
     static constexpr int PER_VEC = 16 / sizeof(In);
     static int64_t grid_for(int64_t n) {
@@ -322,9 +327,9 @@ reduce_rfa_groups(const In *__restrict__ in, seg::Problems P, void *out, bool st
             const In *q = in + sp.base;
             int64_t k = sub;
             for (; k + 3 * G < sp.len; k += 4 * G) {
-                Acc x[4];
+                In x[4];
 #pragma unroll
-                for (int j = 0; j < 4; ++j) x[j] = Acc(__ldg(q + (k + j * G) * sp.stride));
+                for (int j = 0; j < 4; ++j) x[j] = __ldg(q + (k + j * G) * sp.stride);
                 deposit_batch(acc, x);
             }
             for (; k < sp.len; k += G) acc.add(Acc(__ldg(q + k * sp.stride)));
