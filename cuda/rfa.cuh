@@ -196,11 +196,27 @@ struct Rfa {
         return e >= EMAX ? bits_of<T>(Bits((Bits(EMAX + BIAS) << (P - 1)) - 1)) : pow2(e);
     }
     GP_RFA_HD static T scale(int j) { return pow2(-(E0 + j * W)); }
-    // The smallest index >= j whose limit holds |x| (x finite).
+    // The smallest index >= j whose limit holds |x| (x finite).  From
+    // c = ceil(log2 |x|), read off the bits: limit(i) = 2^(E0 + iW + W - 1)
+    // holds |x| exactly when E0 + iW + W - 1 >= c (where that exponent
+    // reaches EMAX, limit(i) is the largest float, which holds every finite
+    // |x|, and c <= EMAX holds there too), so the index is
+    // ceil((c - E0 - W + 1) / W), or j if that is smaller.
     GP_RFA_HD static int index_from(int j, T x) {
-        const T a = x < T(0) ? -x : x;
-        while (!(a <= limit(j))) ++j;
-        return j;
+        const Bits b = bits_of<Bits>(x) & Bits(~SIGN);
+        if (b == 0) return j;
+        const int be = int(b >> (P - 1));
+        const Bits frac = b & Bits((Bits(1) << (P - 1)) - 1);
+        int c;
+        if (be != 0) {
+            c = be - BIAS + (frac != 0);  // 2^(be - BIAS) (1 + frac 2^(1-P))
+        } else {                          // subnormal: frac 2^E0, frac >= 1
+            const uint64_t f1 = uint64_t(frac) - 1;  // ceil(log2 frac) = bit length of frac - 1
+            c = E0 + (f1 == 0 ? 0 : 64 - clz64(f1));
+        }
+        const int need = c - E0 - (W - 1);  // > -W
+        const int i = need <= 0 ? 0 : (need + W - 1) / W;
+        return i > j ? i : j;
     }
 
     GP_RFA_HD static State<T> identity() {

@@ -10,10 +10,21 @@
 // instead of a float, and blocks merge those states (exact integer
 // additions) instead of adding floats; the last block rounds the merged
 // state once.  The grid-stride loop, its 16-byte loads and the ticket are
-// step 9's.  Per element: one compare with the accumulator's limit (the
-// branch is taken per batch of 4 vectors), seven float operations (two are
-// fused multiply-adds that apply the bins' scale) and three integer
-// additions; 46-64 registers, hence 4 blocks per SM (RepTuning).
+// step 9's.  Per batch of 4 vectors (16 floats, 8 doubles): one compare per
+// element with the accumulator's limit, and where one fails (a new largest
+// magnitude, Inf, NaN: rare after the first batches) one widening to the
+// batch's largest finite value, Inf and NaN kept as flags (admit() in
+// reproducible.cuh; every loop over a batch is unrolled, so the batch stays
+// in registers: a loop indexing it at run time would make ptxas store it
+// to local memory, as many bytes as the loads bring, every batch); then
+// every element deposits without a branch: seven
+// float operations (two are fused multiply-adds that apply the bins'
+// scale) and three integer additions, which ptxas pairs into three-input
+// adds (about 12 instructions per float32 element in all, sm_90).  While a
+// batch deposits, the loads of the next one are in flight (RepTuning's
+// PREFETCH): the deposits cost more time than the loads take to issue, and
+// without it a thread would have no bytes in flight while it computes.
+// 64 registers, hence 4 blocks per SM (RepTuning).
 // Why: step 9's bits depend on the order of its additions, which depends
 // on the SM count (the grid) and on the tuning; here the result is a
 // function of the multiset of inputs alone: the same bits on every GPU, for

@@ -15,12 +15,25 @@ GP_NAMESPACE_BEGIN
 namespace reduce {
 namespace rep {
 
-// Launch shape of the 1-D kernel: single_pass's 256 threads and 4 vector
-// loads in flight per thread, but 4 blocks per SM, not 8: the accumulator
-// needs 46 (float32) to 64 (float32 into float64) registers (ptxas -v,
-// sm_90; __launch_bounds__ caps them at 64), so 8 blocks of 256 would not
-// be resident at once and a grid sized for 8 would run in two waves.
-using RepTuning = Tuning<256, 4, 4>;
+// Launch shape of the 1-D kernel: Tuning's block, loads in flight per
+// thread and blocks per SM, plus PREFETCH: whether a thread issues the
+// loads of its next batch before it deposits the current one (twice the
+// registers for loaded data, and the loads never stop while it computes).
+// The default: single_pass's 256 threads and 4 vector loads per batch, but
+// 4 blocks per SM, not 8: the accumulator and two batches need 64
+// registers (ptxas -v, sm_90, every type; __launch_bounds__ caps them at
+// 64, without spills), so 8 blocks of 256 would not be resident at once and
+// a grid sized for 8 would run in two waves.
+// Evidence and the candidates: bench/tune_rfa.cu.
+template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_, bool PREFETCH_ = false, int LOAD_ = LOAD_LDG>
+struct RepTuningT : Tuning<BLOCK_, UNROLL_, BLOCKS_PER_SM_, LOAD_> {
+    static constexpr bool PREFETCH = PREFETCH_;
+};
+using RepTuning = RepTuningT<256, 4, 4, true>;
+// float32 values into a float64 accumulator: converted values take two
+// registers each, and 4 loads in flight twice over spill at 64 registers.
+template <class In, class Acc> struct RepTuningFor { using type = RepTuning; };
+template <> struct RepTuningFor<float, double> { using type = RepTuningT<256, 2, 4, true>; };
 
 // A test hook: GPUPRIMS_TEST_GRID=<blocks> overrides the grid of every
 // reproducible kernel (1-D: the block count; batched: the blocks of the
@@ -67,48 +80,88 @@ __device__ inline rfa::State<Acc> block_merge(rfa::State<Acc> s, rfa::State<Acc>
     return s;
 }
 
-// Deposit the 16 bytes of one vector (4 floats or 2 doubles) of a batch
-// already checked against the accumulator's limit.
-template <class Acc, class V>
-__device__ inline void deposit_vec(rfa::Acc<Acc> &a, const V &v) {
-    if constexpr (sizeof(v.x) == 4) {
-        a.deposit(Acc(v.x)), a.deposit(Acc(v.y)), a.deposit(Acc(v.z)), a.deposit(Acc(v.w));
-    } else {
-        a.deposit(Acc(v.x)), a.deposit(Acc(v.y));
-    }
-}
-template <class Acc, class V>
-__device__ inline bool within(const rfa::Acc<Acc> &a, const V &v) {
+// A batch of N values (In: float or double) for one accumulator of Acc
+// (registers: every loop over it is unrolled; each value is converted to Acc
+// where it is used, so a float batch for a double accumulator holds floats).
+// The common case: every |x| is within the accumulator's limit (one compare
+// each), and the batch deposits without a branch.
+template <class Acc, int N, class In>
+__device__ inline bool within(const rfa::Acc<Acc> &a, const In (&x)[N]) {
     const Acc l = a.lim;
-    if constexpr (sizeof(v.x) == 4) {
-        return (rfa::abs_of(Acc(v.x)) <= l) & (rfa::abs_of(Acc(v.y)) <= l) & (rfa::abs_of(Acc(v.z)) <= l) &
-               (rfa::abs_of(Acc(v.w)) <= l);
-    } else {
-        return (rfa::abs_of(Acc(v.x)) <= l) & (rfa::abs_of(Acc(v.y)) <= l);
-    }
+    bool ok = true;
+#pragma unroll
+    for (int i = 0; i < N; ++i) ok &= rfa::abs_of(Acc(x[i])) <= l;
+    return ok;
 }
-template <class Acc, class V>
-__device__ inline void add_vec(rfa::Acc<Acc> &a, const V &v) {
-    if constexpr (sizeof(v.x) == 4) {
-        a.add(Acc(v.x)), a.add(Acc(v.y)), a.add(Acc(v.z)), a.add(Acc(v.w));
-    } else {
-        a.add(Acc(v.x)), a.add(Acc(v.y));
+// The rare case: a batch holding a new largest magnitude, an Inf or a NaN.
+// Inf and NaN go into the flags (as rfa::Acc::widen records them) and are
+// replaced by 0, which deposits nothing (its bits(M_k) are taken off again
+// at the flush); then the accumulator widens once, to the batch's largest
+// finite magnitude.  Afterwards every x is within the limit.  The value is
+// the same as widening value by value: the top bin depends only on the
+// largest magnitude (rfa.cuh).
+template <class Acc, int N, class In>
+__device__ inline void admit(rfa::Acc<Acc> &a, In (&x)[N]) {
+    using R = rfa::Rfa<Acc>;
+    const Acc finite = R::limit(R::J_MAX);  // the largest finite value
+    Acc big = Acc(0);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        const Acc v = Acc(x[i]), m = rfa::abs_of(v);
+        if (m <= finite) {
+            big = big < m ? m : big;
+        } else {
+            a.flags |= v != v ? rfa::NAN_SEEN : v > Acc(0) ? rfa::POS_INF : rfa::NEG_INF;
+            x[i] = In(0);
+        }
     }
+    if (!(big <= a.lim)) a.widen(big);
+}
+template <class Acc, int N, class In>
+__device__ inline void deposit_batch(rfa::Acc<Acc> &a, In (&x)[N]) {
+    if (!within(a, x)) admit(a, x);
+#pragma unroll
+    for (int i = 0; i < N; ++i) a.deposit(Acc(x[i]));
+    a.counted(N, N);
+}
+
+template <int LOAD, int U, class V>
+__device__ inline void load_batch(V (&r)[U], const V *p, int64_t i, int64_t stride) {
+#pragma unroll
+    for (int k = 0; k < U; ++k) r[k] = load16<LOAD>(p + i + k * stride);
+}
+// The values of U 16-byte vectors (4 floats or 2 doubles each).
+template <class Acc, int U, class V>
+__device__ inline void deposit_vectors(rfa::Acc<Acc> &a, const V (&r)[U]) {
+    using In = decltype(V{}.x);
+    constexpr int PER = 16 / sizeof(In);
+    In x[U * PER];
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+        if constexpr (PER == 4) {
+            x[4 * k] = r[k].x, x[4 * k + 1] = r[k].y, x[4 * k + 2] = r[k].z, x[4 * k + 3] = r[k].w;
+        } else {
+            x[2 * k] = r[k].x, x[2 * k + 1] = r[k].y;
+        }
+    }
+    deposit_batch(a, x);
 }
 
 // A problem's result: the rounded sum, or (GP_STATES_OUT) its state.
 template <class Acc>
 __device__ inline void write_result(void *out, bool states, const rfa::State<Acc> &s) {
     if (states) *static_cast<rfa::State<Acc> *>(out) = s;
-    else *static_cast<Acc *>(out) = rfa::Rfa<Acc>::convert(s);
+    else *static_cast<Acc *>(out) = rfa::Rfa<Acc>::convert_fast(s);
 }
 
 // The 1-D kernel: single_pass's grid-stride loop of 16-byte loads, each
 // batch of UNROLL vectors checked against the accumulator's limit once and
-// deposited without branches; a batch holding a new largest magnitude, Inf
-// or NaN goes value by value through add().  Blocks merge their states by
-// shuffles, write them to `partial`, and the last block (ticket) merges the
-// partials and rounds once.  Any grid gives the same bits.
+// deposited without branches (a batch holding a new largest magnitude, Inf
+// or NaN first goes through admit()); with T::PREFETCH the next batch's
+// loads are issued before the current batch is deposited.  Blocks merge
+// their states by shuffles, write them to `partial`, and the last block
+// (ticket) merges the partials and rounds once.  Any grid gives the same
+// bits.
 template <class In, class Acc, class T>
 __global__ void __launch_bounds__(T::BLOCK, T::BLOCKS_PER_SM)
 reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *partial,
@@ -129,23 +182,34 @@ reduce_rfa(const In *__restrict__ in, int64_t n, int64_t head, rfa::State<Acc> *
 
     const V *vin = reinterpret_cast<const V *>(in + head);
     int64_t i = tid;
-    for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
-        V r[UNROLL];
+    if constexpr (T::PREFETCH) {
+        if (i + (UNROLL - 1) * stride < nvec) {
+            V r[UNROLL];
+            load_batch<T::LOAD>(r, vin, i, stride);
+            for (;;) {
+                const int64_t next = i + UNROLL * stride;
+                const bool more = next + (UNROLL - 1) * stride < nvec;
+                V nr[UNROLL];
+                if (more) load_batch<T::LOAD>(nr, vin, next, stride);
+                deposit_vectors<Acc>(acc, r);
+                i = next;
+                if (!more) break;
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) r[k] = load16<T::LOAD>(vin + i + k * stride);
-        bool ok = true;
-#pragma unroll
-        for (int k = 0; k < UNROLL; ++k) ok &= within(acc, r[k]);
-        if (ok) {
-#pragma unroll
-            for (int k = 0; k < UNROLL; ++k) deposit_vec(acc, r[k]);
-            acc.counted(UNROLL * PER_VEC, UNROLL * PER_VEC);
-        } else {
-#pragma unroll 1
-            for (int k = 0; k < UNROLL; ++k) add_vec(acc, r[k]);
+                for (int k = 0; k < UNROLL; ++k) r[k] = nr[k];  // register moves
+            }
+        }
+    } else {
+        for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
+            V r[UNROLL];
+            load_batch<T::LOAD>(r, vin, i, stride);
+            deposit_vectors<Acc>(acc, r);
         }
     }
-    for (; i < nvec; i += stride) add_vec(acc, load16<T::LOAD>(vin + i));
+    for (; i < nvec; i += stride) {
+        V r[1];
+        load_batch<T::LOAD>(r, vin, i, stride);
+        deposit_vectors<Acc>(acc, r);
+    }
 
     __shared__ rfa::State<Acc> warp_states[BLOCK / WARP];
     rfa::State<Acc> s = block_merge<BLOCK>(acc.state(), warp_states);
@@ -186,7 +250,7 @@ __global__ void __launch_bounds__(256) merge_states(const rfa::State<Acc> *__res
     rfa::State<Acc> s = rfa::Rfa<Acc>::identity();
     for (int64_t j = threadIdx.x; j < n; j += 256) s = rfa::Rfa<Acc>::merge(s, in[j]);
     s = block_merge<256>(s, warp_states);
-    if (threadIdx.x == 0) *out = rfa::Rfa<Acc>::convert(s);
+    if (threadIdx.x == 0) *out = rfa::Rfa<Acc>::convert_fast(s);
 }
 
 // Not a float sum: never dispatched here (the launcher of step 19 sends
@@ -194,9 +258,8 @@ __global__ void __launch_bounds__(256) merge_states(const rfa::State<Acc> *__res
 template <class In, class Op>
 struct SinglePassRep : SinglePassTuned<In, Op> {};
 
-template <class In, class Acc>
+template <class In, class Acc, class T = typename RepTuningFor<In, Acc>::type>
 struct SinglePassRepFloat {
-    using T = RepTuning;
     static constexpr int PER_VEC = 16 / sizeof(In);
     static int64_t grid_for(int64_t n) {
         return test_grid(SinglePass<In, Sum<Acc>, T>::grid_for(n));
@@ -264,16 +327,10 @@ reduce_rfa_groups(const In *__restrict__ in, seg::Problems P, void *out, bool st
             const In *q = in + sp.base;
             int64_t k = sub;
             for (; k + 3 * G < sp.len; k += 4 * G) {
-                const Acc x0 = Acc(__ldg(q + k * sp.stride)), x1 = Acc(__ldg(q + (k + G) * sp.stride));
-                const Acc x2 = Acc(__ldg(q + (k + 2 * G) * sp.stride));
-                const Acc x3 = Acc(__ldg(q + (k + 3 * G) * sp.stride));
-                const Acc l = acc.lim;
-                if ((rfa::abs_of(x0) <= l) & (rfa::abs_of(x1) <= l) & (rfa::abs_of(x2) <= l) & (rfa::abs_of(x3) <= l)) {
-                    acc.deposit(x0), acc.deposit(x1), acc.deposit(x2), acc.deposit(x3);
-                    acc.counted(4, 4);
-                } else {
-                    acc.add(x0), acc.add(x1), acc.add(x2), acc.add(x3);
-                }
+                In x[4];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) x[j] = __ldg(q + (k + j * G) * sp.stride);
+                deposit_batch(acc, x);
             }
             for (; k < sp.len; k += G) acc.add(Acc(__ldg(q + k * sp.stride)));
         }
@@ -286,7 +343,7 @@ reduce_rfa_groups(const In *__restrict__ in, seg::Problems P, void *out, bool st
         }
         if (sub == 0 && p < P.count) {
             if (states) static_cast<rfa::State<Acc> *>(out)[p] = s;
-            else static_cast<Acc *>(out)[p] = R::convert(s);
+            else static_cast<Acc *>(out)[p] = R::convert_fast(s);
         }
     }
 }
