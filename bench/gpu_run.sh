@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|tune-nd|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|tune-nd|tune-rfa|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -61,6 +61,9 @@ for step in $steps; do
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/tune_transpose && /tmp/tune_transpose | tee "$OUT/tune-transpose.log" ;;
     tune-nd)
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_nd.cu -o /tmp/tune_nd && /tmp/tune_nd | tee "$OUT/tune-nd.log" ;;
+    tune-rfa)  # the CCCL 3.5 headers of the carried wheel, for CUB's gpu_to_gpu reduce
+           CCCL=$(python3 -c "import sys,glob; print(sorted(g for p in sys.path for g in glob.glob(p+'/nvidia/cu*/include/cccl'))[-1])")
+           nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa.cu -o /tmp/tune_rfa && /tmp/tune_rfa | tee "$OUT/tune-rfa.log" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-scan) python3 bench/bench_scan.py 2>&1 | tee "$OUT/bench-scan.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-scan-wide) python3 bench/bench_scan.py wide 2>&1 | tee "$OUT/bench-scan-wide.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
