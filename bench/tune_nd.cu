@@ -117,14 +117,16 @@ void run_cases(const char *type, const std::vector<Case> &cases, int64_t n, void
     CHECK(cudaMalloc(&out, bytes));
     CHECK(cudaMalloc(&ref, bytes));
     CHECK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
-    Bench<T> b{in, out, ref, bytes, flush, fb, 0.f};
-    b.copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, 0)); }, flush, fb, REPEAT);
-    std::printf("\n%s, %lld elements; copy roof %.4f ms\n", type, (long long)n, b.copy_ms);
     for (const Case &c : cases) {
+        size_t m = sizeof(T);  // this case's bytes (at most n elements)
+        for (int64_t d : c.shape) m *= size_t(d);
+        Bench<T> b{in, out, ref, m, flush, fb, 0.f};
+        b.copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, m, cudaMemcpyDeviceToDevice, 0)); }, flush, fb, REPEAT);
         const gp_transpose_args a = args_of(c, in, out);
         int A = a.rank - 1;  // C-contiguous: the last axis is the fastest
         const int B = a.perm[a.rank - 1];
-        std::printf("\n%s %s\n\n| config | ms | %% roof | output |\n|---|---:|---:|---|\n", type, name_of(c).c_str());
+        std::printf("\n%s %s: copy roof %.4f ms\n\n| config | ms | %% roof | output |\n|---|---:|---:|---|\n", type,
+                    name_of(c).c_str(), b.copy_ms);
         rows(b, a, A, B);
     }
     CHECK(cudaFree(in));
