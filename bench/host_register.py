@@ -5,13 +5,23 @@ cudaMemcpy from it once registered, the three together (what a call that registe
 buffer would pay), gpuprims.to_device (the pinned ring) and a pageable cudaMemcpy; medians of 5.
 Needs CuPy.  python bench/host_register.py
 """
-import time, statistics, numpy as np, cupy, gpuprims
+import statistics
+import time
+
+import cupy
+import numpy as np
 from cupy.cuda import runtime as rt
+
+import gpuprims
+
+
 def med(f, k=5):
     ts = []
     for _ in range(k):
         t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
     return statistics.median(ts)
+
+
 print("| MiB | register ms | unregister ms | H2D from registered GB/s | register+copy+unregister GB/s | gpuprims.to_device GB/s | pageable cudaMemcpy GB/s |")
 print("|---:|---:|---:|---:|---:|---:|---:|")
 for mib in (16, 64, 256, 1024):
