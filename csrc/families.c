@@ -357,7 +357,8 @@ PyObject *gp_ops_py(PyObject *module, PyObject *noargs)
 
 /* The names of the gp_variant.flags bits, in bit order. */
 static const char *const gp_flag_names[] = {"auto", "baseline", "library", "batched", "segmented",
-                                            "auto_batched", "matrix", "reproducible"};
+                                            "auto_batched", "matrix", "reproducible",
+                                            "narrow_in"};
 
 /* The names of the bits set in flags, as a tuple. */
 static PyObject *flag_names(unsigned flags)
