@@ -21,7 +21,6 @@ import pytest
 import gpuprims
 from gpuprims import _core
 
-from conftest import need
 
 NARROW = ["bool", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "float16"]
 OPS = ["sum", "min", "max"]
