@@ -431,6 +431,7 @@ PyObject *gp_scalar_to_python(const void *p, int type)
     switch (type) {
     case GP_INT32: return PyLong_FromLong((long)*(const int32_t *)p);
     case GP_INT64: return PyLong_FromLongLong((long long)*(const int64_t *)p);
+    case GP_UINT64: return PyLong_FromUnsignedLongLong((unsigned long long)*(const uint64_t *)p);
     case GP_FLOAT32: return PyFloat_FromDouble((double)*(const float *)p);
     default: return PyFloat_FromDouble(*(const double *)p);
     }

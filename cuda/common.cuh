@@ -81,7 +81,8 @@
 // python/gpuprims/_axes.py's DtypePlan gives: sums of bool and of every
 // integer type in int64, where unsigned sums wrap modulo 2^64 exactly as
 // uint64's; float16 in float32; min/max of the small integers in int32, of
-// uint32 in int64, of float16 in float32).  Instantiated only by the
+// uint32 in int64, of float16 in float32; of uint64 in uint64, where the
+// other variants compare int64 with the sign bit flipped).  Instantiated only by the
 // variants that opt in (with_combo<COMBOS_NARROW>, gp_variant flag
 // GP_NARROW_IN): the others get such an input converted first (gp_cast).
 #define GP_NARROW_COMBOS(X)                                                 \
@@ -100,13 +101,15 @@
     X(GP_MIN, GP_UINT16, GP_INT32)                                          \
     X(GP_MIN, GP_UINT32, GP_INT64)                                          \
     X(GP_MIN, GP_FLOAT16, GP_FLOAT32)                                       \
+    X(GP_MIN, GP_UINT64, GP_UINT64)                                         \
     X(GP_MAX, GP_BOOL, GP_INT32)                                            \
     X(GP_MAX, GP_INT8, GP_INT32)                                            \
     X(GP_MAX, GP_INT16, GP_INT32)                                           \
     X(GP_MAX, GP_UINT8, GP_INT32)                                           \
     X(GP_MAX, GP_UINT16, GP_INT32)                                          \
     X(GP_MAX, GP_UINT32, GP_INT64)                                          \
-    X(GP_MAX, GP_FLOAT16, GP_FLOAT32)
+    X(GP_MAX, GP_FLOAT16, GP_FLOAT32)                                       \
+    X(GP_MAX, GP_UINT64, GP_UINT64)
 
 #include "half.cuh"
 
@@ -162,6 +165,10 @@ template <> struct Limits<int> {
 template <> struct Limits<long long> {
     __host__ __device__ static constexpr long long lowest() { return LLONG_MIN; }
     __host__ __device__ static constexpr long long highest() { return LLONG_MAX; }
+};
+template <> struct Limits<unsigned long long> {
+    __host__ __device__ static constexpr unsigned long long lowest() { return 0; }
+    __host__ __device__ static constexpr unsigned long long highest() { return ~0ull; }
 };
 template <> struct Limits<float> {
     __host__ __device__ static constexpr float lowest() { return -__builtin_huge_valf(); }
