@@ -121,14 +121,7 @@ extern "C" cudaError_t GP_SYM(gp_cast)(const void *in, gp_dtype from, void *out,
 }
 
 extern "C" int GP_SYM(gp_combo_supported)(gp_op op, gp_dtype in_t, gp_dtype acc_t) {
-    switch (gp::combo_key(op, in_t, acc_t)) {
-#define GP_CASE(OP, IN, ACC) case gp::combo_key(OP, IN, ACC):
-        GP_COMBOS(GP_CASE)
-#undef GP_CASE
-        return 1;
-    default:
-        return 0;
-    }
+    return gp::combo_listed(0u, op, in_t, acc_t) ? 1 : 0;
 }
 
 extern "C" int GP_SYM(gp_variant_reads)(const gp_variant *v, gp_op op, gp_dtype in_t, gp_dtype acc_t) {
