@@ -7,6 +7,11 @@ machine, one run, about 3 minutes).
    the kernels, warm-up, median of 20, L2 flushed); % of a device-to-device
    copy of the same input bytes measured in the same call.  The other dtypes
    (1 GiB each) by wall clock per call beside CuPy's.
+   The narrow dtypes that `auto` reads as they are (bool, int8, uint8,
+   int16, uint16, uint32, uint64, float16 sums) at 2^24 and 2^28 elements,
+   timed by the core as compare times (CUDA events around the kernel,
+   warm-up, median of 20, L2 flushed) against the copy roof of the same
+   bytes measured beside each, float32 as the reference row.
 2. The host cost of a small call: wall-clock per call of sum, cumsum (2^10
    elements) and transpose (32 x 32) on device arrays, each call waited for
    (the result usable on the host or by the next kernel), medians of 2000
@@ -14,6 +19,8 @@ machine, one run, about 3 minutes).
    are installed.
 
 Writes bench/results/dtypes-<gpu>-<date>.md (and JSON under $OUT).
+`--narrow`: the narrow tables only (the events table and the wall clock
+beside CuPy), about a minute.
 """
 import statistics
 import sys
@@ -32,8 +39,12 @@ N = 2**28
 # wall clock per call, 1 GiB of input each.
 REDUCE_CASES = [("float32", "sum"), ("float64", "sum"), ("int32", "sum"), ("int64", "sum"),
                 ("float64", "max"), ("int64", "min")]
-WALL_CASES = [("float16", "sum"), ("int8", "sum"), ("uint8", "sum"), ("int16", "sum"), ("bool", "sum"),
-              ("uint32", "sum"), ("int8", "max"), ("float16", "min")]
+WALL_CASES = [("float16", "sum"), ("int8", "sum"), ("uint8", "sum"), ("int16", "sum"), ("uint16", "sum"),
+              ("bool", "sum"), ("uint32", "sum"), ("uint64", "sum"), ("int8", "max"), ("float16", "min")]
+# The narrow inputs read without a conversion first (GP_NARROW_COMBOS), by
+# events: % of the roof of their own bytes.
+NARROW_SUMS = ["float32", "bool", "int8", "uint8", "int16", "uint16", "uint32", "uint64", "float16"]
+NARROW_SIZES = [2**24, 2**28]
 WALL_BYTES = 2**30
 CALLS = 2000
 
@@ -75,6 +86,47 @@ def reduce_table(parts, data):
         del x
     parts.append("\n".join(lines))
     data["tables"].append({"title": "reductions by dtype", "rows": rows})
+
+
+def narrow_table(parts, data):
+    """Sums of the narrow dtypes by `auto`, timed by the core on a device
+    array (_core.time: what compare runs for each row), the accumulator
+    NumPy's (DtypePlan), beside a copy of the same bytes."""
+    from gpuprims import _core
+    from gpuprims._axes import DtypePlan
+    from gpuprims._bench import FLUSH_L2_TIMES, _l2_bytes, copy_roof
+    from gpuprims._family import DTYPE_CODES, op_code
+    auto = next(v for v in gpuprims.variants("reduce") if v.auto)
+    flush = FLUSH_L2_TIMES * _l2_bytes()
+    lines = [f"\n## Narrow sums read as they are (auto = {auto.name}): CUDA events, L2 flushed\n",
+             "GB/s = input bytes / median time; % roof: of a device-to-device copy of the same bytes "
+             "(read + written) timed beside it.\n",
+             "| n | dtype | result | ms | GB/s | % roof | ok |",
+             "|---|---|---|---:|---:|---:|---|"]
+    rows = []
+    for n in NARROW_SIZES:
+        for dt in NARROW_SUMS:
+            x = random_input(n, dt, seed=7)
+            d = gpuprims.to_device(x)
+            plan = DtypePlan("sum", x.dtype)
+            in_code, acc_code, _ = plan.codes(DTYPE_CODES)
+            ms, value = _core.time("reduce", auto.index, d.ptr, None, (n, in_code, acc_code, op_code("sum")),
+                                   3, 20, flush)
+            med = statistics.median(ms)
+            roof = copy_roof(x.nbytes // 2, warmup=3, repeat=20)
+            got, want = plan.scalar(value), np.sum(x)
+            ok = bool(np.isclose(float(got), float(np.sum(x, dtype=np.float64)), rtol=1e-3) if x.dtype.kind == "f"
+                      else got == want) and np.asarray(got).dtype == np.asarray(want).dtype
+            gbps = x.nbytes / (med * 1e-3) / 1e9
+            pct = 100 * gbps / roof["gbps"]
+            rows.append({"n": n, "dtype": dt, "result": want.dtype.name, "median_ms": med, "gbps": gbps,
+                         "roof_gbps": roof["gbps"], "roof_pct": pct, "matches": ok})
+            lines.append(f"| 2^{n.bit_length() - 1} | {dt} | {want.dtype.name} | {med:.4f} | {gbps:.0f} | "
+                         f"{pct:.1f} | {'yes' if ok else 'NO'} |")
+            print(lines[-1], flush=True)
+            d = x = None
+    parts.append("\n".join(lines))
+    data["tables"].append({"title": "narrow sums, events", "rows": rows})
 
 
 def wall_table(parts, data):
@@ -194,9 +246,13 @@ def main():
         "before each run; GB/s = input bytes / median time; the roof is a device-to-device copy "
         "of the same bytes in the same call; every result checked against NumPy. Small calls: "
         "wall-clock (time.perf_counter) per call including the wait for its result.")
-    reduce_table(parts, data)
+    narrow_only = "--narrow" in sys.argv[1:]
+    if not narrow_only:
+        reduce_table(parts, data)
+    narrow_table(parts, data)
     wall_table(parts, data)
-    overhead_table(parts, data)
+    if not narrow_only:
+        overhead_table(parts, data)
     print(f"\n({time.perf_counter() - t0:.0f} s)")
     return save_results("dtypes", info, date, parts, data)
 

@@ -118,7 +118,7 @@ static int check_layout(const gp_job *j)
     const gp_variant *rows;
     int count, i;
     if (need == GP_BATCHED && c->in_t >= 0 &&
-        !j->rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t) &&
+        !j->rt->variant_reads(j->v, (gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t) &&
         ((c->batch.inner > 1 && c->batch.s_inner != 1) || (c->len > 1 && c->batch.s_n != c->batch.inner) ||
          (c->batch.outer > 1 && c->batch.s_outer != c->len * c->batch.inner))) {
         PyErr_SetString(PyExc_ValueError, "an input converted to the accumulator's dtype must be "
@@ -317,7 +317,7 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
     if (gp_ensure_device(j->module) < 0)
         return -1;
     c->stream = cudaStreamPerThread;
-    if (c->in_t >= 0 && !rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t)) {
+    if (c->in_t >= 0 && !rt->variant_reads(j->v, (gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t)) {
         j->cast_from = c->in_t; /* the kernels run on the accumulator type */
         c->in_t = c->out_t;
         cast_bytes = gp_align256((size_t)c->n * gp_sizes[c->out_t]);

@@ -357,7 +357,8 @@ PyObject *gp_ops_py(PyObject *module, PyObject *noargs)
 
 /* The names of the gp_variant.flags bits, in bit order. */
 static const char *const gp_flag_names[] = {"auto", "baseline", "library", "batched", "segmented",
-                                            "auto_batched", "matrix", "reproducible"};
+                                            "auto_batched", "matrix", "reproducible",
+                                            "narrow_in"};
 
 /* The names of the bits set in flags, as a tuple. */
 static PyObject *flag_names(unsigned flags)
@@ -430,6 +431,7 @@ PyObject *gp_scalar_to_python(const void *p, int type)
     switch (type) {
     case GP_INT32: return PyLong_FromLong((long)*(const int32_t *)p);
     case GP_INT64: return PyLong_FromLongLong((long long)*(const int64_t *)p);
+    case GP_UINT64: return PyLong_FromUnsignedLongLong((unsigned long long)*(const uint64_t *)p);
     case GP_FLOAT32: return PyFloat_FromDouble((double)*(const float *)p);
     default: return PyFloat_FromDouble(*(const double *)p);
     }

@@ -562,7 +562,7 @@ static cudaError_t device_bytes(gp_job *j, int64_t m, int64_t nchunks, gp_plan *
     cc.batched = 0;
     cc.in_t = j->c.in_t;
     if (fam[0] == 'r') {
-        int cast = !j->rt->combo_supported((gp_op)cc.op, (gp_dtype)cc.in_t, (gp_dtype)cc.out_t);
+        int cast = !j->rt->variant_reads(j->v, (gp_op)cc.op, (gp_dtype)cc.in_t, (gp_dtype)cc.out_t);
         if (cast)
             cc.in_t = cc.out_t;
         cc.n = cc.len = m;
@@ -754,7 +754,7 @@ static cudaError_t run_reduce(gp_run *r, const gp_plan *p, char *block)
     const gp_call *c = &j->c;
     const int stages = GP_RING_SLOTS;
     size_t acc = acc_size(c), in_b = gp_align256((size_t)p->m * c->in_elem);
-    int cast = !rt->combo_supported((gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t);
+    int cast = !rt->variant_reads(j->v, (gp_op)c->op, (gp_dtype)c->in_t, (gp_dtype)c->out_t);
     size_t conv_b = cast ? gp_align256((size_t)p->m * acc) : 0;
     int rep = rep_sum(j);
     size_t part = rep ? GP_STATE_BYTES : acc;

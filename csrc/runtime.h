@@ -79,6 +79,9 @@ typedef struct gp_runtime {
     cudaError_t (*cast)(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
                         cudaStream_t stream);
     int (*combo_supported)(gp_op op, gp_dtype in_t, gp_dtype acc_t);
+    /* whether a row of this backend's registry reads the combination as it
+     * is (gp_variant_reads); where not, the caller converts the input first */
+    int (*variant_reads)(const gp_variant *v, gp_op op, gp_dtype in_t, gp_dtype acc_t);
     /* the host pipeline (csrc/pipeline.c): page-locked host memory the copy
      * engines read and write at the bus's speed, streams of its own, events
      * that order one stream behind another; the emulator's are plain host

@@ -152,7 +152,7 @@ const gp_runtime gp_runtime_cuda = {
     cu_stream_sync, cu_stream_wait_stream,
     cu_event_create, cu_event_record, cu_event_elapsed_ms, cu_event_destroy,
     cu_get_last_error, cu_error_name, cu_error_string, cu_detail, cu_kernel_occupancy,
-    gp_cast, gp_combo_supported,
+    gp_cast, gp_combo_supported, gp_variant_reads,
     cu_host_alloc, cu_host_free, cu_stream_create, cu_stream_destroy, cu_stream_wait_event,
     cu_event_sync, cu_pool_trim,
 };

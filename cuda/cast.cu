@@ -1,6 +1,7 @@
 // cast.cu - element-wise conversion between the gpuprims dtypes.  The
 // reduction and scan kernels compute in int32, int64, float32 and float64
-// (GP_COMBOS); an input of another dtype, or a dtype= request without an
+// (GP_COMBOS; single_pass also reads the narrow dtypes of GP_NARROW_COMBOS
+// directly); an input of another dtype, or a dtype= request without an
 // instance, is converted into scratch first, and an array result whose
 // dtype is not the accumulator's (float16 sums accumulate in float32, a
 // uint8 minimum is found in int32) is converted back.  Conversions follow
@@ -20,54 +21,6 @@ GP_NAMESPACE_BEGIN
 
 namespace {
 using namespace gp;
-
-// IEEE binary16, kept as its bits: the conversions are written out so that
-// the emulator build (no cuda_fp16.h) runs the same code.
-struct Half {
-    uint16_t bits;
-};
-
-__host__ __device__ inline float half_to_float(uint16_t h) {
-    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
-    if (exp == 0x1fu) {
-        bits = sign | 0x7f800000u | (man << 13);  // inf, NaN (payload kept)
-    } else if (exp != 0) {
-        bits = sign | ((exp + 112u) << 23) | (man << 13);  // normal: rebias 15 -> 127
-    } else if (man == 0) {
-        bits = sign;  // zero
-    } else {  // subnormal: normalize
-        int e = -1;
-        do {
-            man <<= 1;
-            e++;
-        } while (!(man & 0x400u));
-        bits = sign | (uint32_t(112 - e) << 23) | ((man & 0x3ffu) << 13);
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-// Round to nearest, ties to even, as NumPy's float32 -> float16.
-__host__ __device__ inline uint16_t float_to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
-    const uint32_t absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u)  // inf or NaN (a quiet NaN stays a NaN)
-        return uint16_t(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
-    if (absx >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds past 65504: inf
-    if (absx < 0x38800000u) {  // below 2^-14: a subnormal half (or zero)
-        if (absx < 0x33000000u) return sign;  // below half the smallest subnormal: zero
-        const uint32_t man = (absx & 0x7fffffu) | 0x800000u;
-        const int shift = 126 - int(absx >> 23);  // 14..24
-        const uint32_t kept = man >> shift, rest = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        return uint16_t(sign | (kept + (rest > half || (rest == half && (kept & 1u)))));
-    }
-    const uint32_t rounded = absx + 0xfffu + ((absx >> 13) & 1u);  // ties to even on bit 13
-    return uint16_t(sign | ((rounded - 0x38000000u) >> 13));
-}
 
 // What a value becomes in the To type.
 template <class To> struct Convert {
@@ -168,14 +121,12 @@ extern "C" cudaError_t GP_SYM(gp_cast)(const void *in, gp_dtype from, void *out,
 }
 
 extern "C" int GP_SYM(gp_combo_supported)(gp_op op, gp_dtype in_t, gp_dtype acc_t) {
-    switch (gp::combo_key(op, in_t, acc_t)) {
-#define GP_CASE(OP, IN, ACC) case gp::combo_key(OP, IN, ACC):
-        GP_COMBOS(GP_CASE)
-#undef GP_CASE
-        return 1;
-    default:
-        return 0;
-    }
+    return gp::combo_listed(0u, op, in_t, acc_t) ? 1 : 0;
+}
+
+extern "C" int GP_SYM(gp_variant_reads)(const gp_variant *v, gp_op op, gp_dtype in_t, gp_dtype acc_t) {
+    const unsigned sets = (v->flags & GP_NARROW_IN) ? gp::COMBOS_NARROW : 0u;
+    return gp::combo_listed(sets, op, in_t, acc_t) ? 1 : 0;
 }
 
 GP_NAMESPACE_END

@@ -77,6 +77,42 @@
     X(GP_MAX, GP_FLOAT32, GP_FLOAT32)                                       \
     X(GP_MAX, GP_FLOAT64, GP_FLOAT64)
 
+// The narrow inputs read as they are, in NumPy's accumulator (the one
+// python/gpuprims/_axes.py's DtypePlan gives: sums of bool and of every
+// integer type in int64, where unsigned sums wrap modulo 2^64 exactly as
+// uint64's; float16 in float32; min/max of the small integers in int32, of
+// uint32 in int64, of float16 in float32; of uint64 in uint64, where the
+// other variants compare int64 with the sign bit flipped).  Instantiated only by the
+// variants that opt in (with_combo<COMBOS_NARROW>, gp_variant flag
+// GP_NARROW_IN): the others get such an input converted first (gp_cast).
+#define GP_NARROW_COMBOS(X)                                                 \
+    X(GP_SUM, GP_BOOL, GP_INT64)                                            \
+    X(GP_SUM, GP_INT8, GP_INT64)                                            \
+    X(GP_SUM, GP_INT16, GP_INT64)                                           \
+    X(GP_SUM, GP_UINT8, GP_INT64)                                           \
+    X(GP_SUM, GP_UINT16, GP_INT64)                                          \
+    X(GP_SUM, GP_UINT32, GP_INT64)                                          \
+    X(GP_SUM, GP_UINT64, GP_INT64)                                          \
+    X(GP_SUM, GP_FLOAT16, GP_FLOAT32)                                       \
+    X(GP_MIN, GP_BOOL, GP_INT32)                                            \
+    X(GP_MIN, GP_INT8, GP_INT32)                                            \
+    X(GP_MIN, GP_INT16, GP_INT32)                                           \
+    X(GP_MIN, GP_UINT8, GP_INT32)                                           \
+    X(GP_MIN, GP_UINT16, GP_INT32)                                          \
+    X(GP_MIN, GP_UINT32, GP_INT64)                                          \
+    X(GP_MIN, GP_FLOAT16, GP_FLOAT32)                                       \
+    X(GP_MIN, GP_UINT64, GP_UINT64)                                         \
+    X(GP_MAX, GP_BOOL, GP_INT32)                                            \
+    X(GP_MAX, GP_INT8, GP_INT32)                                            \
+    X(GP_MAX, GP_INT16, GP_INT32)                                           \
+    X(GP_MAX, GP_UINT8, GP_INT32)                                           \
+    X(GP_MAX, GP_UINT16, GP_INT32)                                          \
+    X(GP_MAX, GP_UINT32, GP_INT64)                                          \
+    X(GP_MAX, GP_FLOAT16, GP_FLOAT32)                                       \
+    X(GP_MAX, GP_UINT64, GP_UINT64)
+
+#include "half.cuh"
+
 GP_NAMESPACE_BEGIN
 
 template <class T>
@@ -130,6 +166,10 @@ template <> struct Limits<long long> {
     __host__ __device__ static constexpr long long lowest() { return LLONG_MIN; }
     __host__ __device__ static constexpr long long highest() { return LLONG_MAX; }
 };
+template <> struct Limits<unsigned long long> {
+    __host__ __device__ static constexpr unsigned long long lowest() { return 0; }
+    __host__ __device__ static constexpr unsigned long long highest() { return ~0ull; }
+};
 template <> struct Limits<float> {
     __host__ __device__ static constexpr float lowest() { return -__builtin_huge_valf(); }
     __host__ __device__ static constexpr float highest() { return __builtin_huge_valf(); }
@@ -174,6 +214,25 @@ template <> struct CType<GP_INT32> { using type = int; };
 template <> struct CType<GP_INT64> { using type = long long; };
 template <> struct CType<GP_FLOAT32> { using type = float; };
 template <> struct CType<GP_FLOAT64> { using type = double; };
+// The narrow inputs (GP_NARROW_COMBOS).  A bool is read as its byte and
+// counts as x != 0, as NumPy converts it.
+struct Bool8 {
+    unsigned char byte;
+};
+template <> struct CType<GP_BOOL> { using type = Bool8; };
+template <> struct CType<GP_INT8> { using type = signed char; };
+template <> struct CType<GP_INT16> { using type = short; };
+template <> struct CType<GP_UINT8> { using type = unsigned char; };
+template <> struct CType<GP_UINT16> { using type = unsigned short; };
+template <> struct CType<GP_UINT32> { using type = unsigned; };
+template <> struct CType<GP_UINT64> { using type = unsigned long long; };
+template <> struct CType<GP_FLOAT16> { using type = Half; };
+
+// An input element as the accumulator type: exact for every pair of the
+// tables (an unsigned 64-bit value becomes the int64 of the same bits).
+template <class Acc, class In> __host__ __device__ inline Acc widen(In x) { return Acc(x); }
+template <class Acc> __host__ __device__ inline Acc widen(Bool8 x) { return Acc(x.byte != 0); }
+template <class Acc> __host__ __device__ inline Acc widen(Half x) { return Acc(widen_half(x.bits)); }
 
 // The C++ types of one instantiated combination: the input element and the
 // operator (which carries the accumulator type).
@@ -182,20 +241,40 @@ template <class InT, class OpT> struct Combo {
     using Op = OpT;
 };
 
-// f(Combo<In, Op>{}) for the combination of GP_COMBOS that (op, in_t,
-// acc_t) names, cudaErrorInvalidValue for any other: the one dtype switch
-// of every reduction and scan launcher.
-template <class F>
+// The tables a launcher instantiates beyond GP_COMBOS (bits of with_combo's SETS).
+enum ComboSets : unsigned { COMBOS_NARROW = 1 };  // GP_NARROW_COMBOS
+
+// f(Combo<In, Op>{}) for the combination of GP_COMBOS (and of the tables
+// that SETS adds) that (op, in_t, acc_t) names, cudaErrorInvalidValue for
+// any other: the one dtype switch of every reduction and scan launcher.
+template <unsigned SETS = 0, class F>
 cudaError_t with_combo(gp_op op, gp_dtype in_t, gp_dtype acc_t, F &&f) {
-    switch (combo_key(op, in_t, acc_t)) {
 #define GP_CASE(OP, IN, ACC)                                                                  \
     case combo_key(OP, IN, ACC):                                                              \
         return f(Combo<typename CType<IN>::type, typename OpOf<OP, typename CType<ACC>::type>::type>{});
+    switch (combo_key(op, in_t, acc_t)) {
         GP_COMBOS(GP_CASE)
-#undef GP_CASE
     default:
-        return cudaErrorInvalidValue;
+        break;
     }
+    if constexpr ((SETS & COMBOS_NARROW) != 0) {
+        switch (combo_key(op, in_t, acc_t)) {
+            GP_NARROW_COMBOS(GP_CASE)
+        default:
+            break;
+        }
+    }
+#undef GP_CASE
+    return cudaErrorInvalidValue;
+}
+
+// Whether (op, in_t, acc_t) is in GP_COMBOS or in the tables of SETS: what
+// a variant that dispatches with with_combo<SETS> reads without conversion.
+constexpr bool combo_listed(unsigned sets, int op, int in_t, int acc_t) {
+#define GP_CASE(OP, IN, ACC) || combo_key(OP, IN, ACC) == key
+    const int key = combo_key(op, in_t, acc_t);
+    return (false GP_COMBOS(GP_CASE)) || ((sets & COMBOS_NARROW) != 0 && (false GP_NARROW_COMBOS(GP_CASE)));
+#undef GP_CASE
 }
 
 GP_NAMESPACE_END

@@ -166,9 +166,11 @@ enum {
     GP_AUTO_BATCHED = 32, /* what variant="auto" runs for an axis or segments */
     GP_MATRIX = 64,  /* transpose: takes matrices only (gp_transpose_args.rows and
                         cols), not a transpose of any rank */
-    GP_REPRODUCIBLE = 128 /* a float sum's bits depend on the multiset of inputs only
+    GP_REPRODUCIBLE = 128, /* a float sum's bits depend on the multiset of inputs only
                              (determinism="gpu_to_gpu"): the same on every GPU, launch
                              configuration, chunking and on the emulator */
+    GP_NARROW_IN = 256 /* reduce: reads the narrow inputs of GP_NARROW_COMBOS (cuda/common.cuh)
+                          as they are, without a conversion to the accumulator's dtype first */
 };
 
 /* Arguments of one out-of-place transpose, numpy.ascontiguousarray(
@@ -240,6 +242,12 @@ typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);
  * converted by the caller first (gp_cast). */
 int gp_combo_supported(gp_op op, gp_dtype in_t, gp_dtype acc_t);
 int gp_combo_supported_emu(gp_op op, gp_dtype in_t, gp_dtype acc_t);
+
+/* Whether variant v reads (op, in_t, acc_t) as it is: GP_COMBOS, and
+ * GP_NARROW_COMBOS for a row flagged GP_NARROW_IN.  The caller converts any
+ * other input first (gp_cast).  v is a row of the same build's registry. */
+int gp_variant_reads(const gp_variant *v, gp_op op, gp_dtype in_t, gp_dtype acc_t);
+int gp_variant_reads_emu(const gp_variant *v, gp_op op, gp_dtype in_t, gp_dtype acc_t);
 
 /* Convert n elements from one dtype to another on the device (cuda/cast.cu). */
 cudaError_t gp_cast(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,

@@ -689,6 +689,7 @@ const char *emu_detail(void) { return last_detail.empty() ? nullptr : last_detai
 extern "C" {
 cudaError_t gp_cast_emu(const void *, gp_dtype, void *, gp_dtype, int64_t, cudaStream_t);
 int gp_combo_supported_emu(gp_op, gp_dtype, gp_dtype);
+int gp_variant_reads_emu(const gp_variant *, gp_op, gp_dtype, gp_dtype);
 
 const gp_runtime gp_runtime_emu = {
     "emulator",
@@ -698,7 +699,7 @@ const gp_runtime gp_runtime_emu = {
     emu_stream_sync, emu_stream_wait,
     emu_event_create, emu_event_record, emu_event_elapsed, emu_event_destroy,
     emu_last_error, emu_error_name, emu_error_string, emu_detail, emu_kernel_occupancy,
-    gp_cast_emu, gp_combo_supported_emu,
+    gp_cast_emu, gp_combo_supported_emu, gp_variant_reads_emu,
     emu_host_alloc, emu_host_free, emu_stream_create, emu_stream_destroy, emu_stream_wait_event,
     emu_event_sync, emu_pool_trim,
 };

@@ -13,11 +13,16 @@
 //    order and writes the result.  The order of every operation depends only
 //    on n, the pointer's alignment and the SM count, so results are bitwise
 //    reproducible run to run on the same GPU; no floating-point atomics.
+//  * the narrow dtypes (bool, int8/16, uint8..64, float16: GP_NARROW_COMBOS)
+//    are read as they are, 16 bytes per load, and widened in registers to
+//    NumPy's accumulator, instead of a conversion kernel first writing the
+//    input out again 2 to 8 times larger; 1- and 2-byte integer sums add a
+//    32-bit word at a time (fold_vec in single_pass.cuh).
 // Why step 8 was slow: scalar loads, one grid block per 4096 elements (block
 // launch and tree costs per few KiB of data), and a second launch for the
 // partials.
-// Assumes: the input aligned to its element size; a head of up to 3
-// elements before the first 16-byte boundary and the tail after the last
+// Assumes: the input aligned to its element size; a head of up to 15
+// elements (16 bytes less one element) before the first 16-byte boundary and the tail after the last
 // whole vector are read one element at a time.  The tunings are
 // reduce::SinglePassTuning (reduce.cuh).
 #include "single_pass.cuh"
@@ -25,7 +30,7 @@
 GP_NAMESPACE_BEGIN
 
 cudaError_t gp_reduce_single_pass(gp_reduce_args *a) {
-    return reduce::dispatch<SinglePassTuned>(a);
+    return reduce::dispatch<SinglePassTuned, COMBOS_NARROW>(a);
 }
 
 // The main kernel, float32 sum, for gpuprims.occupancy.

@@ -36,9 +36,10 @@ __global__ void write_identity(typename Op::type *out) { *out = Op::identity(); 
 //   static size_t scratch(int64_t n);              bytes of device scratch
 //   static cudaError_t run(const gp_reduce_args&); enqueue the work (n >= 1)
 // dispatch() adds the two-phase protocol of gp_reduce_fn and n == 0.
-template <template <class, class> class Impl>
+// SETS: the tables the variant instantiates beyond GP_COMBOS (with_combo).
+template <template <class, class> class Impl, unsigned SETS = 0>
 cudaError_t dispatch(gp_reduce_args *a) {
-    return with_combo(a->op, a->in_t, a->acc_t, [a](auto combo) -> cudaError_t {
+    return with_combo<SETS>(a->op, a->in_t, a->acc_t, [a](auto combo) -> cudaError_t {
         using In = typename decltype(combo)::In;
         using Op = typename decltype(combo)::Op;
         if (a->scratch == nullptr) {

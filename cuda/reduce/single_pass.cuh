@@ -5,6 +5,7 @@
 #define GPUPRIMS_REDUCE_SINGLE_PASS_CUH
 
 #include <cstring>
+#include <type_traits>
 
 #include "reduce.cuh"
 
@@ -41,6 +42,17 @@ template <> struct Vec16<float> { using type = float4; };
 template <> struct Vec16<long long> { using type = longlong2; };
 template <> struct Vec16<double> { using type = double2; };
 
+// The narrow inputs (GP_NARROW_COMBOS) are read 16 bytes at a time too:
+// 16 int8/uint8/bool, 8 int16/uint16/float16, 4 uint32, 2 uint64 per load.
+template <> struct Vec16<Bool8> { using type = uint4; };
+template <> struct Vec16<signed char> { using type = uint4; };
+template <> struct Vec16<unsigned char> { using type = uint4; };
+template <> struct Vec16<short> { using type = uint4; };
+template <> struct Vec16<unsigned short> { using type = uint4; };
+template <> struct Vec16<unsigned> { using type = uint4; };
+template <> struct Vec16<Half> { using type = uint4; };
+template <> struct Vec16<unsigned long long> { using type = ulonglong2; };
+
 template <class Op, class V4>
 __device__ inline typename Op::type fold4(typename Op::type acc, const V4 &v, Op op) {
     using Acc = typename Op::type;
@@ -64,6 +76,55 @@ __device__ inline typename Op::type fold(typename Op::type acc, const double2 &v
     return op(op(acc, Acc(v.x)), Acc(v.y));
 }
 
+// A sum of 1- and 2-byte integers adds the elements of one 32-bit word
+// with integer instructions on the word (__dp4a: the four bytes times 1 and
+// the carry-in, one instruction), then the words of a vector in int32 (at
+// most 8 * 65535 per vector: no overflow), then the vector's total into the
+// int64 accumulator: an int64 add per 16 bytes instead of per element.
+template <class In> __device__ inline int word_sum(unsigned w, int c);
+template <> __device__ inline int word_sum<signed char>(unsigned w, int c) {
+    return __dp4a(int(w), 0x01010101, c);
+}
+template <> __device__ inline int word_sum<unsigned char>(unsigned w, int c) {
+    return int(__dp4a(w, 0x01010101u, unsigned(c)));
+}
+template <> __device__ inline int word_sum<Bool8>(unsigned w, int c) {
+    // each byte's top bit set where the byte is nonzero (no carry crosses
+    // a byte: (b & 0x7f) + 0x7f <= 0xfe), then counted
+    return c + __popc((((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u);
+}
+template <> __device__ inline int word_sum<short>(unsigned w, int c) {
+    return c + int(short(w & 0xffffu)) + (int(w) >> 16);
+}
+template <> __device__ inline int word_sum<unsigned short>(unsigned w, int c) {
+    return c + int(w & 0xffffu) + int(w >> 16);
+}
+
+template <class In, class Op>
+constexpr bool word_summed = std::is_same<Op, Sum<long long>>::value && sizeof(In) <= 2 &&
+                             !std::is_same<In, Half>::value;
+
+// One 16-byte vector into the accumulator, for any input type: the kernels'
+// own four as fold() does; the narrow ones element by element (widen), or a
+// word at a time for the small integer sums.
+template <class In, class Op, class V>
+__device__ inline typename Op::type fold_vec(typename Op::type acc, const V &v, Op op) {
+    using Acc = typename Op::type;
+    if constexpr (std::is_same<In, int>::value || std::is_same<In, long long>::value ||
+                  std::is_same<In, float>::value || std::is_same<In, double>::value) {
+        return fold(acc, v, op);
+    } else if constexpr (word_summed<In, Op>) {
+        return acc + Acc(word_sum<In>(v.x, word_sum<In>(v.y, word_sum<In>(v.z, word_sum<In>(v.w, 0)))));
+    } else {
+        constexpr int K = sizeof(V) / sizeof(In);
+        In e[K];
+        memcpy(e, &v, sizeof(V));
+#pragma unroll
+        for (int k = 0; k < K; ++k) acc = op(acc, widen<Acc>(e[k]));
+        return acc;
+    }
+}
+
 template <class In, class Op, class T>
 __global__ void __launch_bounds__(T::BLOCK)
 reduce_single_pass(const In *__restrict__ in, int64_t n, int64_t head,
@@ -80,8 +141,8 @@ reduce_single_pass(const In *__restrict__ in, int64_t n, int64_t head,
     const int64_t stride = int64_t(gridDim.x) * BLOCK;
 
     Acc acc = Op::identity();
-    if (tid < head) acc = op(acc, Acc(in[tid]));
-    if (tid < n - tail) acc = op(acc, Acc(in[tail + tid]));
+    if (tid < head) acc = op(acc, widen<Acc>(in[tid]));
+    if (tid < n - tail) acc = op(acc, widen<Acc>(in[tail + tid]));
 
     const V *vin = reinterpret_cast<const V *>(in + head);
     int64_t i = tid;
@@ -90,9 +151,9 @@ reduce_single_pass(const In *__restrict__ in, int64_t n, int64_t head,
 #pragma unroll
         for (int k = 0; k < UNROLL; ++k) r[k] = load16<T::LOAD>(vin + i + k * stride);
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) acc = fold(acc, r[k], op);
+        for (int k = 0; k < UNROLL; ++k) acc = fold_vec<In>(acc, r[k], op);
     }
-    for (; i < nvec; i += stride) acc = fold(acc, load16<T::LOAD>(vin + i), op);
+    for (; i < nvec; i += stride) acc = fold_vec<In>(acc, load16<T::LOAD>(vin + i), op);
 
     __shared__ Acc warp_results[BLOCK / WARP];
     acc = block_reduce<BLOCK>(acc, op, warp_results);

@@ -186,6 +186,16 @@ inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+// The four byte products of a and b added to c (signed or unsigned bytes).
+inline int __dp4a(int a, int b, int c) {
+    for (int k = 0; k < 32; k += 8)
+        c += int((signed char)((unsigned(a) >> k) & 0xffu)) * int((signed char)((unsigned(b) >> k) & 0xffu));
+    return c;
+}
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+    for (int k = 0; k < 32; k += 8) c += ((a >> k) & 0xffu) * ((b >> k) & 0xffu);
+    return c;
+}
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 // A thread that sleeps while it waits for another's store lets the other

@@ -71,6 +71,14 @@ class DtypePlan:
             raise TypeError(f"gpuprims.{who}: dtype={result} would drop the imaginary part of a "
                             f"{in_dtype} input; pass a complex dtype")
 
+    def native_uint64(self) -> "DtypePlan":
+        """For a variant that reads uint64 min/max as they are (narrow_in):
+        the uint64 accumulator instead of int64 with the sign bit flipped
+        (no conversion on the host)."""
+        if self.flip:
+            self.acc, self.flip, self.kernel_in = np.dtype("uint64"), False, np.dtype("uint64")
+        return self
+
     def codes(self, codes: dict) -> tuple:
         """(input code, accumulator code, result code) for the core's params."""
         return codes[self.kernel_in], codes[self.acc], codes[self.kernel_result]

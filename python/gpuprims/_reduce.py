@@ -91,9 +91,12 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     if op != "sum" and _axes.prod(shape[i] for i in axes) == 0 and _axes.prod(kept) > 0:
         raise _axes.identity_error(op, _who)
     target = take_out(out, kept, plan.result, operand, x, _who)
+    one_value = len(axes) == len(shape) and not plan.pairs and not (v.batched and not v.auto)
+    if one_value and v.narrow_in:
+        plan.native_uint64()
     kop = plan.kernel_operand(operand)
     in_code, acc_code, res_code = plan.codes(CODES)
-    if len(axes) == len(shape) and not plan.pairs and not (v.batched and not v.auto):
+    if one_value:
         # every element into one value: the 1-D journey
         kop = _axes.gathered(kop)
         params = (kop.size, in_code, acc_code, code)

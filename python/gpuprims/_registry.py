@@ -38,6 +38,7 @@ class Variant:
     auto_batched: bool = False  # the row variant="auto" runs for an axis or segments
     matrix: bool = False  # transpose: takes matrices only (2-D work), not every rank
     reproducible: bool = False  # a float sum's bits depend on the inputs only (determinism="gpu_to_gpu")
+    narrow_in: bool = False  # reduce: reads bool, int8/16, uint8..64 and float16 without converting them first
 
     @property
     def max_n(self):
@@ -79,7 +80,7 @@ def _table(family: str) -> tuple:
         Variant(family, i, name, title, source, desc, _limits(max_n, dtypes, "matrix" in roles), block, where,
                 tuple(backends), "auto" in roles, "baseline" in roles, "library" in roles, instead,
                 "batched" in roles, "segmented" in roles, "auto_batched" in roles, "matrix" in roles,
-                "reproducible" in roles)
+                "reproducible" in roles, "narrow_in" in roles)
         for i, (name, title, source, desc, max_n, dtypes, block, where, backends, roles, instead)
         in enumerate(_core.variants(family))
     )
