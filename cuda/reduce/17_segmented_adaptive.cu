@@ -50,7 +50,7 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct Adaptive {
-    enum Kind { GROUPS, BLOCKS, COLUMNS, COLUMNS_VEC };
+    enum Kind { GROUPS, BLOCKS, COLUMNS, COLUMNS_VEC, COLUMNS_FLAT, ROWS_DENSE, ROWS_LONG };
     struct Plan {
         Kind kind;
         int64_t lanes, chunks;
@@ -66,6 +66,12 @@ struct Adaptive {
         const int64_t threads = int64_t(sms()) * Seg::BLOCKS_PER_SM * Seg::BLOCK;  // resident
         int64_t at_least;
         if (column_like(P)) {
+            // Few dense columns (inner a power of two up to a block): the
+            // array read as one flat vector, one launch.
+            if (columns_flat_ok<In, Op>(a, P)) {
+                p.kind = COLUMNS_FLAT;
+                return p;
+            }
             // Short columns, enough of them to fill the GPU: a thread per
             // column reads them coalesced and holds 4 columns in flight;
             // the tiles' blocks would each read a few KB and exit.
@@ -78,6 +84,11 @@ struct Adaptive {
             return p;
         }
         const int64_t V = int64_t(16 / sizeof(In));
+        if (const int64_t w = rows_dense_lanes<In>(a, P)) {  // aligned rows of 1..32 vectors
+            p.kind = ROWS_DENSE;
+            p.lanes = w;
+            return p;
+        }
         if (vec_ok<In>(P) && P.offsets == nullptr && P.len >= Seg::VEC_MIN_ROW &&
             P.len <= Seg::WARP_MAX &&
             (P.len <= WARP * Seg::VEC_UNROLL * V ||
@@ -93,6 +104,9 @@ struct Adaptive {
         } else if (P.len <= Seg::WARP_MAX && P.count >= threads / WARP) {
             p.lanes = WARP;
             at_least = 32 * Seg::GROUP_UNROLL * WARP;
+        } else if (rows_long_ok<In>(a, P)) {  // few long aligned rows: one pass
+            p.kind = ROWS_LONG;
+            return p;
         } else {
             p.kind = BLOCKS;
             p.chunks = split_chunks(P.count, P.len, Seg::MIN_CHUNK);
@@ -104,6 +118,8 @@ struct Adaptive {
     }
     static size_t scratch(const gp_reduce_args &a, const Problems &P) {
         const Plan p = plan(a, P);
+        if (p.kind == COLUMNS_FLAT) return columns_flat_bytes<In, Op>(P);
+        if (p.kind == ROWS_LONG) return rows_long_bytes<In, Op>(P);
         return partial_bytes<Op>(P, p.kind == COLUMNS ? p.columns.chunks : p.chunks) +
                defer_bytes<Op>(p.defer);
     }
@@ -117,6 +133,12 @@ struct Adaptive {
                 return launch_columns<In, Op>(a, P, p.columns);
             case COLUMNS_VEC:
                 return launch_columns_vec<In, Op>(a, P);
+            case COLUMNS_FLAT:
+                return launch_columns_flat<In, Op>(a, P);
+            case ROWS_DENSE:
+                return launch_rows_dense<In, Op>(a, P, p.lanes);
+            case ROWS_LONG:
+                return launch_rows_long<In, Op>(a, P);
             case BLOCKS:
                 GP_TRY((launch_blocks<In, Op>(a, P, p.chunks, D)));
                 break;
