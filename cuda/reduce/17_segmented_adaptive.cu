@@ -7,11 +7,21 @@
 //
 //   columns (neighbouring problems closer than neighbouring elements of a
 //   problem: inner > 1 and |s_inner| < |s_n|):
+//     a dense C array, inner a power of two up to 1024, its partials in
+//     the core's small scratch                      -> the array as one flat
+//                                                      vector, 16-byte loads, a
+//                                                      partial per column per
+//                                                      block, the last block
+//                                                      finishes (reduce_columns_flat)
 //     L <= COLUMN_THREAD_MAX (8) and a thread per column fills the GPU
 //                                                   -> a thread per column (11),
 //                                                      per 4 columns with 16-byte
 //                                                      loads where aligned
 //     else                                          -> step 16's tiles
+//   aligned rows (16-byte starts) of exactly W vectors, W = 1, 2, ..., 32
+//   (rows of 4, 8, ..., 128 floats)                -> W lanes a row, one vector
+//                                                      a lane, nothing scalar
+//                                                      (reduce_rows_dense)
 //   contiguous problems (rows with s_n == 1; segments of mean >= 16),
 //   L <= WARP_MAX (4096)                            -> W lanes per problem, one
 //                                                      16-byte vector a lane
@@ -24,9 +34,19 @@
 //     L <= THREAD_MAX (8)                           -> a thread per problem (11)
 //     L <= 32 x LANE_ITEMS (128)                    -> L / 4 lanes (14, 13)
 //     L <= WARP_MAX and the problems fill the GPU   -> a warp per problem (13)
+//     aligned rows at least a block's share long   -> the rows cut evenly
+//                                                      over one grid as one flat
+//                                                      range, the last block
+//                                                      combines (reduce_rows_long)
 //     else                                          -> a block per problem,
 //                                                      or several (12, 15)
 //
+// The one-launch kernels (segmented.cuh, DenseTuning) read only 16-byte
+// vectors and never launch a combine: where the layout is a plain aligned
+// C array, the problems are just a flat run of memory cut at known
+// places, and the kernel that reads a flat run fastest (step 9's: even
+// shares of the grid, several 16-byte loads in flight per thread, a
+// last-block finish) needs only to know where the cuts fall.
 // Why one fixed mapping is slow somewhere: a thread per problem reads rows
 // uncoalesced (step 11); a block per problem idles on short rows (12); a
 // warp per problem idles on rows of 4 (13) and leaves the GPU empty with

@@ -10,6 +10,10 @@
 //   reduce_columns   threads across neighbouring problems (columns), a
 //                    tile of rows per block, the rows split over blocks
 //   reduce_deferred  the adaptive step's long segments, in chunks (Deferred)
+//   reduce_rows_dense, reduce_rows_long, reduce_columns_flat
+//                    the adaptive step's one-launch kernels for the layouts
+//                    of an aligned C array: rows of 1..32 16-byte vectors,
+//                    few long rows, few dense columns (DenseTuning)
 //
 // The steps' files say which mapping they teach and why; the kernels live
 // here because the adaptive step (17) launches all of them.
