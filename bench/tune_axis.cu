@@ -212,6 +212,20 @@ int main() {
         gp_reduce_args a = args_of(b, 1, used, 1, d_off, segs);
         row(b, "auto (gp_reduce_segmented_adaptive)", a, segs, want, bound,
             [](gp_reduce_args x) { return gp_reduce_segmented_adaptive(&x); });
+        // The group widths the adaptive step chooses among (no deferral:
+        // no segment here is longer than twice the mean).
+        const Problems P = problems_of(a);
+        if (mean <= 4096) {
+            char name[64];
+            for (int w : {1, 2, 4, 8, 16, 32}) {
+                std::snprintf(name, sizeof name, "groups_vec W=%d", w);
+                row(b, name, a, segs, want, bound,
+                    [&](gp_reduce_args x) { return launch_groups<In, Op, 1, WARP, true>(x, P, w); });
+                std::snprintf(name, sizeof name, "groups (scalar) W=%d", w);
+                row(b, name, a, segs, want, bound,
+                    [&](gp_reduce_args x) { return launch_groups<In, Op, 1, WARP>(x, P, w); });
+            }
+        }
     }
     return 0;
 }

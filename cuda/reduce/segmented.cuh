@@ -560,8 +560,7 @@ reduce_rows_dense(const In *__restrict__ in, int64_t count, int64_t s_row,
 // one partial per row touched (partial[2b], partial[2b + 1]), a
 // block-strided loop with U loads in flight per thread and the block tree
 // each.  The last block to finish (a ticket after a __threadfence, as in
-// step 9) combines each row's partials, a warp per row: lane j folds
-// blocks first + j, first + j + 32, ... in order, then the warp's tree.
+// step 9) combines each row's partials, wf lanes per row.
 // One launch; every block reads the same number of bytes (give or take a
 // vector); the order of the adds is fixed by the shape and the grid size.
 template <int BLOCK, int U, class In, class Op>
@@ -612,14 +611,33 @@ reduce_rows_long(const In *__restrict__ in, int64_t count, int64_t rv, int64_t s
     if (!last) return;  // uniform over the block
     // The block holding vector v: the last b with start(b) <= v.
     const auto block_of = [=](int64_t v) { return ((v + 1) * G - 1) / nv; };
-    const int lane = threadIdx.x % WARP;
-    for (int64_t r = threadIdx.x / WARP; r < count; r += BLOCK / WARP) {  // uniform over the warp
-        const int64_t first = block_of(r * rv), end = block_of((r + 1) * rv - 1) + 1;
+    // A group of wf lanes per row (wf a power of two up to a warp: 8
+    // partials a lane at most where it can), every group of the block at
+    // once: lane j folds the row's blocks first + j, first + j + wf, ...
+    // in order, 8 loads in flight, then the group's tree.
+    const int64_t most = ceil_div<int64_t>(rv * G, nv) + 1;  // blocks touching a row, at most
+    int wf = 1;
+    while (wf < WARP && int64_t(wf) * 8 < most) wf *= 2;
+    const int lane = threadIdx.x % wf;
+    for (int64_t base = 0; base < count; base += BLOCK / wf) {  // uniform over the block
+        const int64_t r = base + threadIdx.x / wf;
+        const int64_t first = r < count ? block_of(r * rv) : 0,
+                      end = r < count ? block_of((r + 1) * rv - 1) + 1 : 0;
         Acc v = Op::identity();
-        for (int64_t c = first + lane; c < end; c += WARP)
-            v = op(v, __ldcg(partial + 2 * c + (start(c) / rv == r ? 0 : 1)));
-        v = warp_reduce(v, op);
-        if (lane == 0) out[r] = v;
+        for (int64_t c = first + lane; c < end; c += 8 * wf) {  // 8 loads in flight
+            Acc y[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) {
+                const int64_t cu = c + u * wf;
+                y[u] = cu < end ? __ldcg(partial + 2 * cu + (start(cu) / rv == r ? 0 : 1))
+                                : Op::identity();
+            }
+#pragma unroll
+            for (int u = 0; u < 8; ++u) v = op(v, y[u]);
+        }
+        for (int offset = wf / 2; offset > 0; offset >>= 1)  // the same steps for the warp
+            v = op(v, __shfl_down_sync(FULL_MASK, v, offset, wf));
+        if (lane == 0 && r < count) out[r] = v;
     }
     if (threadIdx.x == 0) *ticket = 0;  // ready for the next launch on this stream
 }
