@@ -23,6 +23,9 @@ SHAPES = [
     (1, 1000), (3, 4096), (2, 8196), (11, 2052),  # long rows (len a multiple of 4), columns of 2..11
     (1001, 2), (4099, 4), (7, 32), (129, 256), (2, 1024), (1, 2),  # dense columns, tails of n mod 4
     (6, 12), (5, 131),  # rows that are not a power of two of vectors: the other mappings
+    # several blocks on the emulator's 2 SMs: the last-block finishes
+    (1, 65536), (2, 65536),  # long rows, 16 blocks: 4 and 2 lanes per row in the finish
+    (16411, 4), (2053, 64), (40001, 2),  # dense columns, 2 blocks (a tail of 2 in the last)
 ]
 # (op, input dtype, accumulator dtype): 4- and 8-byte inputs (4 and 2 a vector)
 COMBOS = [("sum", "float32", "float32"), ("max", "float32", "float32"), ("min", "float64", "float64"),
