@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|tune-nd|tune-rfa|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-axis|tune-scan|profile-scan|tune-transpose|tune-nd|tune-rfa|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -55,6 +55,8 @@ for step in $steps; do
     tune)  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune_reduce && /tmp/tune_reduce | tee "$OUT/tune-reduce.log" ;;
     profile-scan)
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/profile_scan.cu -o /tmp/profile_scan && /tmp/profile_scan | tee "$OUT/profile-scan.log" ;;
+    tune-axis)
+           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_axis.cu -o /tmp/tune_axis && /tmp/tune_axis | tee "$OUT/tune-axis.log" ;;
     tune-scan)
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_scan.cu -o /tmp/tune_scan && /tmp/tune_scan | tee "$OUT/tune-scan.log" ;;
     tune-transpose)

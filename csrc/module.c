@@ -562,6 +562,25 @@ PyObject *gp_dlpack_export(PyObject *module, PyObject *args);
 PyObject *gp_dlpack_import(PyObject *module, PyObject *capsule);
 PyObject *gp_dlpack_device(PyObject *module, PyObject *args);
 
+/* pool_stats(reset=0): what a test reads to check that a call allocated
+ * nothing (the device work of the active backend waited for first). */
+static PyObject *gp_pool_stats_py(PyObject *module, PyObject *args)
+{
+    const gp_runtime *rt = gp_rt(module);
+    gp_pool_stats s;
+    int reset = 0;
+    cudaError_t err;
+    if (!PyArg_ParseTuple(args, "|p:pool_stats", &reset))
+        return NULL;
+    if (gp_ensure_device(module) < 0)
+        return NULL;
+    if ((err = gp_sync(rt, cudaStreamPerThread)) != cudaSuccess || (err = rt->pool_stats(&s, reset)) != cudaSuccess)
+        return gp_raise_cuda(module, err, "pool_stats");
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "used_bytes", s.used, "used_high_bytes", s.used_high,
+                         "reserved_bytes", s.reserved, "reserved_high_bytes", s.reserved_high, "allocations",
+                         s.allocations);
+}
+
 static PyMethodDef gp_methods[] = {
     {"alloc", gp_alloc, METH_VARARGS, "alloc(nbytes) -> DeviceBuffer"},
     {"htod", gp_htod, METH_VARARGS, "htod(dst_ptr, buffer): host to device copy"},
@@ -604,6 +623,9 @@ static PyMethodDef gp_methods[] = {
      "stages (pipeline_config(trace=N)); on the emulator host times, nothing about a GPU"},
     {"time_host_copy", gp_time_host_copy_py, METH_VARARGS,
      "time_host_copy(nbytes, to_device, pinned, repeat) -> list of ms (the bus roof)"},
+    {"pool_stats", gp_pool_stats_py, METH_VARARGS,
+     "pool_stats(reset=0) -> dict: the active backend's stream-ordered pool (used and reserved bytes, "
+     "their high marks, malloc_async calls); reset: the high marks start again from now"},
     {"free_memory", gp_free_memory_py, METH_NOARGS,
      "free_memory(): give back the pinned ring and the pool's cached device memory"},
     {"occupancy", gp_occupancy, METH_VARARGS,

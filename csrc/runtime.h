@@ -44,6 +44,10 @@ typedef struct gp_kernel_occupancy {
     int reserved_shared_per_block; /* the device's, per block */
 } gp_kernel_occupancy;
 
+typedef struct gp_pool_stats {
+    unsigned long long used, used_high, reserved, reserved_high, allocations;
+} gp_pool_stats;
+
 typedef struct gp_runtime {
     const char *name; /* "cuda" or "emulator" */
     /* devices */
@@ -94,6 +98,10 @@ typedef struct gp_runtime {
     cudaError_t (*event_sync)(cudaEvent_t e);
     /* the stream-ordered pool's cached memory given back to the device */
     cudaError_t (*pool_trim)(void);
+    /* the pool's statistics: bytes in use and reserved (now and their high
+     * marks since the last reset) and malloc_async calls so far; reset:
+     * the high marks start again from the current values */
+    cudaError_t (*pool_stats)(gp_pool_stats *out, int reset);
 } gp_runtime;
 
 /* The emulator is always built; the CUDA backend where nvcc was found. */

@@ -77,7 +77,12 @@ static cudaError_t cu_kernel_occupancy(const void *kernel, int block, size_t dyn
                                                          dynamic_smem);
 }
 
-static cudaError_t cu_malloc_async(void **p, size_t bytes, cudaStream_t s) { return cudaMallocAsync(p, bytes, s); }
+static unsigned long long cu_pool_allocations; /* malloc_async calls (pool_stats) */
+static cudaError_t cu_malloc_async(void **p, size_t bytes, cudaStream_t s)
+{
+    cu_pool_allocations++;
+    return cudaMallocAsync(p, bytes, s);
+}
 static cudaError_t cu_free_async(void *p, cudaStream_t s) { return cudaFreeAsync(p, s); }
 static cudaError_t cu_malloc_device(void **p, size_t bytes) { return cudaMalloc(p, bytes); }
 static cudaError_t cu_host_alloc_mapped(void **p, size_t bytes)
@@ -142,6 +147,28 @@ static cudaError_t cu_pool_trim(void)
         return err;
     return cudaMemPoolTrimTo(pool, 0);
 }
+/* The default pool's counters (cudaMemPoolGetAttribute); reset sets the
+ * high marks to the current values (cudaMemPoolSetAttribute with 0). */
+static cudaError_t cu_pool_stats(gp_pool_stats *out, int reset)
+{
+    int dev = 0;
+    cudaMemPool_t pool;
+    cudaError_t err;
+    unsigned long long v[4] = {0, 0, 0, 0}, zero = 0;
+    if ((err = cudaGetDevice(&dev)) != cudaSuccess || (err = cudaDeviceGetDefaultMemPool(&pool, dev)) != cudaSuccess)
+        return err;
+    if (reset && ((err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero)) != cudaSuccess ||
+                  (err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero)) != cudaSuccess))
+        return err;
+    if ((err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &v[0])) != cudaSuccess ||
+        (err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &v[1])) != cudaSuccess ||
+        (err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &v[2])) != cudaSuccess ||
+        (err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &v[3])) != cudaSuccess)
+        return err;
+    out->used = v[0], out->used_high = v[1], out->reserved = v[2], out->reserved_high = v[3];
+    out->allocations = cu_pool_allocations;
+    return cudaSuccess;
+}
 static const char *cu_detail(void) { return NULL; } /* a library's own words: gp_variant.error_detail */
 
 const gp_runtime gp_runtime_cuda = {
@@ -154,7 +181,7 @@ const gp_runtime gp_runtime_cuda = {
     cu_get_last_error, cu_error_name, cu_error_string, cu_detail, cu_kernel_occupancy,
     gp_cast, gp_combo_supported, gp_variant_reads,
     cu_host_alloc, cu_host_free, cu_stream_create, cu_stream_destroy, cu_stream_wait_event,
-    cu_event_sync, cu_pool_trim,
+    cu_event_sync, cu_pool_trim, cu_pool_stats,
 };
 #else
 typedef int gp_no_cuda_backend; /* ISO C wants something in a translation unit */

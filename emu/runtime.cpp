@@ -595,10 +595,24 @@ cudaError_t emu_malloc(void **p, size_t bytes) {
     allocations[reinterpret_cast<uintptr_t>(*p)] = bytes;
     return cudaSuccess;
 }
-cudaError_t emu_malloc_async(void **p, size_t bytes, cudaStream_t) { return emu_malloc(p, bytes); }
+// The emulated pool's statistics (pool_stats): what malloc_async handed
+// out and free_async took back; nothing is cached, so reserved is used.
+gp_pool_stats pool_counts;
+cudaError_t emu_malloc_async(void **p, size_t bytes, cudaStream_t) {
+    const cudaError_t err = emu_malloc(p, bytes);
+    if (err == cudaSuccess) {
+        std::lock_guard<std::mutex> lock(alloc_mutex);
+        pool_counts.allocations++;
+        pool_counts.used += bytes;
+        if (pool_counts.used > pool_counts.used_high) pool_counts.used_high = pool_counts.used;
+    }
+    return err;
+}
 cudaError_t emu_free_async(void *p, cudaStream_t) {
     if (p != nullptr) {
         std::lock_guard<std::mutex> lock(alloc_mutex);
+        auto it = allocations.find(reinterpret_cast<uintptr_t>(p));
+        if (it != allocations.end()) pool_counts.used -= it->second;
         allocations.erase(reinterpret_cast<uintptr_t>(p));
     }
     std::free(p);
@@ -656,6 +670,13 @@ cudaError_t emu_stream_destroy(cudaStream_t s) {
 cudaError_t emu_stream_wait_event(cudaStream_t, cudaEvent_t) { return cudaSuccess; }
 cudaError_t emu_event_sync(cudaEvent_t) { return cudaSuccess; }
 cudaError_t emu_pool_trim(void) { return cudaSuccess; }
+cudaError_t emu_pool_stats(gp_pool_stats *out, int reset) {
+    std::lock_guard<std::mutex> lock(alloc_mutex);
+    if (reset) pool_counts.used_high = pool_counts.used;
+    *out = pool_counts;
+    out->reserved = pool_counts.used, out->reserved_high = pool_counts.used_high;
+    return cudaSuccess;
+}
 
 const char *emu_error_name(cudaError_t err) {
     switch (err) {
@@ -701,7 +722,7 @@ const gp_runtime gp_runtime_emu = {
     emu_last_error, emu_error_name, emu_error_string, emu_detail, emu_kernel_occupancy,
     gp_cast_emu, gp_combo_supported_emu, gp_variant_reads_emu,
     emu_host_alloc, emu_host_free, emu_stream_create, emu_stream_destroy, emu_stream_wait_event,
-    emu_event_sync, emu_pool_trim,
+    emu_event_sync, emu_pool_trim, emu_pool_stats,
 };
 
 void gp_emu_trace_start(size_t max_bytes) {

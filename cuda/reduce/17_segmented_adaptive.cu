@@ -7,11 +7,21 @@
 //
 //   columns (neighbouring problems closer than neighbouring elements of a
 //   problem: inner > 1 and |s_inner| < |s_n|):
+//     a dense C array, inner a power of two up to 1024, its partials in
+//     the core's small scratch                      -> the array as one flat
+//                                                      vector, 16-byte loads, a
+//                                                      partial per column per
+//                                                      block, the last block
+//                                                      finishes (reduce_columns_flat)
 //     L <= COLUMN_THREAD_MAX (8) and a thread per column fills the GPU
 //                                                   -> a thread per column (11),
 //                                                      per 4 columns with 16-byte
 //                                                      loads where aligned
 //     else                                          -> step 16's tiles
+//   aligned rows (16-byte starts) of exactly W vectors, W = 1, 2, ..., 32
+//   (rows of 4, 8, ..., 128 floats)                -> W lanes a row, one vector
+//                                                      a lane, nothing scalar
+//                                                      (reduce_rows_dense)
 //   contiguous problems (rows with s_n == 1; segments of mean >= 16),
 //   L <= WARP_MAX (4096)                            -> W lanes per problem, one
 //                                                      16-byte vector a lane
@@ -24,9 +34,19 @@
 //     L <= THREAD_MAX (8)                           -> a thread per problem (11)
 //     L <= 32 x LANE_ITEMS (128)                    -> L / 4 lanes (14, 13)
 //     L <= WARP_MAX and the problems fill the GPU   -> a warp per problem (13)
+//     aligned rows at least a block's share long   -> the rows cut evenly
+//                                                      over one grid as one flat
+//                                                      range, the last block
+//                                                      combines (reduce_rows_long)
 //     else                                          -> a block per problem,
 //                                                      or several (12, 15)
 //
+// The one-launch kernels (segmented.cuh, DenseTuning) read only 16-byte
+// vectors and never launch a combine: where the layout is a plain aligned
+// C array, the problems are just a flat run of memory cut at known
+// places, and the kernel that reads a flat run fastest (step 9's: even
+// shares of the grid, several 16-byte loads in flight per thread, a
+// last-block finish) needs only to know where the cuts fall.
 // Why one fixed mapping is slow somewhere: a thread per problem reads rows
 // uncoalesced (step 11); a block per problem idles on short rows (12); a
 // warp per problem idles on rows of 4 (13) and leaves the GPU empty with
@@ -50,7 +70,7 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct Adaptive {
-    enum Kind { GROUPS, BLOCKS, COLUMNS, COLUMNS_VEC };
+    enum Kind { GROUPS, BLOCKS, COLUMNS, COLUMNS_VEC, COLUMNS_FLAT, ROWS_DENSE, ROWS_LONG };
     struct Plan {
         Kind kind;
         int64_t lanes, chunks;
@@ -66,6 +86,12 @@ struct Adaptive {
         const int64_t threads = int64_t(sms()) * Seg::BLOCKS_PER_SM * Seg::BLOCK;  // resident
         int64_t at_least;
         if (column_like(P)) {
+            // Few dense columns (inner a power of two up to a block): the
+            // array read as one flat vector, one launch.
+            if (columns_flat_ok<In, Op>(a, P)) {
+                p.kind = COLUMNS_FLAT;
+                return p;
+            }
             // Short columns, enough of them to fill the GPU: a thread per
             // column reads them coalesced and holds 4 columns in flight;
             // the tiles' blocks would each read a few KB and exit.
@@ -78,6 +104,11 @@ struct Adaptive {
             return p;
         }
         const int64_t V = int64_t(16 / sizeof(In));
+        if (const int64_t w = rows_dense_lanes<In>(a, P)) {  // aligned rows of 1..32 vectors
+            p.kind = ROWS_DENSE;
+            p.lanes = w;
+            return p;
+        }
         if (vec_ok<In>(P) && P.offsets == nullptr && P.len >= Seg::VEC_MIN_ROW &&
             P.len <= Seg::WARP_MAX &&
             (P.len <= WARP * Seg::VEC_UNROLL * V ||
@@ -93,6 +124,9 @@ struct Adaptive {
         } else if (P.len <= Seg::WARP_MAX && P.count >= threads / WARP) {
             p.lanes = WARP;
             at_least = 32 * Seg::GROUP_UNROLL * WARP;
+        } else if (rows_long_ok<In>(a, P)) {  // few long aligned rows: one pass
+            p.kind = ROWS_LONG;
+            return p;
         } else {
             p.kind = BLOCKS;
             p.chunks = split_chunks(P.count, P.len, Seg::MIN_CHUNK);
@@ -104,6 +138,8 @@ struct Adaptive {
     }
     static size_t scratch(const gp_reduce_args &a, const Problems &P) {
         const Plan p = plan(a, P);
+        if (p.kind == COLUMNS_FLAT) return columns_flat_bytes<In, Op>(P);
+        if (p.kind == ROWS_LONG) return rows_long_bytes<In, Op>(P);
         return partial_bytes<Op>(P, p.kind == COLUMNS ? p.columns.chunks : p.chunks) +
                defer_bytes<Op>(p.defer);
     }
@@ -117,6 +153,12 @@ struct Adaptive {
                 return launch_columns<In, Op>(a, P, p.columns);
             case COLUMNS_VEC:
                 return launch_columns_vec<In, Op>(a, P);
+            case COLUMNS_FLAT:
+                return launch_columns_flat<In, Op>(a, P);
+            case ROWS_DENSE:
+                return launch_rows_dense<In, Op>(a, P, p.lanes);
+            case ROWS_LONG:
+                return launch_rows_long<In, Op>(a, P);
             case BLOCKS:
                 GP_TRY((launch_blocks<In, Op>(a, P, p.chunks, D)));
                 break;

@@ -10,6 +10,10 @@
 //   reduce_columns   threads across neighbouring problems (columns), a
 //                    tile of rows per block, the rows split over blocks
 //   reduce_deferred  the adaptive step's long segments, in chunks (Deferred)
+//   reduce_rows_dense, reduce_rows_long, reduce_columns_flat
+//                    the adaptive step's one-launch kernels for the layouts
+//                    of an aligned C array: rows of 1..32 16-byte vectors,
+//                    few long rows, few dense columns (DenseTuning)
 //
 // The steps' files say which mapping they teach and why; the kernels live
 // here because the adaptive step (17) launches all of them.
@@ -504,6 +508,244 @@ reduce_columns_vec(const In *__restrict__ in, Problems P, typename Op::type *out
     }
 }
 
+// ------------------------------------------------ dense layouts, one pass
+// Three kernels for the layouts of a C array (every problem's start 16-byte
+// aligned), each reading only 16-byte vectors and launching once.
+
+// Rows of exactly W vectors of V = 16 / sizeof(In) elements (W a power of
+// two up to a warp: rows of 4, 8, ..., 128 floats): W lanes per row, one
+// vector a lane, U rows per group in flight, their U loads issued before
+// the first add.  For U = 1 a warp load covers 32 / W whole rows, 512
+// neighbouring bytes of a C array.  Unlike reduce_groups_vec nothing of a
+// row is scalar (no head, no tail, no span): the loop is loads, V adds a
+// load and the log2 W shuffle steps of group_reduce.  Each row is reduced
+// in one order (a lane's V elements, then the group's tree): the bits are
+// the same run to run and on every GPU.
+template <int W, int U, class In, class Op>
+__global__ void __launch_bounds__(Seg::BLOCK)
+reduce_rows_dense(const In *__restrict__ in, int64_t count, int64_t s_row,
+                  typename Op::type *out) {
+    using Acc = typename Op::type;
+    constexpr int V = int(16 / sizeof(In));
+    const Op op;
+    const int sub = threadIdx.x % W;
+    const int64_t groups = int64_t(gridDim.x) * (Seg::BLOCK / W);
+    const int64_t g = int64_t(blockIdx.x) * (Seg::BLOCK / W) + threadIdx.x / W;
+    for (int64_t sweep = 0; sweep < count; sweep += groups * U) {  // the same trips for a warp
+        uint4 x[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int64_t p = sweep + u * groups + g;
+            x[u] = p < count ? ldg16(in + p * s_row + sub * V) : uint4{0, 0, 0, 0};
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int64_t p = sweep + u * groups + g;
+            In v[V];
+            memcpy(v, &x[u], 16);
+            Acc a = Acc(v[0]);
+#pragma unroll
+            for (int k = 1; k < V; ++k) a = op(a, Acc(v[k]));
+            a = group_reduce<W>(a, op);
+            if (sub == 0 && p < count) out[p] = a;
+        }
+    }
+}
+
+// Few long rows (axis -1 of (4, 2^24) or (64, 2^20)): the rows' nv vectors
+// seen as one flat range cut evenly over the grid, as the 1-D single-pass
+// kernel (step 9) cuts a vector: block b reads vectors [start(b),
+// start(b+1)), start(b) = floor(b nv / G).  Rows are at least that long
+// (rows_long_ok), so a block's range touches at most two rows: it writes
+// one partial per row touched (partial[2b], partial[2b + 1]), a
+// block-strided loop with U loads in flight per thread and the block tree
+// each.  The last block to finish (a ticket after a __threadfence, as in
+// step 9) combines each row's partials, wf lanes per row.
+// One launch; every block reads the same number of bytes (give or take a
+// vector); the order of the adds is fixed by the shape and the grid size.
+template <int BLOCK, int U, class In, class Op>
+__global__ void __launch_bounds__(BLOCK)
+reduce_rows_long(const In *__restrict__ in, int64_t count, int64_t rv, int64_t s_row,
+                 typename Op::type *partial, unsigned *ticket, typename Op::type *out) {
+    using Acc = typename Op::type;
+    constexpr int V = int(16 / sizeof(In));
+    const Op op;
+    __shared__ Acc warp_results[BLOCK / WARP];
+    __shared__ bool last;
+    const int64_t nv = count * rv, G = gridDim.x, q = nv / G, rem = nv % G;
+    const auto start = [=](int64_t b) { return b * q + b * rem / G; };
+    const int64_t b = blockIdx.x, v0 = start(b), v1 = start(b + 1), r0 = v0 / rv;
+#pragma unroll 1
+    for (int s = 0; s < 2; ++s) {
+        const int64_t r = r0 + s;
+        const int64_t lo = v0 > r * rv ? v0 : r * rv, hi = v1 < (r + 1) * rv ? v1 : (r + 1) * rv;
+        Acc acc = Op::identity();
+        if (r < count && lo < hi) {  // uniform over the block
+            const In *row = in + r * s_row;
+            for (int64_t k = lo - r * rv + threadIdx.x; k < hi - r * rv; k += U * BLOCK) {
+                uint4 x[U];
+#pragma unroll
+                for (int u = 0; u < U; ++u)
+                    x[u] = k + u * BLOCK < hi - r * rv ? ldg16(row + (k + u * BLOCK) * V)
+                                                       : uint4{0, 0, 0, 0};
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    if (k + u * BLOCK < hi - r * rv) {
+                        In v[V];
+                        memcpy(v, &x[u], 16);
+#pragma unroll
+                        for (int j = 0; j < V; ++j) acc = op(acc, Acc(v[j]));
+                    }
+                }
+            }
+        }
+        acc = block_reduce<BLOCK>(acc, op, warp_results);
+        if (threadIdx.x == 0) partial[2 * b + s] = acc;
+        __syncthreads();  // warp_results is read before the second row writes it
+    }
+    if (threadIdx.x == 0) {
+        __threadfence();  // the partials are visible before the ticket is taken
+        last = atomicAdd(ticket, 1u) == unsigned(G - 1);
+    }
+    __syncthreads();
+    if (!last) return;  // uniform over the block
+    // The block holding vector v: the last b with start(b) <= v.
+    const auto block_of = [=](int64_t v) { return ((v + 1) * G - 1) / nv; };
+    // A group of wf lanes per row (wf a power of two up to a warp: 8
+    // partials a lane at most where it can), every group of the block at
+    // once: lane j folds the row's blocks first + j, first + j + wf, ...
+    // in order, 8 loads in flight, then the group's tree.
+    const int64_t most = ceil_div<int64_t>(rv * G, nv) + 1;  // blocks touching a row, at most
+    int wf = 1;
+    while (wf < WARP && int64_t(wf) * 8 < most) wf *= 2;
+    const int lane = threadIdx.x % wf;
+    for (int64_t base = 0; base < count; base += BLOCK / wf) {  // uniform over the block
+        const int64_t r = base + threadIdx.x / wf;
+        const int64_t first = r < count ? block_of(r * rv) : 0,
+                      end = r < count ? block_of((r + 1) * rv - 1) + 1 : 0;
+        Acc v = Op::identity();
+        for (int64_t c = first + lane; c < end; c += 8 * wf) {  // 8 loads in flight
+            Acc y[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) {
+                const int64_t cu = c + u * wf;
+                y[u] = cu < end ? __ldcg(partial + 2 * cu + (start(cu) / rv == r ? 0 : 1))
+                                : Op::identity();
+            }
+#pragma unroll
+            for (int u = 0; u < 8; ++u) v = op(v, y[u]);
+        }
+        for (int offset = wf / 2; offset > 0; offset >>= 1)  // the same steps for the warp
+            v = op(v, __shfl_down_sync(FULL_MASK, v, offset, wf));
+        if (lane == 0 && r < count) out[r] = v;
+    }
+    if (threadIdx.x == 0) *ticket = 0;  // ready for the next launch on this stream
+}
+
+// Dense columns (axis 0 of a C array (rows, inner), inner a power of two up
+// to BLOCK, columns_flat_ok): the whole array is one flat vector of
+// n = rows x inner elements, read as the 1-D single-pass kernel reads it:
+// thread i of the grid loads vectors i, i + stride, ... (U in flight),
+// stride = gridDim.x x BLOCK.  Each vector is V neighbouring elements of
+// one row: columns (i mod Q) V .. + V - 1 for inner = Q V >= V, or V / inner
+// rows of columns 0 .. inner - 1 for inner < V.  Q divides the stride, so a
+// thread meets the same columns in every vector and keeps one accumulator
+// per element of its vectors: no index arithmetic in the loop.  Then: the
+// accumulators of one column folded within the thread (inner < V), the
+// threads of one column group combined in a shared-memory tree (threads t
+// and t + half, half >= Q), one partial per column per block, and the last
+// block (ticket) folds each column's partials in block order.  The order
+// of the adds is fixed by the shape and the grid size.
+template <int BLOCK, int U, class In, class Op>
+__global__ void __launch_bounds__(BLOCK)
+reduce_columns_flat(const In *__restrict__ in, int64_t n, int inner, typename Op::type *partial,
+                    unsigned *ticket, typename Op::type *out) {
+    using Acc = typename Op::type;
+    constexpr int V = int(16 / sizeof(In));
+    const Op op;
+    __shared__ Acc cell[BLOCK];
+    __shared__ bool last;
+    const int Q = inner >= V ? inner / V : 1, M = inner < V ? inner : V;
+    const int t = threadIdx.x;
+    const int64_t nvec = n / V, stride = int64_t(gridDim.x) * BLOCK;
+    Acc acc[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc[j] = Op::identity();
+    for (int64_t i = int64_t(blockIdx.x) * BLOCK + t; i < nvec; i += U * stride) {
+        uint4 x[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            x[u] = i + u * stride < nvec ? ldg16(in + (i + u * stride) * V) : uint4{0, 0, 0, 0};
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (i + u * stride < nvec) {
+                In v[V];
+                memcpy(v, &x[u], 16);
+#pragma unroll
+                for (int j = 0; j < V; ++j) acc[j] = op(acc[j], Acc(v[j]));
+            }
+        }
+    }
+    // The last n mod V elements (inner < V only): element nvec V + j is
+    // column j mod inner, the column of accumulator j.
+    if (blockIdx.x == 0) {
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+            if (j == t && nvec * V + j < n) acc[j] = op(acc[j], Acc(in[nvec * V + j]));
+    }
+    // Accumulators j and j + h hold the same column where inner divides h.
+#pragma unroll
+    for (int h = V / 2; h >= 1; h /= 2)
+        if (h >= M) {
+#pragma unroll
+            for (int j = 0; j < h; ++j) acc[j] = op(acc[j], acc[j + h]);
+        }
+    const bool one = gridDim.x == 1;  // uniform: one block writes the results
+#pragma unroll
+    for (int m = 0; m < V; ++m) {
+        if (m >= M) break;  // uniform
+        cell[t] = acc[m];
+        __syncthreads();
+        for (int half = BLOCK / 2; half >= Q; half >>= 1) {
+            if (t < half) cell[t] = op(cell[t], cell[t + half]);
+            __syncthreads();
+        }
+        if (t < Q) {  // column t V + m (m where inner < V, Q = 1)
+            if (one) out[t * V + m] = cell[t];
+            else partial[blockIdx.x * int64_t(inner) + t * V + m] = cell[t];
+        }
+        __syncthreads();  // cell is read before the next m writes it
+    }
+    if (one) return;
+    if (t < Q) __threadfence();  // this thread's partials are visible before the ticket
+    __syncthreads();
+    if (t == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;  // uniform over the block
+    // Thread t folds column t mod inner over blocks t / inner, + BLOCK /
+    // inner, ... (U loads in flight), then the threads of a column meet in
+    // the tree.
+    const int c = t % inner, step = BLOCK / inner;
+    Acc v = Op::identity();
+    for (int64_t k = t / inner; k < gridDim.x; k += int64_t(U) * step) {
+        Acc y[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            y[u] = k + u * step < gridDim.x ? __ldcg(partial + (k + u * step) * inner + c)
+                                            : Op::identity();
+#pragma unroll
+        for (int u = 0; u < U; ++u) v = op(v, y[u]);
+    }
+    cell[t] = v;
+    __syncthreads();
+    for (int half = BLOCK / 2; half >= inner; half >>= 1) {
+        if (t < half) cell[t] = op(cell[t], cell[t + half]);
+        __syncthreads();
+    }
+    if (t < inner) out[t] = cell[t];
+    if (t == 0) *ticket = 0;  // ready for the next launch on this stream
+}
+
 // The deferred segments (Deferred): chunk k of the list's ctl[1] is chunk
 // j = k - first of entry e = owner[k]; a block folds its CHUNK elements,
 // writes the partial, and the last block of the entry (an atomic ticket
@@ -758,6 +1000,136 @@ cudaError_t launch_columns_vec(const gp_reduce_args &a, const Problems &P) {
     GP_LAUNCH((reduce_columns_vec<In, Op>), unsigned(grid_of(ceil_div<int64_t>(quads, Seg::BLOCK))),
               Seg::BLOCK, 0, a.stream, static_cast<const In *>(a.in), P,
               static_cast<typename Op::type *>(a.out));
+    return cudaSuccess;
+}
+
+// ---------------------------------------- the dense layouts' launchers
+// Tunables of the dense kernels (bench/tune_axis.cu times the choices).
+struct DenseTuning {
+    static constexpr int ROWS_U = 4;        // rows_dense: rows per group in flight
+    static constexpr int LONG_BLOCK = 256;  // rows_long: threads per block
+    static constexpr int LONG_U = 4;        // rows_long: 16-byte loads in flight per thread
+    static constexpr int COL_BLOCK = 1024;  // columns_flat: threads per block
+    static constexpr int COL_PER_SM = 1;    // columns_flat: blocks per SM (fewer partials)
+    static constexpr int COL_U = 8;         // columns_flat: 16-byte loads in flight per thread
+    // The core lends each thread 64 KiB of preallocated device scratch
+    // (csrc/glue.h); a plan whose scratch fits it allocates nothing.
+    static constexpr size_t SMALL_SCRATCH = 48 << 10;
+};
+
+// Every problem contiguous, its start 16-byte aligned, evenly spaced.
+template <class In>
+inline bool rows_aligned(const gp_reduce_args &a, const Problems &P) {
+    return 16 % sizeof(In) == 0 && P.offsets == nullptr && P.outer == 1 && P.s_n == 1 &&
+           reinterpret_cast<uintptr_t>(a.in) % 16 == 0 &&
+           (P.s_inner * int64_t(sizeof(In))) % 16 == 0 && P.len % int64_t(16 / sizeof(In)) == 0;
+}
+
+// reduce_rows_dense applies: aligned rows of W vectors, W a power of two
+// up to a warp.  Returns W, or 0.
+template <class In>
+inline int64_t rows_dense_lanes(const gp_reduce_args &a, const Problems &P) {
+    if (!rows_aligned<In>(a, P)) return 0;
+    const int64_t w = P.len / int64_t(16 / sizeof(In));
+    return w >= 1 && w <= WARP && (w & (w - 1)) == 0 ? w : 0;
+}
+
+template <class In, class Op, int W, int U = DenseTuning::ROWS_U>
+cudaError_t launch_rows_dense_w(const gp_reduce_args &a, const Problems &P) {
+    const int64_t grid = grid_of(ceil_div<int64_t>(P.count, int64_t(Seg::BLOCK / W) * U));
+    GP_LAUNCH((reduce_rows_dense<W, U, In, Op>), unsigned(grid), Seg::BLOCK, 0, a.stream,
+              static_cast<const In *>(a.in), P.count, P.s_inner,
+              static_cast<typename Op::type *>(a.out));
+    return cudaSuccess;
+}
+
+template <class In, class Op, int W = 1>
+cudaError_t launch_rows_dense(const gp_reduce_args &a, const Problems &P, int64_t lanes) {
+    if (lanes == W) return launch_rows_dense_w<In, Op, W>(a, P);
+    if constexpr (W < WARP) return launch_rows_dense<In, Op, 2 * W>(a, P, lanes);
+    return cudaErrorInvalidValue;
+}
+
+// The grid of the one-pass kernels: every resident block, no more than
+// the vectors need.
+template <int BLOCK, int U, int PER_SM = 2048 / BLOCK>
+inline int64_t resident_grid(int64_t nvec) {
+    const int64_t want = ceil_div<int64_t>(nvec, int64_t(BLOCK) * U);
+    const int64_t cap = int64_t(sms()) * PER_SM;
+    return want < 1 ? 1 : want < cap ? want : cap;
+}
+
+// The ticket word of a one-pass kernel: the caller's counter (0 before
+// and after), or the word after `bytes` of scratch, zeroed on the stream.
+inline cudaError_t ticket_of(const gp_reduce_args &a, size_t bytes, unsigned *&ticket) {
+    ticket = a.counter;
+    if (ticket != nullptr) return cudaSuccess;
+    ticket = reinterpret_cast<unsigned *>(static_cast<char *>(a.scratch) + bytes);
+    return cudaMemsetAsync(ticket, 0, sizeof(unsigned), a.stream);
+}
+
+// reduce_rows_long applies: aligned rows, each at least a block's share of
+// the vectors long (a block's range then touches two rows at most).
+template <class In, int BLOCK = DenseTuning::LONG_BLOCK, int U = DenseTuning::LONG_U>
+inline bool rows_long_ok(const gp_reduce_args &a, const Problems &P) {
+    if (!rows_aligned<In>(a, P) || P.len == 0) return false;
+    const int64_t rv = P.len / int64_t(16 / sizeof(In)), nv = rv * P.count;
+    return rv >= ceil_div<int64_t>(nv, resident_grid<BLOCK, U>(nv));
+}
+
+template <class In, class Op, int BLOCK = DenseTuning::LONG_BLOCK, int U = DenseTuning::LONG_U>
+size_t rows_long_bytes(const Problems &P) {
+    const int64_t nv = P.len / int64_t(16 / sizeof(In)) * P.count;
+    return align_up(size_t(2 * resident_grid<BLOCK, U>(nv)) * sizeof(typename Op::type)) +
+           sizeof(unsigned);
+}
+
+template <class In, class Op, int BLOCK = DenseTuning::LONG_BLOCK, int U = DenseTuning::LONG_U>
+cudaError_t launch_rows_long(const gp_reduce_args &a, const Problems &P) {
+    using Acc = typename Op::type;
+    const int64_t rv = P.len / int64_t(16 / sizeof(In)), grid = resident_grid<BLOCK, U>(rv * P.count);
+    unsigned *ticket;
+    GP_TRY(ticket_of(a, align_up(size_t(2 * grid) * sizeof(Acc)), ticket));
+    GP_LAUNCH((reduce_rows_long<BLOCK, U, In, Op>), unsigned(grid), BLOCK, 0, a.stream,
+              static_cast<const In *>(a.in), P.count, rv, P.s_inner, static_cast<Acc *>(a.scratch),
+              ticket, static_cast<Acc *>(a.out));
+    return cudaSuccess;
+}
+
+// reduce_columns_flat's scratch: a partial per column per block, the
+// ticket word.
+template <class In, class Op, int BLOCK = DenseTuning::COL_BLOCK, int U = DenseTuning::COL_U,
+          int PER_SM = DenseTuning::COL_PER_SM>
+size_t columns_flat_bytes(const Problems &P) {
+    const int64_t nvec = P.len * P.inner / int64_t(16 / sizeof(In));
+    return align_up(size_t(resident_grid<BLOCK, U, PER_SM>(nvec) * P.inner) *
+                    sizeof(typename Op::type)) +
+           sizeof(unsigned);
+}
+
+// reduce_columns_flat applies: one run of neighbouring columns of a dense
+// C array (rows back to back), aligned, inner a power of two up to BLOCK,
+// the partials within SMALL_SCRATCH (wider arrays: the column tiles).
+template <class In, class Op, int BLOCK = DenseTuning::COL_BLOCK, int U = DenseTuning::COL_U,
+          int PER_SM = DenseTuning::COL_PER_SM>
+inline bool columns_flat_ok(const gp_reduce_args &a, const Problems &P) {
+    return 16 % sizeof(In) == 0 && P.offsets == nullptr && P.outer == 1 && P.s_inner == 1 &&
+           P.s_n == P.inner && P.inner >= 2 && P.inner <= BLOCK && (P.inner & (P.inner - 1)) == 0 &&
+           reinterpret_cast<uintptr_t>(a.in) % 16 == 0 &&
+           columns_flat_bytes<In, Op, BLOCK, U, PER_SM>(P) <= DenseTuning::SMALL_SCRATCH;
+}
+
+template <class In, class Op, int BLOCK = DenseTuning::COL_BLOCK, int U = DenseTuning::COL_U,
+          int PER_SM = DenseTuning::COL_PER_SM>
+cudaError_t launch_columns_flat(const gp_reduce_args &a, const Problems &P) {
+    using Acc = typename Op::type;
+    const int64_t n = P.len * P.inner,
+                  grid = resident_grid<BLOCK, U, PER_SM>(n / int64_t(16 / sizeof(In)));
+    unsigned *ticket = nullptr;
+    if (grid > 1) GP_TRY(ticket_of(a, align_up(size_t(grid * P.inner) * sizeof(Acc)), ticket));
+    GP_LAUNCH((reduce_columns_flat<BLOCK, U, In, Op>), unsigned(grid), BLOCK, 0, a.stream,
+              static_cast<const In *>(a.in), n, int(P.inner), static_cast<Acc *>(a.scratch),
+              ticket, static_cast<Acc *>(a.out));
     return cudaSuccess;
 }
 

@@ -1,0 +1,64 @@
+"""A call with out= on device arrays allocates nothing: sum/min/max/cumsum
+along an axis, the input and the output DeviceArrays, after a warm-up
+call; the active backend's stream-ordered pool (_core.pool_stats: the
+used bytes' high mark since a reset and the count of its allocations) does
+not move.  The emulator counts its own pool allocations; on the GPU the
+numbers are cudaMemPoolGetAttribute's of the default pool."""
+import numpy as np
+import pytest
+
+import gpuprims
+from gpuprims import _core
+
+from conftest import random_array
+
+
+def calls(x, axis):
+    """(function, out) pairs for x along axis, the outs preallocated."""
+    red = np.sum(np.empty(x.shape, np.int8), axis=axis).shape
+    dt = x.dtype
+    return [(gpuprims.sum, gpuprims.to_device(np.full(red, 7, dt))),
+            (gpuprims.min, gpuprims.to_device(np.full(red, 7, dt))),
+            (gpuprims.max, gpuprims.to_device(np.full(red, 7, dt))),
+            (gpuprims.cumsum, gpuprims.to_device(np.full(x.shape, 7, dt)))]
+
+
+def assert_no_allocation(host, axis):
+    x = gpuprims.to_device(host)
+    for fn, out in calls(host, axis):
+        got = fn(x, axis=axis, out=out)  # the warm-up: whatever a first call sets up
+        assert got is out
+        before = _core.pool_stats(True)
+        fn(x, axis=axis, out=out)
+        after = _core.pool_stats()
+        assert after["allocations"] == before["allocations"], (fn.__name__, axis, before, after)
+        assert after["used_high_bytes"] <= before["used_bytes"], (fn.__name__, axis, before, after)
+        want = {"sum": np.sum, "min": np.min, "max": np.max, "cumsum": np.cumsum}[fn.__name__](
+            host.astype(np.float64), axis=axis)
+        np.testing.assert_allclose(out.get(), want, rtol=1e-4, atol=1e-3 * np.abs(host).sum())
+    np.testing.assert_array_equal(x.get(), host)
+
+
+@pytest.mark.parametrize("shape", [(1000, 64), (64, 1000), (4097, 4), (3, 4100), (33, 65), (1, 7)], ids=str)
+@pytest.mark.parametrize("axis", [0, -1])
+def test_out_allocates_nothing(backend, shape, axis):
+    assert_no_allocation(random_array(shape[0] * shape[1], "float32", seed=31).reshape(shape), axis)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(2**24, 4), (2**20, 64), (64, 2**20), (4, 2**24)], ids=str)
+@pytest.mark.parametrize("axis", [0, -1])
+def test_out_allocates_nothing_gpu_sizes(cuda, shape, axis):
+    """The benchmark's shapes."""
+    assert_no_allocation(random_array(shape[0] * shape[1], "float32", seed=32).reshape(shape), axis)
+
+
+def test_pool_stats_counts(backend):
+    """The statistics move where memory is taken: a new device array is an
+    allocation of the pool."""
+    before = _core.pool_stats(True)
+    x = gpuprims.to_device(random_array(1 << 16, "float32", seed=33))
+    after = _core.pool_stats()
+    assert after["allocations"] == before["allocations"] + 1
+    assert after["used_high_bytes"] >= before["used_bytes"] + x.nbytes
+    assert set(after) == {"used_bytes", "used_high_bytes", "reserved_bytes", "reserved_high_bytes", "allocations"}
