@@ -35,5 +35,5 @@ cudaError_t gp_scan_decoupled_lookback_reproducible(gp_scan_args *a) {
 }
 
 // The main kernel, float32 sum, for gpuprims.occupancy.
-GP_KERNEL_OF(gp_scan_decoupled_lookback_reproducible_kernel, scanrep::scan_rfa<float, float>)
+GP_KERNEL_OF(gp_scan_decoupled_lookback_reproducible_kernel, scanrep::scan_rfa<scanrep::Shape, float, float>)
 GP_NAMESPACE_END
