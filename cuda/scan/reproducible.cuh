@@ -635,12 +635,11 @@ struct ScanRep {
     static cudaError_t run(const gp_scan_args &) { return cudaErrorInvalidValue; }
 };
 
-// The launcher of scan_rfa with shape Sh (STEPWISE: of scan_rfa_stepwise).
+// The launcher of scan_rfa with shape Sh (STEPWISE: of scan_rfa_stepwise,
+// whose shape is fixed).
 template <class Sh, class In, class Acc, bool STEPWISE = false>
 struct ScanRepWith {
-    static constexpr int TILE = STEPWISE ? 256 * 8 : Sh::TILE;
-    static constexpr int BLOCKS_PER_SM = STEPWISE ? (sizeof(Acc) == 4 ? 3 : 2) : Sh::BLOCKS_PER_SM;
-    static int64_t tiles(int64_t n) { return ceil_div<int64_t>(n, TILE); }
+    static int64_t tiles(int64_t n) { return ceil_div<int64_t>(n, Sh::TILE); }
     static size_t scratch(int64_t n) { return 256 + TileStates<Acc>::bytes(tiles(n)); }
     static cudaError_t run(const gp_scan_args &a) {
         const int64_t nt = tiles(a.n);
@@ -648,12 +647,13 @@ struct ScanRepWith {
         GP_TRY(cudaMemsetAsync(p, 0, 256 + TileStates<Acc>::zeroed_bytes(nt), a.stream));
         DeviceFacts d;
         GP_TRY(device_facts(d));
-        const int64_t grid = test_grid(std::min<int64_t>(nt, int64_t(d.sms) * BLOCKS_PER_SM));
+        const int64_t grid = test_grid(std::min<int64_t>(nt, int64_t(d.sms) * Sh::BLOCKS_PER_SM));
         if constexpr (STEPWISE) {
-            GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), 256, 0, a.stream, static_cast<const In *>(a.in),
-                      static_cast<Acc *>(a.out), a.n, a.inclusive != 0, scan::aligned16<In>(a.in),
-                      scan::aligned16<Acc>(a.out), reinterpret_cast<unsigned *>(p), TileStates<Acc>(p + 256, nt), nt,
-                      static_cast<const State<Acc> *>(a.carry_in), static_cast<State<Acc> *>(a.carry_out));
+            GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream,
+                      static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0,
+                      scan::aligned16<In>(a.in), scan::aligned16<Acc>(a.out), reinterpret_cast<unsigned *>(p),
+                      TileStates<Acc>(p + 256, nt), nt, static_cast<const State<Acc> *>(a.carry_in),
+                      static_cast<State<Acc> *>(a.carry_out));
         } else {
             GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, static_cast<const In *>(a.in),
                       static_cast<Acc *>(a.out), a.n, a.inclusive != 0, scan::aligned16<In>(a.in),
@@ -663,6 +663,8 @@ struct ScanRepWith {
         return cudaSuccess;
     }
 };
+template <class In, class Acc>
+using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>, In, Acc, true>;
 template <class In, class Acc>
 using ScanRepFloat = ScanRepWith<typename ShapeOf<Acc>::type, In, Acc>;
 template <class In> struct ScanRep<In, Sum<float>> : ScanRepFloat<In, float> {};
