@@ -355,9 +355,11 @@ struct Frame {
         } else {
             // N = A 2^52 + B with 0 <= B < 2^52: where |A| < 2^53 both are
             // doubles and one fused multiply-add rounds their sum once.
+            // (B as a double without a conversion: the bits of 2^52 + B, less 2^52.)
             const int64_t A = int64_t(N >> 52);
-            const int64_t B = int64_t(uint64_t(N) & ((uint64_t(1) << 52) - 1));
-            f = uint64_t(A + (int64_t(1) << 53)) < (uint64_t(1) << 54) ? rfa::fused(from_ll<T>(A), X::pow2n(52), T(B))
+            const uint64_t B = uint64_t(N) & ((uint64_t(1) << 52) - 1);
+            const T b = rfa::bits_of<T>(B | rfa::bits_of<uint64_t>(X::pow2n(52))) - X::pow2n(52);
+            f = uint64_t(A + (int64_t(1) << 53)) < (uint64_t(1) << 54) ? rfa::fused(from_ll<T>(A), X::pow2n(52), b)
                                                                         : X::wide(N);
         }
         const T y = f * s1 * s2;
@@ -391,10 +393,11 @@ __device__ inline void raise_bins(B (&b)[3], int d) {
 //  4. fast path (step 2's counts are valid: the state before the warp has a
 //     top bin at least the warp's, no Inf or NaN): each thread adds the
 //     state before the warp and its lanes' counts into one 128-bit N, then
-//     per element adds D(x) and rounds N (Frame); otherwise (the warps that
-//     see a new largest magnitude, Inf or NaN: a few per scan) the lanes'
-//     own states are scanned as states and every element goes through the
-//     accumulator and Rfa::convert_fast.
+//     per element adds D(x) and rounds N (Frame); otherwise (the few warps
+//     that raise the largest magnitude - the first one always - and every
+//     warp from the first Inf or NaN on) the lanes' own states are scanned
+//     as states and every element goes through the accumulator and
+//     Rfa::convert_fast.
 // Either way element i is the rounding of the exact value of the state of
 // x[0..i]: the bits do not depend on the tile shape.  carry_in: the state
 // before element 0 (tile 0's prefix); carry_out receives the state of
