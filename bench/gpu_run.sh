@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|profile-scan|tune-transpose|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-scan|tune-rfa-scan|profile-scan|tune-transpose|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -57,6 +57,9 @@ for step in $steps; do
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/profile_scan.cu -o /tmp/profile_scan && /tmp/profile_scan | tee "$OUT/profile-scan.log" ;;
     tune-scan)
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_scan.cu -o /tmp/tune_scan && /tmp/tune_scan | tee "$OUT/tune-scan.log" ;;
+    tune-rfa-scan)  # CUB's run_to_run scan needs CCCL 3.5: the nvidia-cuda-cccl wheel's headers
+           CCCL=$(python3 -c "import site, glob; print(sorted(g for p in site.getsitepackages() + [site.getusersitepackages()] for g in glob.glob(p + '/nvidia/cu*/include/cccl'))[-1])")
+           nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan | tee "$OUT/tune-rfa-scan.log" ;;
     tune-transpose)
            nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/tune_transpose && /tmp/tune_transpose | tee "$OUT/tune-transpose.log" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;

@@ -14,8 +14,10 @@
 // prefix.  The data: random in [-1, 1) (never zeros), and a positive
 // [0, 1) set whose large prefix sums take the fast path's wide rounding.
 // On the GPU machine (the CCCL 3.5 headers of the nvidia-cuda-cccl wheel):
-//   CCCL=$(python -c "import site, glob; print(sorted(glob.glob(site.getsitepackages()[0] + '/nvidia/cu*/include/cccl'))[-1])")
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/r && /tmp/r
+//   bash bench/gpu_run.sh tune-rfa-scan
+// which runs
+//   CCCL=$(python3 -c "import site, glob; print(sorted(g for p in site.getsitepackages() + [site.getusersitepackages()] for g in glob.glob(p + '/nvidia/cu*/include/cccl'))[-1])")
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -25,6 +27,9 @@
 #include <cub/device/device_scan.cuh>
 
 #include "cub_env.cuh"
+#ifndef GP_CUB_ENV
+#error "CUB's run_to_run scan needs CCCL 3.5 or newer: -I the nvidia-cuda-cccl wheel's include/cccl (see the header)"
+#endif
 #include "scan/decoupled_lookback.cuh"
 #include "scan/reproducible.cuh"
 
