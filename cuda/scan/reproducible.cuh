@@ -287,6 +287,15 @@ struct Exact {
             b = Bits(mant);
         return rfa::bits_of<T>(neg ? Bits(b | R::SIGN) : b);
     }
+    // The flags x adds to a state (rfa.cuh, SPECIAL VALUES), and the value
+    // of a state with flags fl != 0 (Rfa::convert's: the counts do not matter).
+    __device__ static unsigned flag_of(T x) {
+        return x != x ? unsigned(rfa::NAN_SEEN) : x - x == x - x ? 0u : x > T(0) ? unsigned(rfa::POS_INF) : unsigned(rfa::NEG_INF);
+    }
+    __device__ static T special(unsigned fl) {
+        const bool nan = (fl & rfa::NAN_SEEN) || ((fl & rfa::POS_INF) && (fl & rfa::NEG_INF));
+        return rfa::bits_of<T>(nan ? Bits(INF | (Bits(1) << (P - 2))) : (fl & rfa::POS_INF) ? INF : Bits(INF | R::SIGN));
+    }
     // 2^e for a normal exponent e.
     __device__ static T pow2n(int e) { return rfa::bits_of<T>(Bits(Bits(e + BIAS) << (P - 1))); }
     // RNE_P(N) as a T times 2^sh, for any N: the top 64 bits of |N|, the
@@ -393,10 +402,11 @@ __device__ inline void raise_bins(B (&b)[3], int d) {
 //  4. fast path (step 2's counts are valid: the state before the warp has a
 //     top bin at least the warp's, no Inf or NaN): each thread adds the
 //     state before the warp and its lanes' counts into one 128-bit N, then
-//     per element adds D(x) and rounds N (Frame); otherwise (the few warps
-//     that raise the largest magnitude - the first one always - and every
-//     warp from the first Inf or NaN on) the lanes' own states are scanned
-//     as states and every element goes through the accumulator and
+//     per element adds D(x) and rounds N (Frame); after an Inf or NaN every
+//     element is Inf or NaN, from the flags alone; otherwise (the few warps
+//     that raise the largest magnitude - the first one always - and the one
+//     with the first Inf or NaN) the lanes' own states are scanned as
+//     states and every element goes through the accumulator and
 //     Rfa::convert_fast.
 // Either way element i is the rounding of the exact value of the state of
 // x[0..i]: the bits do not depend on the tile shape.  carry_in: the state
@@ -491,6 +501,9 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
             for (int k = 0; k < K; ++k) tot.bin[k] = inc[k];
             warp_total[warp] = tot;
         }
+        C lower_lanes[K];  // the counts of the lanes before this one
+#pragma unroll
+        for (int k = 0; k < K; ++k) lower_lanes[k] = inc[k] - cnt[k];
         __syncthreads();
 
         // 3. the warps' totals, the tile's prefix (warp 0)
@@ -526,7 +539,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
             Acc y[ITEMS];
             int64_t b[K];
 #pragma unroll
-            for (int k = 0; k < K; ++k) b[k] = int64_t(inc[k] - cnt[k]);  // the lanes before this one
+            for (int k = 0; k < K; ++k) b[k] = int64_t(lower_lanes[k]);
             raise_bins(b, before.index - jw);
 #pragma unroll
             for (int k = 0; k < K; ++k) b[k] += before.bin[k];
@@ -541,6 +554,21 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
                 last = z;
             }
             scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
+        } else if (before.flags != 0) {  // an Inf or NaN before the warp: every element is one, by its flags alone
+            unsigned mine = own.flags;
+#pragma unroll
+            for (int d = 1; d < WARP; d <<= 1) {
+                const unsigned o = __shfl_up_sync(FULL_MASK, mine, d);
+                if (lane >= d) mine |= o;
+            }
+            unsigned fl = __shfl_up_sync(FULL_MASK, mine, 1);
+            fl = before.flags | (lane == 0 ? 0u : fl);
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) {
+                const unsigned was = fl;
+                fl |= X::flag_of(x[k]);
+                if (first + k < n) out[first + k] = X::special(inclusive ? fl : was);
+            }
         } else {  // warp-uniform; a loop over the items read again, so that it costs no registers
             const State<Acc> mine = warp_inclusive(own, lane);
             State<Acc> lanes = shfl_up_state(mine, 1);
