@@ -148,7 +148,7 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 row("decoupled_lookback (auto)", c, c.auto_ms, "run_to_run");
                 row("cub run_to_run", c, c.cub_ms, "run_to_run");
             }
-            candidate<Stepwise>("stepwise (old kernel)", c, true);
+            candidate<Stepwise>("scan_rfa_stepwise", c, true);
             if (lg == 20 && !pos) {  // the host's sums of a few prefixes
                 int bad = 0;
                 for (int64_t i : {int64_t(0), int64_t(1), int64_t(4095), int64_t(4096), int64_t(77777), c.n - 1}) {
