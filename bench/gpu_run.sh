@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-axis|tune-scan|profile-scan|tune-transpose|tune-nd|tune-rfa|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-axis|tune-scan|tune-rfa-scan|profile-scan|tune-transpose|tune-nd|tune-rfa|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -25,6 +25,15 @@ if ! GPUPRIMS_CUDA_ARCH=${GPUPRIMS_CUDA_ARCH:-90} python3 -m pip install --no-bu
   tail -40 "$OUT/build.log"; exit 1
 fi
 echo "built in $(( $(date +%s) - t0 )) s; $(grep -o 'the CUB baselines: .*' "$OUT/build.log" | head -1)"
+# bench/SRC.cu built for sm_90 (further nvcc flags after LOG) and run, its output also in $OUT/LOG.log.
+tune_prog() {
+  local src=$1 log=$2; shift 2
+  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda "$@" "bench/$src.cu" -o "/tmp/$src" && "/tmp/$src" | tee "$OUT/$log.log"
+}
+# The CCCL 3.5 headers of the installed nvidia-cuda-cccl wheel (CUB's determinism requirements).
+cccl_include() {
+  python3 -c "import sys, glob; print(sorted(g for p in sys.path for g in glob.glob(p + '/nvidia/cu*/include/cccl'))[-1])"
+}
 rc=0
 for step in $steps; do
   echo "== $step"
@@ -52,20 +61,14 @@ for step in $steps; do
         echo "$tool: exit $r; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong|all results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
         [ $r -eq 0 ] || rc=1
       done ;;
-    tune)  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune_reduce && /tmp/tune_reduce | tee "$OUT/tune-reduce.log" ;;
-    profile-scan)
-           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/profile_scan.cu -o /tmp/profile_scan && /tmp/profile_scan | tee "$OUT/profile-scan.log" ;;
-    tune-axis)
-           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_axis.cu -o /tmp/tune_axis && /tmp/tune_axis | tee "$OUT/tune-axis.log" ;;
-    tune-scan)
-           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_scan.cu -o /tmp/tune_scan && /tmp/tune_scan | tee "$OUT/tune-scan.log" ;;
-    tune-transpose)
-           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_transpose.cu -lcublas -o /tmp/tune_transpose && /tmp/tune_transpose | tee "$OUT/tune-transpose.log" ;;
-    tune-nd)
-           nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_nd.cu -o /tmp/tune_nd && /tmp/tune_nd | tee "$OUT/tune-nd.log" ;;
-    tune-rfa)  # the CCCL 3.5 headers of the carried wheel, for CUB's gpu_to_gpu reduce
-           CCCL=$(python3 -c "import sys,glob; print(sorted(g for p in sys.path for g in glob.glob(p+'/nvidia/cu*/include/cccl'))[-1])")
-           nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa.cu -o /tmp/tune_rfa && /tmp/tune_rfa | tee "$OUT/tune-rfa.log" ;;
+    tune)  tune_prog tune_reduce tune-reduce ;;
+    profile-scan) tune_prog profile_scan profile-scan ;;
+    tune-axis) tune_prog tune_axis tune-axis ;;
+    tune-scan) tune_prog tune_scan tune-scan ;;
+    tune-rfa-scan) tune_prog tune_rfa_scan tune-rfa-scan -I"$(cccl_include)" ;;
+    tune-transpose) tune_prog tune_transpose tune-transpose -lcublas ;;
+    tune-nd) tune_prog tune_nd tune-nd ;;
+    tune-rfa) tune_prog tune_rfa tune-rfa -I"$(cccl_include)" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-scan) python3 bench/bench_scan.py 2>&1 | tee "$OUT/bench-scan.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-scan-wide) python3 bench/bench_scan.py wide 2>&1 | tee "$OUT/bench-scan-wide.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;

@@ -536,3 +536,46 @@ def test_a_carry_in_state_is_refused_where_it_means_nothing(backend):
     with pytest.raises(ValueError, match="carry-in"):
         _core.call("scan", row.index, d.ptr, o.ptr, (600, f, f, _core.ops().index("sum"), True, None, -1,
                                                      carry.ptr))
+
+
+def rounding_paths(kind, n, dtype, rng):
+    """Data whose prefix sums take each way the 1-D scan rounds an element
+    (cuda/scan/reproducible.cuh, Frame::round): float32 counts beyond 64
+    bits (float64's need some 2^28 elements), sums that overflow to Inf,
+    subnormal sums after a cancellation (float32's only below the fast
+    path's bins), and top bins that grow (or never grow) along the array."""
+    finfo = np.finfo(dtype)
+    u = rng.uniform(0.5, 1.0, n)
+    if kind == "bin_top":  # near the top of bin 7 (float32) / 41 (float64)
+        return (u * (2.0 ** 18 if dtype == np.float32 else 2.0 ** 15)).astype(dtype)
+    if kind == "overflow":
+        return (u * float(finfo.max) / 8).astype(dtype)
+    if kind == "subnormal":
+        x = (rng.integers(-40, 41, n) * float(finfo.smallest_subnormal)).astype(dtype)
+        # the largest magnitude low enough that bin 0 (the subnormals') stays kept
+        big = dtype(2.0 ** -90 if dtype == np.float32 else 2.0 ** -1000)
+        for i in (0, n // 2):
+            x[i], x[i + 3] = big, -big
+        return x
+    mags = np.sort(np.abs(random_array(n, dtype, seed=n)) * 10.0 ** rng.uniform(-12, 12, n)).astype(dtype)
+    return mags if kind == "increasing" else mags[::-1].copy()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kind", ["bin_top", "overflow", "subnormal", "increasing", "decreasing"])
+def test_scan_rounding_paths(dtype, kind, backend):
+    n = 9001  # two tiles and a part, for every tile shape
+    rng = np.random.default_rng(19)
+    x = rounding_paths(kind, n, dtype, rng)
+    assert np.count_nonzero(x) > n // 2
+    before = x.copy()
+    inc, exc = g2g_scan(x), g2g_scan(x, inclusive=False)
+    check_prefixes(x, inc, exc, rng)
+    for i in range(0, n, 97):  # warp and thread boundaries of any shape, densely
+        assert bits(inc[i]) == bits(R.rfa_sum(x[:i + 1])), i
+    if kind == "overflow":
+        assert np.isinf(inc[-1]) and np.isfinite(inc[0])
+    if kind == "subnormal":
+        tiny = np.abs(inc) < np.finfo(dtype).tiny
+        assert np.count_nonzero(tiny & (inc != 0)) > n // 4
+    assert bits(x) == bits(before)

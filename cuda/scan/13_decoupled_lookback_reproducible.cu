@@ -19,9 +19,14 @@
 // "gpu_to_gpu") - the same on every GPU, grid (GPUPRIMS_TEST_GRID), chunking
 // of a host array (the pipeline carries the state, gp_scan_args.carry_in)
 // and on the emulator.  The price: two passes over the tile in registers
-// (deposit for the tile's state; deposit and round for every element), a
-// scan of 32-byte states across the block, and a look-back of 32-byte
-// states.  Integer sums, min and max are exact in any order and run step 5.
+// (the deposits into bins for the tile's state; then, per element, its
+// exact value as one 128-bit integer and one correctly rounded conversion),
+// and a look-back of 32-byte states.  What keeps it cheap: the bins are
+// exact integers, so where the prefix of a warp already holds the warp's
+// largest magnitude (all warps but the few that raise it), the warp's
+// states are plain integer counts at one bin index - scanned as integers,
+// no per-element state, no renormalization (reproducible.cuh, scan_rfa).
+// Integer sums, min and max are exact in any order and run step 5.
 // Assumes: the input aligned to its element size.
 #include "reproducible.cuh"
 
@@ -35,5 +40,5 @@ cudaError_t gp_scan_decoupled_lookback_reproducible(gp_scan_args *a) {
 }
 
 // The main kernel, float32 sum, for gpuprims.occupancy.
-GP_KERNEL_OF(gp_scan_decoupled_lookback_reproducible_kernel, scanrep::scan_rfa<float, float>)
+GP_KERNEL_OF(gp_scan_decoupled_lookback_reproducible_kernel, scanrep::scan_rfa<scanrep::Shape, float, float>)
 GP_NAMESPACE_END

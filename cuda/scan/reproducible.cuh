@@ -42,32 +42,28 @@ inline bool float_sum(const gp_scan_args &a) {
 }
 
 // ------------------------------------------------------- states in a warp
+// A state through a warp shuffle: `shfl` is the shuffle (up, xor or from a
+// lane) applied to each of the state's words.
+template <class Acc, class Shfl>
+__device__ inline State<Acc> shfl_state(const State<Acc> &s, Shfl shfl) {
+    State<Acc> r;
+    r.index = shfl(s.index);
+    r.flags = shfl(s.flags);
+#pragma unroll
+    for (int k = 0; k < State<Acc>::K; ++k) r.bin[k] = int64_t(shfl((long long)s.bin[k]));
+    return r;
+}
 template <class Acc>
 __device__ inline State<Acc> shfl_up_state(const State<Acc> &s, int delta) {
-    State<Acc> r;
-    r.index = __shfl_up_sync(FULL_MASK, s.index, delta);
-    r.flags = __shfl_up_sync(FULL_MASK, s.flags, delta);
-#pragma unroll
-    for (int k = 0; k < State<Acc>::K; ++k) r.bin[k] = __shfl_up_sync(FULL_MASK, (long long)s.bin[k], delta);
-    return r;
+    return shfl_state(s, [delta](auto v) { return __shfl_up_sync(FULL_MASK, v, delta); });
 }
 template <class Acc>
 __device__ inline State<Acc> shfl_xor_state(const State<Acc> &s, int mask) {
-    State<Acc> r;
-    r.index = __shfl_xor_sync(FULL_MASK, s.index, mask);
-    r.flags = __shfl_xor_sync(FULL_MASK, s.flags, mask);
-#pragma unroll
-    for (int k = 0; k < State<Acc>::K; ++k) r.bin[k] = __shfl_xor_sync(FULL_MASK, (long long)s.bin[k], mask);
-    return r;
+    return shfl_state(s, [mask](auto v) { return __shfl_xor_sync(FULL_MASK, v, mask); });
 }
 template <class Acc>
-__device__ inline State<Acc> shfl_state(const State<Acc> &s, int src) {
-    State<Acc> r;
-    r.index = __shfl_sync(FULL_MASK, s.index, src);
-    r.flags = __shfl_sync(FULL_MASK, s.flags, src);
-#pragma unroll
-    for (int k = 0; k < State<Acc>::K; ++k) r.bin[k] = __shfl_sync(FULL_MASK, (long long)s.bin[k], src);
-    return r;
+__device__ inline State<Acc> shfl_from_state(const State<Acc> &s, int src) {
+    return shfl_state(s, [src](auto v) { return __shfl_sync(FULL_MASK, v, src); });
 }
 // Inclusive scan of the lanes' states (Hillis-Steele over the warp).
 template <class Acc>
@@ -166,36 +162,441 @@ __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int
         const unsigned incl = __ballot_sync(FULL_MASK, f == 2u);
         const int stop = incl ? __ffs(int(incl)) - 1 : WARP - 1;
         if (lane <= stop && p >= 0) v = TileStates<Acc>::load(f == 2u ? ts.inc + p : ts.agg + p);
-        run = rfa::Rfa<Acc>::merge(run, warp_all(v));
+        // the nearest tile had its inclusive prefix: lane 0's state is all there is
+        run = rfa::Rfa<Acc>::merge(run, stop == 0 ? shfl_from_state(v, 0) : warp_all(v));
         if (incl) return run;
     }
 }
 
+// ----------------------------------------------- the fast path's integers
+// Where every element a warp scans has the same top bin J - the state
+// before the warp already holds a magnitude at least as large as any of the
+// warp's, and no Inf or NaN is about - the state of each of its elements is
+// the state before the warp plus deposits at J, and its exact value is
+// N u_m (m = J - K + 1, u_m the lowest kept quantum) for an integer N: the
+// counts of the bins before, bin[0] 2^(2W) + bin[1] 2^W + bin[2], plus one
+// term D(x) = RNE_m(x) / u_m for each element (rfa.cuh, "WHICH BINS": the
+// kept part of a deposit at J is x rounded to a multiple of u_m, ties to
+// even).  So an element costs one conversion of x to D, one 128-bit
+// addition and one rounding of N u_m to T - the rounding of the value that
+// Rfa::convert rounds, so the same bits.  |N| < 2^117 (rfa.cuh, "LIMITS").
+using I128 = __int128;
+using U128 = unsigned __int128;
+
+template <class T> __device__ inline int64_t round_to_ll(T v);  // to nearest, ties to even
+template <> __device__ inline int64_t round_to_ll<float>(float v) {
+#ifdef __CUDA_ARCH__
+    return __float2ll_rn(v);
+#else
+    return llrintf(v);  // the default rounding mode: to nearest even
+#endif
+}
+template <> __device__ inline int64_t round_to_ll<double>(double v) {
+#ifdef __CUDA_ARCH__
+    return __double2ll_rn(v);
+#else
+    return llrint(v);
+#endif
+}
+template <class T> __device__ inline T from_ll(long long v);  // rounded to nearest even
+template <class T> __device__ inline T from_ull(unsigned long long v);
+#ifdef __CUDA_ARCH__
+template <> __device__ inline float from_ll<float>(long long v) { return __ll2float_rn(v); }
+template <> __device__ inline double from_ll<double>(long long v) { return __ll2double_rn(v); }
+template <> __device__ inline float from_ull<float>(unsigned long long v) { return __ull2float_rn(v); }
+template <> __device__ inline double from_ull<double>(unsigned long long v) { return __ull2double_rn(v); }
+#else
+template <> __device__ inline float from_ll<float>(long long v) { return float(v); }
+template <> __device__ inline double from_ll<double>(long long v) { return double(v); }
+template <> __device__ inline float from_ull<float>(unsigned long long v) { return float(v); }
+template <> __device__ inline double from_ull<double>(unsigned long long v) { return double(v); }
+#endif
+
+// The largest value over the warp / the OR of the lanes' values.
+__device__ inline int warp_max(int v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(FULL_MASK, v);
+#else
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1) {
+        const int o = __shfl_xor_sync(FULL_MASK, v, m);
+        v = o > v ? o : v;
+    }
+    return v;
+#endif
+}
+__device__ inline unsigned warp_or(unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_or_sync(FULL_MASK, v);
+#else
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1) v |= __shfl_xor_sync(FULL_MASK, v, m);
+    return v;
+#endif
+}
+
+template <class T>
+struct Exact {
+    using R = rfa::Rfa<T>;
+    using Bits = typename R::Bits;
+    static constexpr int P = R::P, W = R::W, K = R::K, E0 = R::E0, EMAX = R::EMAX, BIAS = R::BIAS;
+    static_assert(K == 3, "three bins");
+    static constexpr Bits INF = Bits(EMAX + BIAS) << (P - 1);  // bits of +Inf: |x| bits below it are finite
+    // The smallest J whose 2^-e (e the exponent of u_m) is a normal T, so
+    // that D(x) of float is one multiplication and one conversion.
+    static constexpr int J_FAST = sizeof(T) == 4 ? K - 1 + (-E0 - (EMAX - 1) + W - 1) / W : R::J_MIN;
+
+    // Rfa::index_from(J_MIN, x) from the bits a of a finite |x|, without
+    // a loop: with t = ceil(log2 |x|), |x| <= 2^(E0 + jW + W - 1) holds for
+    // j >= (t - E0 - W + 1) / W, which rounded up is floor((t - E0) / W).
+    __device__ static int index_of(Bits a) {
+        const int be = int(a >> (P - 1));
+        if (be == 0) return R::J_MIN;  // zero or subnormal: below bin J_MIN's limit
+        const int t = be - BIAS + ((a & ((Bits(1) << (P - 1)) - 1)) != 0 ? 1 : 0);
+        const int j = (t - E0) / W;  // t - E0 > 0 for every normal number
+        return j > R::J_MIN ? j : R::J_MIN;
+    }
+    // N of the bins of a state (in units of its lowest kept quantum).
+    __device__ static I128 count(const int64_t (&bin)[K]) {
+        return I128(bin[0]) * (I128(1) << (2 * W)) + I128(bin[1]) * (I128(1) << W) + I128(bin[2]);
+    }
+    // N 2^e rounded to nearest even: the tail of Rfa::convert_fast, for the
+    // rare results the fast rounding leaves (subnormal ones).
+    __device__ static T round_exact(I128 N, int e_lsb) {
+        const bool neg = N < 0;
+        const U128 u = neg ? U128(0) - U128(N) : U128(N);
+        const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
+        if ((hi | lo) == 0) return T(0);
+        const int top = hi ? 127 - rfa::clz64(hi) : 63 - rfa::clz64(lo);
+        int q = top + e_lsb - (P - 1) > E0 ? top + e_lsb - (P - 1) : E0;  // exponent of the result's ulp
+        const int sh = q - e_lsb;
+        uint64_t mant;
+        if (sh <= 0) {
+            mant = lo << -sh;
+        } else {
+            mant = uint64_t(u >> sh);
+            const bool half = (u >> (sh - 1)) & 1;
+            const bool sticky = (u & ((U128(1) << (sh - 1)) - 1)) != 0;
+            if (half && (sticky || (mant & 1))) ++mant;
+            if (mant == (uint64_t(1) << P)) mant >>= 1, ++q;
+        }
+        Bits b;
+        if (mant >= (uint64_t(1) << (P - 1)))
+            b = q + P - 1 >= EMAX ? INF : (Bits(q + P - 1 + BIAS) << (P - 1)) | Bits(mant - (uint64_t(1) << (P - 1)));
+        else
+            b = Bits(mant);
+        return rfa::bits_of<T>(neg ? Bits(b | R::SIGN) : b);
+    }
+    // The flags x adds to a state (rfa.cuh, SPECIAL VALUES), and the value
+    // of a state with flags fl != 0 (Rfa::convert's: the counts do not matter).
+    __device__ static unsigned flag_of(T x) {
+        return x != x ? unsigned(rfa::NAN_SEEN) : x - x == x - x ? 0u : x > T(0) ? unsigned(rfa::POS_INF) : unsigned(rfa::NEG_INF);
+    }
+    __device__ static T special(unsigned fl) {
+        const bool nan = (fl & rfa::NAN_SEEN) || ((fl & rfa::POS_INF) && (fl & rfa::NEG_INF));
+        return rfa::bits_of<T>(nan ? Bits(INF | (Bits(1) << (P - 2))) : (fl & rfa::POS_INF) ? INF : Bits(INF | R::SIGN));
+    }
+    // 2^e for a normal exponent e.
+    __device__ static T pow2n(int e) { return rfa::bits_of<T>(Bits(Bits(e + BIAS) << (P - 1))); }
+    // RNE_P(N) as a T times 2^sh, for any N: the top 64 bits of |N|, the
+    // bits below them ORed into the lowest (a sticky bit far below the
+    // rounding position), converted once.
+    __device__ static T wide(I128 N) {
+        const bool neg = N < 0;
+        const U128 u = neg ? U128(0) - U128(N) : U128(N);
+        const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
+        uint64_t w = lo;
+        int sh = 0;
+        if (hi != 0) {
+            const int lz = rfa::clz64(hi);
+            sh = 64 - lz;
+            w = (hi << lz) | ((lo >> 1) >> (63 - lz)) | uint64_t((lo << lz) != 0);
+        }
+        const T f = from_ull<T>(w) * pow2n(sh);  // exact: below 2^(117 + 1)
+        return neg ? -f : f;
+    }
+};
+
+// The per-thread constants of the fast path at top bin J.
+template <class T>
+struct Frame {
+    using X = Exact<T>;
+    using R = rfa::Rfa<T>;
+    static constexpr int W = X::W, K = X::K;
+    int e;     // the exponent of u_m
+    T s1, s2;  // 2^e = s1 s2, each normal and on the same side of 1 (so f s1 s2 is exact where it is normal)
+    T sx;      // float: 2^-e; double: 2^-(exponent of u_J), Rfa::scale(J)
+
+    __device__ explicit Frame(int j) {
+        e = X::E0 + (j - (K - 1)) * W;
+        const int a = e >> 1;  // floor(e / 2): a and e - a have e's sign
+        s1 = X::pow2n(a);
+        s2 = X::pow2n(e - a);
+        sx = sizeof(T) == 4 ? X::pow2n(-e) : R::scale(j);
+    }
+    // D(x) = RNE_m(x) / u_m, for |x| <= Rfa::limit(J).
+    __device__ I128 D(T x) const {
+        if constexpr (sizeof(T) == 4) {
+            return I128(round_to_ll<T>(x * sx));  // |x / u_m| <= 2^(3W - 1) = 2^62; an underflow is far below 1/2
+        } else {
+            // |x / u_m| reaches 2^77: bin J's count d0 first (rfa.cuh's
+            // deposit), then the exact remainder r (|r| <= u_J / 2) rounded to
+            // a multiple of u_m (d0 u_J is one: RNE_m(x) = d0 u_J + RNE_m(r)).
+            const T m0 = R::big(0);
+#ifdef __CUDA_ARCH__
+            const T t = rfa::fused(x, sx, m0);
+            const T r = rfa::fused(x, sx, -(t - m0));
+#else
+            const T xs = x * sx;
+            const T t = xs + m0;
+            const T r = xs - (t - m0);
+#endif
+            const int64_t d0 = int64_t(rfa::bits_of<uint64_t>(t) - rfa::bits_of<uint64_t>(m0));
+            return I128(d0) * (I128(1) << (2 * W)) + I128(round_to_ll<T>(r * X::pow2n(2 * W)));
+        }
+    }
+    // N u_m rounded to nearest even.
+    __device__ T round(I128 N) const {
+        T f;
+        if constexpr (sizeof(T) == 4) {
+            const int64_t lo = int64_t(N);
+            f = I128(lo) == N ? from_ll<T>(lo) : X::wide(N);  // one conversion where N fits 64 bits
+        } else {
+            // N = A 2^52 + B with 0 <= B < 2^52: where |A| < 2^53 both are
+            // doubles and one fused multiply-add rounds their sum once.
+            // (B as a double without a conversion: the bits of 2^52 + B, less 2^52.)
+            const int64_t A = int64_t(N >> 52);
+            const uint64_t B = uint64_t(N) & ((uint64_t(1) << 52) - 1);
+            const T b = rfa::bits_of<T>(B | rfa::bits_of<uint64_t>(X::pow2n(52))) - X::pow2n(52);
+            f = uint64_t(A + (int64_t(1) << 53)) < (uint64_t(1) << 54) ? rfa::fused(from_ll<T>(A), X::pow2n(52), b)
+                                                                        : X::wide(N);
+        }
+        const T y = f * s1 * s2;
+        // a subnormal result would be rounded twice: round it exactly
+        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS))) return X::round_exact(N, e);
+        return y;
+    }
+};
+
+// The bins of a state moved up by d >= 0 indices (the lowest fall off), for
+// any integer type of count.
+template <class B>
+__device__ inline void raise_bins(B (&b)[3], int d) {
+    b[2] = d == 0 ? b[2] : d == 1 ? b[1] : d == 2 ? b[0] : B(0);
+    b[1] = d == 0 ? b[1] : d == 1 ? b[0] : B(0);
+    b[0] = d == 0 ? b[0] : B(0);
+}
+
 // ---------------------------------------------------------- the 1-D kernel
 // Persistent blocks take tiles from a counter (in order, so a tile's
-// predecessors are taken by running blocks).  A tile: each thread loads
-// ITEMS consecutive elements and sums them into an accumulator (pass 1);
-// the block scans the threads' states (exclusive) and merges the tile's
-// aggregate; warp 0 publishes it, looks back for the tile's prefix and
-// publishes the inclusive prefix; then each thread starts from the prefix
-// state merged with its exclusive state and, element by element, deposits
-// and rounds (pass 2).  carry_in: the state before element 0 (tile 0's
-// prefix); carry_out receives the state of everything (the last tile's
-// inclusive prefix).
-struct Shape {
-    static constexpr int BLOCK = 256, ITEMS = 8, BLOCKS_PER_SM = 3;
+// predecessors are taken by running blocks).  A tile:
+//  1. each thread loads ITEMS consecutive elements and deposits them at its
+//     own top bin j (from the largest |x| of its items) into 3 counts; a
+//     thread with an Inf or NaN goes value by value (rfa::Acc::add);
+//  2. each warp moves its lanes' counts up to the warp's top bin (the
+//     largest j) and scans them as integers (exact: these are the warp's
+//     deposits at that bin); lane 31 has the warp's total state;
+//  3. warp 0 scans the warps' totals (states, exact merges), publishes the
+//     tile's aggregate, looks back for the tile's prefix, publishes the
+//     inclusive prefix and leaves each warp the state before it;
+//  4. fast path (step 2's counts are valid: the state before the warp has a
+//     top bin at least the warp's, no Inf or NaN): each thread adds the
+//     state before the warp and its lanes' counts into one 128-bit N, then
+//     per element adds D(x) and rounds N (Frame); after an Inf or NaN every
+//     element is Inf or NaN, from the flags alone; otherwise (the few warps
+//     that raise the largest magnitude - the first one always - and the one
+//     with the first Inf or NaN) the lanes' own states are scanned as
+//     states and every element goes through the accumulator and
+//     Rfa::convert_fast.
+// Either way element i is the rounding of the exact value of the state of
+// x[0..i]: the bits do not depend on the tile shape.  carry_in: the state
+// before element 0 (tile 0's prefix); carry_out receives the state of
+// everything (the last tile's inclusive prefix).
+template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_>
+struct TileShape {
+    static constexpr int BLOCK = BLOCK_, ITEMS = ITEMS_, BLOCKS_PER_SM = BLOCKS_PER_SM_;
     static constexpr int TILE = BLOCK * ITEMS;
 };
-// 8-byte accumulators: 2 blocks an SM (at 3, ptxas -v for sm_90 caps them at
-// 80 registers and they spill).
-template <class Acc>
-constexpr int blocks_per_sm() { return sizeof(Acc) == 4 ? Shape::BLOCKS_PER_SM : 2; }
+// float: 16 items a thread (64 bytes of loads in flight each); double: 8,
+// 2 blocks an SM (ptxas -v for sm_90: no spills at these bounds).
+using Shape = TileShape<256, 16, 3>;  // float's (the registry shows its block size)
+template <class Acc> struct ShapeOf;
+template <> struct ShapeOf<float> { using type = Shape; };
+template <> struct ShapeOf<double> { using type = TileShape<256, 8, 2>; };
 
-template <class In, class Acc>
-__global__ void __launch_bounds__(Shape::BLOCK, blocks_per_sm<Acc>())
+template <class Acc> struct CountOf;  // a warp's sum of deposit counts at one bin fits it
+template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 16 items x 2^20
+template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 8 items x 2^25 > 2^31
+
+template <class Sh, class In, class Acc>
+__global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
 scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in, bool vec_out,
          unsigned *counter, TileStates<Acc> ts, int64_t tiles, const State<Acc> *carry_in, State<Acc> *carry_out) {
-    constexpr int BLOCK = Shape::BLOCK, ITEMS = Shape::ITEMS, WARPS = BLOCK / WARP;
+    constexpr int BLOCK = Sh::BLOCK, ITEMS = Sh::ITEMS, WARPS = BLOCK / WARP, K = 3;
+    using R = rfa::Rfa<Acc>;
+    using X = Exact<Acc>;
+    using Bits = typename R::Bits;
+    using C = typename CountOf<Acc>::type;
+    static_assert(sizeof(C) == 8 || (int64_t(WARP) * ITEMS << (X::W - 1)) < (int64_t(1) << 31), "warp counts fit");
+    __shared__ State<Acc> warp_total[WARPS];
+    __shared__ State<Acc> warp_before[WARPS];
+    __shared__ unsigned long long taken;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+
+    for (;;) {
+        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
+        __syncthreads();
+        const int64_t t = int64_t(taken);
+        if (t >= tiles) break;
+        const int64_t first = t * Sh::TILE + int64_t(threadIdx.x) * ITEMS;
+        Acc x[ITEMS];
+        scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
+
+        // 1. the thread's state: top bin j, flags, counts
+        Bits amax = 0;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const Bits a = rfa::bits_of<Bits>(x[k]) & ~R::SIGN;  // as integers, in the order of |x|; Inf, NaN above
+            amax = a > amax ? a : amax;
+        }
+        State<Acc> own;
+        {
+            rfa::Acc<Acc> a;
+            if (amax < X::INF) {
+                State<Acc> at = R::identity();
+                at.index = X::index_of(amax);
+                a.load(at);
+#pragma unroll
+                for (int k = 0; k < ITEMS; ++k) a.deposit(x[k]);
+                a.counted(ITEMS, ITEMS);
+            } else {  // an Inf or NaN: value by value, read again (a loop, not ITEMS copies of Acc::add)
+#pragma unroll 1
+                for (int64_t i = first; i < first + ITEMS && i < n; ++i) a.add(Acc(in[i]));
+            }
+            own = a.state();
+        }
+
+        // 2. the warp's counts at its top bin, scanned
+        const int jw = warp_max(own.index);
+        const unsigned wflags = warp_or(own.flags);
+        C cnt[K], inc[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) cnt[k] = C(own.bin[k]);
+        raise_bins(cnt, jw - own.index);
+#pragma unroll
+        for (int k = 0; k < K; ++k) inc[k] = cnt[k];
+#pragma unroll
+        for (int d = 1; d < WARP; d <<= 1) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const C y = __shfl_up_sync(FULL_MASK, inc[k], d);
+                if (lane >= d) inc[k] += y;
+            }
+        }
+        if (lane == WARP - 1) {
+            State<Acc> tot;
+            tot.index = jw;
+            tot.flags = wflags;
+#pragma unroll
+            for (int k = 0; k < K; ++k) tot.bin[k] = inc[k];
+            warp_total[warp] = tot;
+        }
+        C lower_lanes[K];  // the counts of the lanes before this one
+#pragma unroll
+        for (int k = 0; k < K; ++k) lower_lanes[k] = inc[k] - cnt[k];
+        __syncthreads();
+
+        // 3. the warps' totals, the tile's prefix (warp 0)
+        if (warp == 0) {
+            State<Acc> v = lane < WARPS ? warp_total[lane] : R::identity();
+#pragma unroll
+            for (int d = 1; d < WARPS; d <<= 1) {
+                const State<Acc> y = shfl_up_state(v, d);
+                if (lane >= d) v = R::merge(y, v);
+            }
+            const State<Acc> agg = shfl_from_state(v, WARPS - 1);
+            State<Acc> lower = shfl_up_state(v, 1);
+            if (lane == 0) lower = R::identity();
+            State<Acc> prefix = R::identity();
+            if (t == 0) {
+                if (carry_in != nullptr) prefix = *carry_in;
+            } else {
+                if (lane == 0) ts.publish(t, agg, 1u);
+                prefix = look_back(ts, t, lane);
+            }
+            if (lane == 0) {
+                const State<Acc> all = R::merge(prefix, agg);
+                ts.publish(t, all, 2u);
+                if (carry_out != nullptr && t == tiles - 1) *carry_out = all;
+            }
+            if (lane < WARPS) warp_before[lane] = R::merge(prefix, lower);
+        }
+        __syncthreads();
+
+        // 4. every element's state, rounded
+        const State<Acc> before = warp_before[warp];
+        if (before.flags == 0 && wflags == 0 && before.index >= jw && before.index >= X::J_FAST) {
+            Acc y[ITEMS];
+            int64_t b[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) b[k] = int64_t(lower_lanes[k]);
+            raise_bins(b, before.index - jw);
+#pragma unroll
+            for (int k = 0; k < K; ++k) b[k] += before.bin[k];
+            const Frame<Acc> f(before.index);
+            I128 N = X::count(b);
+            Acc last = inclusive ? Acc(0) : f.round(N);  // the exclusive scan's element: the rounding before
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) {
+                N += f.D(x[k]);
+                const Acc z = f.round(N);
+                y[k] = inclusive ? z : last;
+                last = z;
+            }
+            scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
+        } else if (before.flags != 0) {  // an Inf or NaN before the warp: every element is one, by its flags alone
+            unsigned mine = own.flags;
+#pragma unroll
+            for (int d = 1; d < WARP; d <<= 1) {
+                const unsigned o = __shfl_up_sync(FULL_MASK, mine, d);
+                if (lane >= d) mine |= o;
+            }
+            unsigned fl = __shfl_up_sync(FULL_MASK, mine, 1);
+            fl = before.flags | (lane == 0 ? 0u : fl);
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) {
+                const unsigned was = fl;
+                fl |= X::flag_of(x[k]);
+                if (first + k < n) out[first + k] = X::special(inclusive ? fl : was);
+            }
+        } else {  // warp-uniform; a loop over the items read again, so that it costs no registers
+            const State<Acc> mine = warp_inclusive(own, lane);
+            State<Acc> lanes = shfl_up_state(mine, 1);
+            if (lane == 0) lanes = R::identity();
+            rfa::Acc<Acc> b;
+            b.load(R::merge(before, lanes));
+#pragma unroll 1
+            for (int64_t i = first; i < first + ITEMS && i < n; ++i) {
+                if (!inclusive) out[i] = R::convert_fast(b.state());
+                b.add(Acc(in[i]));
+                if (inclusive) out[i] = R::convert_fast(b.state());
+            }
+        }
+        __syncthreads();  // warp_total, warp_before and taken are reused
+    }
+}
+
+// The same scan element by element: pass 1 sums each thread's items into
+// an accumulator, the block scans the threads' states, and pass 2 deposits
+// every element into the thread's running state and rounds it
+// (Rfa::convert_fast).  The direct form of the definition, kept for the
+// tuning program (bench/tune_rfa_scan.cu) to compare bits and times with.
+template <class In, class Acc>
+__global__ void __launch_bounds__(256, sizeof(Acc) == 4 ? 3 : 2)
+scan_rfa_stepwise(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in,
+                  bool vec_out, unsigned *counter, TileStates<Acc> ts, int64_t tiles, const State<Acc> *carry_in,
+                  State<Acc> *carry_out) {
+    constexpr int BLOCK = 256, ITEMS = 8, WARPS = BLOCK / WARP, TILE = BLOCK * ITEMS;
     using R = rfa::Rfa<Acc>;
     __shared__ State<Acc> warp_total[WARPS];
     __shared__ State<Acc> tile_prefix;
@@ -207,11 +608,10 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         __syncthreads();
         const int64_t t = int64_t(taken);
         if (t >= tiles) break;
-        const int64_t first = t * Shape::TILE + int64_t(threadIdx.x) * ITEMS;
+        const int64_t first = t * TILE + int64_t(threadIdx.x) * ITEMS;
         Acc x[ITEMS];
-        scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
+        scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);
 
-        // pass 1: the thread's state, the block's exclusive scan of them
         rfa::Acc<Acc> a;
         add_items(a, x);
         const State<Acc> mine = warp_inclusive(a.state(), lane);
@@ -227,7 +627,6 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         }
         before = R::merge(lower, before);
 
-        // the tile's prefix: look-back by warp 0
         if (warp == 0) {
             State<Acc> prefix = R::identity();
             if (t == 0) {
@@ -245,7 +644,6 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         }
         __syncthreads();
 
-        // pass 2: every element's state, rounded
         rfa::Acc<Acc> b;
         b.load(R::merge(tile_prefix, before));
         Acc y[ITEMS];
@@ -256,7 +654,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
             if (inclusive) y[k] = R::convert_fast(b.state());
         }
         scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
-        __syncthreads();  // warp_total, tile_prefix and taken are reused
+        __syncthreads();
     }
 }
 
@@ -268,9 +666,11 @@ struct ScanRep {
     static cudaError_t run(const gp_scan_args &) { return cudaErrorInvalidValue; }
 };
 
-template <class In, class Acc>
-struct ScanRepFloat {
-    static int64_t tiles(int64_t n) { return ceil_div<int64_t>(n, Shape::TILE); }
+// The launcher of scan_rfa with shape Sh (STEPWISE: of scan_rfa_stepwise,
+// whose shape is fixed).
+template <class Sh, class In, class Acc, bool STEPWISE = false>
+struct ScanRepWith {
+    static int64_t tiles(int64_t n) { return ceil_div<int64_t>(n, Sh::TILE); }
     static size_t scratch(int64_t n) { return 256 + TileStates<Acc>::bytes(tiles(n)); }
     static cudaError_t run(const gp_scan_args &a) {
         const int64_t nt = tiles(a.n);
@@ -278,14 +678,26 @@ struct ScanRepFloat {
         GP_TRY(cudaMemsetAsync(p, 0, 256 + TileStates<Acc>::zeroed_bytes(nt), a.stream));
         DeviceFacts d;
         GP_TRY(device_facts(d));
-        const int64_t grid = test_grid(std::min<int64_t>(nt, int64_t(d.sms) * blocks_per_sm<Acc>()));
-        GP_LAUNCH((scan_rfa<In, Acc>), unsigned(grid), Shape::BLOCK, 0, a.stream, static_cast<const In *>(a.in),
-                  static_cast<Acc *>(a.out), a.n, a.inclusive != 0, scan::aligned16<In>(a.in),
-                  scan::aligned16<Acc>(a.out), reinterpret_cast<unsigned *>(p), TileStates<Acc>(p + 256, nt), nt,
-                  static_cast<const State<Acc> *>(a.carry_in), static_cast<State<Acc> *>(a.carry_out));
+        const int64_t grid = test_grid(std::min<int64_t>(nt, int64_t(d.sms) * Sh::BLOCKS_PER_SM));
+        if constexpr (STEPWISE) {
+            GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream,
+                      static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0,
+                      scan::aligned16<In>(a.in), scan::aligned16<Acc>(a.out), reinterpret_cast<unsigned *>(p),
+                      TileStates<Acc>(p + 256, nt), nt, static_cast<const State<Acc> *>(a.carry_in),
+                      static_cast<State<Acc> *>(a.carry_out));
+        } else {
+            GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, static_cast<const In *>(a.in),
+                      static_cast<Acc *>(a.out), a.n, a.inclusive != 0, scan::aligned16<In>(a.in),
+                      scan::aligned16<Acc>(a.out), reinterpret_cast<unsigned *>(p), TileStates<Acc>(p + 256, nt), nt,
+                      static_cast<const State<Acc> *>(a.carry_in), static_cast<State<Acc> *>(a.carry_out));
+        }
         return cudaSuccess;
     }
 };
+template <class In, class Acc>
+using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>, In, Acc, true>;
+template <class In, class Acc>
+using ScanRepFloat = ScanRepWith<typename ShapeOf<Acc>::type, In, Acc>;
 template <class In> struct ScanRep<In, Sum<float>> : ScanRepFloat<In, float> {};
 template <class In> struct ScanRep<In, Sum<double>> : ScanRepFloat<In, double> {};
 
@@ -338,7 +750,7 @@ scan_rfa_groups(const In *__restrict__ in, Acc *__restrict__ out, seg::Layout L,
                 State<Acc> exc = shfl_up_state(inc, 1);
                 if (sub == 0) exc = R::identity();
                 if (here) out[P.out0 + k * P.out_step] = R::convert_fast(R::merge(run, inclusive ? inc : exc));
-                run = R::merge(run, shfl_state(inc, WARP - 1));
+                run = R::merge(run, shfl_from_state(inc, WARP - 1));
             }
         }
     }
