@@ -28,7 +28,7 @@ echo "built in $(( $(date +%s) - t0 )) s; $(grep -o 'the CUB baselines: .*' "$OU
 # bench/SRC.cu built for sm_90 (further nvcc flags after LOG) and run, its output also in $OUT/LOG.log.
 tune_prog() {
   local src=$1 log=$2; shift 2
-  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda "$@" "bench/$src.cu" -o "/tmp/$src" && "/tmp/$src" | tee "$OUT/$log.log"
+  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda "bench/$src.cu" "$@" -o "/tmp/$src" && "/tmp/$src" | tee "$OUT/$log.log"
 }
 # The CCCL 3.5 headers of the installed nvidia-cuda-cccl wheel (CUB's determinism requirements).
 cccl_include() {
