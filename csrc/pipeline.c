@@ -483,8 +483,10 @@ static int checkpoint(gp_run *r, int64_t chunk)
     stop = PyErr_CheckSignals() < 0;
     if (!stop && r->j->progress && r->total > 0) {
         double el = now_s() - r->t0, frac = (double)r->done / (double)r->total;
-        /* expected above progress_s (2 s) in all: show it */
-        if (r->shown || (frac > 0 && el / frac > ring.progress_s)) {
+        /* expected above progress_s (2 s) in all, judged after an eighth of
+         * it has passed (a first chunk slowed by the kernels' first load
+         * must not make a short call look long): show it */
+        if (r->shown || (frac > 0 && el >= ring.progress_s / 8 && el / frac > ring.progress_s)) {
             PySys_WriteStderr("\rgpuprims %s: %3d%% of %lld elements, %.1f s", r->j->fam->name,
                               (int)(100.0 * frac), (long long)r->total, el);
             r->shown = 1;
