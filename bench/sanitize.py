@@ -69,7 +69,12 @@ def scans():
 # (outer, n, inner) of the batched scans: short and long rows, columns over
 # several chunks, fewer columns than a warp; segment lengths with empty ones
 # and one over several tiles.
-BATCHED_SHAPES = [(3, 5000, 1), (40, 3, 70), (1, 300, 40), (2, 1025, 3), (5, 33, 1)]
+BATCHED_SHAPES = [(3, 5000, 1), (40, 3, 70), (1, 300, 40), (2, 1025, 3), (5, 33, 1),
+                  # the dense mappings of auto: rows of 4 and 64 floats, columns of a
+                  # power-of-two count, a few long rows
+                  (1, 9000, 4), (1, 3000, 64), (1, 4, 70000)]
+# The narrow inputs the rows flagged narrow_in read as they are.
+NARROW = ("bool", "int8", "uint8", "int16", "uint16", "uint32", "uint64", "float16")
 SEGMENT_LENGTHS = [0, 1, 31, 32, 33, 1025, 0, 9000, 2, 0, 4097, 5]
 
 
@@ -130,6 +135,22 @@ def reductions():
                         got = gpuprims.reduce(arr, op, variant=v.name)
                         want = getattr(np, op)(ref)
                         if not np.isclose(got, want, rtol=1e-4, atol=1e-3):
+                            print(f"WRONG {v.name} {op} {dtype} n={ref.size}: {got} != {want}")
+                            bad += 1
+        for dtype in NARROW if v.narrow_in else ():
+            for n in SIZES:
+                x = rng.integers(0, 2 if dtype == "bool" else 100, n)
+                x = (x / 1000 if dtype == "float16" else x).astype(dtype)  # float16 sums stay finite
+                d = gpuprims.to_device(x)
+                # from the second element: a head before the first 16-byte boundary
+                view = gpuprims.DeviceArray((n - 1,), x.dtype, _ptr=d.ptr + x.itemsize, _owner=d)
+                for op in ("sum", "min", "max"):
+                    for arr, ref in ((d, x), (view, x[1:])):
+                        if ref.size == 0:
+                            continue
+                        got = gpuprims.reduce(arr, op, variant=v.name)
+                        want = getattr(np, op)(ref.astype(np.float64))
+                        if not np.isclose(float(got), want, rtol=1e-2):
                             print(f"WRONG {v.name} {op} {dtype} n={ref.size}: {got} != {want}")
                             bad += 1
     return bad
