@@ -254,7 +254,8 @@ def main():
     if not narrow_only:
         overhead_table(parts, data)
     print(f"\n({time.perf_counter() - t0:.0f} s)")
-    return save_results("dtypes", info, date, parts, data)
+    # the narrow tables alone go to a file of their own, beside the whole script's
+    return save_results("dtypes-narrow" if narrow_only else "dtypes", info, date, parts, data)
 
 
 if __name__ == "__main__":
