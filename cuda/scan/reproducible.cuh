@@ -168,6 +168,30 @@ __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int
     }
 }
 
+// Warp 0's part of the chaining of tile t (agg: the tile's own state): the
+// state of everything before the tile (carry_in, or the identity, for the
+// first tile; else the look-back, after the tile's aggregate is published),
+// and the tile's inclusive state published for the tiles after it (and into
+// carry_out for the last tile).
+template <class Acc>
+__device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, int64_t tiles, int lane,
+                                         const State<Acc> &agg, const State<Acc> *carry_in,
+                                         State<Acc> *carry_out) {
+    State<Acc> prefix = rfa::Rfa<Acc>::identity();
+    if (t == 0) {
+        if (carry_in != nullptr) prefix = *carry_in;
+    } else {
+        if (lane == 0) ts.publish(t, agg, 1u);
+        prefix = look_back(ts, t, lane);
+    }
+    if (lane == 0) {
+        const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
+        ts.publish(t, inc, 2u);
+        if (carry_out != nullptr && t == tiles - 1) *carry_out = inc;
+    }
+    return prefix;
+}
+
 // ----------------------------------------------- the fast path's integers
 // Where every element a warp scans has the same top bin J - the state
 // before the warp already holds a magnitude at least as large as any of the
@@ -517,18 +541,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
             const State<Acc> agg = shfl_from_state(v, WARPS - 1);
             State<Acc> lower = shfl_up_state(v, 1);
             if (lane == 0) lower = R::identity();
-            State<Acc> prefix = R::identity();
-            if (t == 0) {
-                if (carry_in != nullptr) prefix = *carry_in;
-            } else {
-                if (lane == 0) ts.publish(t, agg, 1u);
-                prefix = look_back(ts, t, lane);
-            }
-            if (lane == 0) {
-                const State<Acc> all = R::merge(prefix, agg);
-                ts.publish(t, all, 2u);
-                if (carry_out != nullptr && t == tiles - 1) *carry_out = all;
-            }
+            const State<Acc> prefix = tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
             if (lane < WARPS) warp_before[lane] = R::merge(prefix, lower);
         }
         __syncthreads();
@@ -599,7 +612,7 @@ scan_rfa_stepwise(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, b
     constexpr int BLOCK = 256, ITEMS = 8, WARPS = BLOCK / WARP, TILE = BLOCK * ITEMS;
     using R = rfa::Rfa<Acc>;
     __shared__ State<Acc> warp_total[WARPS];
-    __shared__ State<Acc> tile_prefix;
+    __shared__ State<Acc> tile_before;
     __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 
@@ -628,24 +641,13 @@ scan_rfa_stepwise(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, b
         before = R::merge(lower, before);
 
         if (warp == 0) {
-            State<Acc> prefix = R::identity();
-            if (t == 0) {
-                if (carry_in != nullptr) prefix = *carry_in;
-            } else {
-                if (lane == 0) ts.publish(t, agg, 1u);
-                prefix = look_back(ts, t, lane);
-            }
-            if (lane == 0) {
-                const State<Acc> inc = R::merge(prefix, agg);
-                ts.publish(t, inc, 2u);
-                tile_prefix = prefix;
-                if (carry_out != nullptr && t == tiles - 1) *carry_out = inc;
-            }
+            const State<Acc> prefix = tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
+            if (lane == 0) tile_before = prefix;
         }
         __syncthreads();
 
         rfa::Acc<Acc> b;
-        b.load(R::merge(tile_prefix, before));
+        b.load(R::merge(tile_before, before));
         Acc y[ITEMS];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
