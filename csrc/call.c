@@ -228,10 +228,18 @@ static int validate(gp_job *j, PyObject *module, const char *family, int index, 
     }
     if (check_limits(j) < 0 || check_layout(j) < 0) /* first: the same error on every backend */
         return -1;
-    if (c->carry_in != NULL && (!(j->v->flags & GP_REPRODUCIBLE) || c->batched || c->op != GP_SUM ||
-                                (c->out_t != GP_FLOAT32 && c->out_t != GP_FLOAT64))) {
+    /* A carry-in: on a reproducible row, the device address of the rfa
+     * state of everything before x[0] (the kernels continue from it); on any
+     * other scan row, of one accumulator value that the host pipeline puts
+     * in front of the first chunk as it does each later chunk's carry. */
+    if (c->carry_in != NULL && (j->v->flags & GP_REPRODUCIBLE) &&
+        (c->batched || c->op != GP_SUM || (c->out_t != GP_FLOAT32 && c->out_t != GP_FLOAT64))) {
         PyErr_SetString(PyExc_ValueError, "a carry-in state is for a 1-D float sum scan on a reproducible "
                                           "row (determinism='gpu_to_gpu')");
+        return -1;
+    }
+    if (c->carry_in != NULL && !(j->v->flags & GP_REPRODUCIBLE) && (c->batched || timing)) {
+        PyErr_SetString(PyExc_ValueError, "a carry-in value is for an untimed 1-D scan of a NumPy array");
         return -1;
     }
     if (j->v->launch == NULL) {
@@ -457,6 +465,11 @@ PyObject *gp_call_py(PyObject *module, PyObject *args)
         return run_host(&j);
     if ((wanted = gp_pipeline_wanted(&j)) < 0) {
         release(&j);
+        return NULL;
+    }
+    if (!wanted && j.c.carry_in != NULL && !(j.v->flags & GP_REPRODUCIBLE)) { /* only the pipeline takes it */
+        release(&j);
+        PyErr_SetString(PyExc_ValueError, "a carry-in value is for a 1-D scan of a NumPy array");
         return NULL;
     }
     return wanted ? gp_pipeline_run(&j) : run_device(&j);

@@ -670,8 +670,8 @@ int gp_pipeline_wanted(gp_job *j)
         return 0;
     if (fam[0] != 'r' && (!j->has_out || c->out_n != c->n))
         return 0;
-    if (strided)
-        return 1;
+    if (strided || (c->carry_in != NULL && !(j->v->flags & GP_REPRODUCIBLE)))
+        return 1; /* a plain scan's carry-in value: run_scan puts it in front of the first chunk */
     bytes = (size_t)c->n * c->in_elem + (j->has_out ? (size_t)c->out_n * c->out_elem : 0);
     if (ring.device_limit >= 0 && (long long)(2 * bytes) > ring.device_limit)
         return 1;
@@ -847,6 +847,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
             cc = *c;
             cc.in_t = c->out_t;
             cc.inclusive = 1;
+            cc.carry_in = NULL; /* a plain scan's carry-in value goes in as an element (below) */
             if (rep) {
                 cc.n = cc.len = m;
                 cc.in = work + acc;
@@ -854,18 +855,21 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                 cc.inclusive = c->inclusive;
                 cc.carry_in = i > 0 ? states + 256 * (size_t)((i + 1) % 2) : c->carry_in;
                 cc.carry_out = i + 1 < p->nchunks ? states + 256 * (size_t)(i % 2) : NULL;
-            } else if (i == 0) {
+            } else if (i == 0 && c->carry_in == NULL) {
                 cc.n = cc.len = m;
                 cc.in = work + acc;
                 cc.out = y + acc;
-            } else {
+            } else { /* the carry in work[0]: the last chunk's, or the caller's carry-in value */
+                if (i == 0 && (err = rt->memcpy_async(work, c->carry_in, acc, cudaMemcpyDeviceToDevice,
+                                                      c->stream)) != cudaSuccess)
+                    break;
                 cc.n = cc.len = m + 1;
                 cc.in = work;
                 cc.out = y;
             }
             if ((err = launch_with(j, &cc, scratch)) != cudaSuccess)
                 break;
-            if (i == 0 && !c->inclusive && !rep) { /* y[0]: the identity, an exclusive scan of one element */
+            if (i == 0 && !c->inclusive && !rep && c->carry_in == NULL) { /* y[0]: the identity, an exclusive scan of one element */
                 cc.n = cc.len = 1;
                 cc.inclusive = 0;
                 cc.out = y;

@@ -246,6 +246,21 @@ def test_cumsum_and_exclusive_scans_against_numpy(shape, chunks, method, schedul
         assert np.array_equal(a, before)
 
 
+@pytest.mark.parametrize("op,dtype", [("sum", "int32"), ("sum", "uint8"), ("min", "int16"), ("max", "float64")])
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_numpy_chunks_scan_from_their_carries(op, dtype, inclusive):
+    """A 1-D scan of NumPy chunks (method="sequential") scans each chunk on
+    from the op of the chunks before it (the host pipeline's carry-in), so
+    no output is combined with its carry afterwards: the graph holds the
+    carried tasks, and the result is NumPy's, exactly for these ops."""
+    a, before = frozen(data((2000,), dtype, seed=8))
+    x = da.from_array(a, chunks=((700, 0, 1, 1200, 99),))
+    lazy = gd.scan(x, op, inclusive=inclusive)
+    assert any("carried" in str(k) for k in lazy.__dask_graph__().keys())
+    check_scan(compute(lazy, "sync"), a, op, None, inclusive)
+    assert np.array_equal(a, before)
+
+
 @pytest.mark.parametrize("dtype,scan_dtype", [("int8", None), ("uint16", None), ("bool", None),
                                               ("float16", None), ("int32", "float64"), ("int64", "int16")])
 def test_cumsum_result_dtypes_as_numpy(dtype, scan_dtype):

@@ -106,6 +106,59 @@ def test_scan_min_max(small_chunks, op):
     np.testing.assert_array_equal(exc[1:], ufunc.accumulate(x)[:-1])
 
 
+# (op, dtype, carry): integer sums and min/max are exact, so the carried
+# scan must equal NumPy's scan of the carry followed by x, element for
+# element (the carry's own element dropped, or kept first for exclusive).
+CARRIES = [("sum", "int32", -123456), ("sum", "int8", 5000), ("sum", "uint16", 2**40), ("min", "int64", -3),
+           ("max", "int16", 300), ("max", "bool", True), ("min", "float64", 0.25), ("max", "float32", -0.5)]
+
+
+@pytest.mark.parametrize("op,dtype,carry", CARRIES, ids=str)
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_scan_carry_in_value(small_chunks, op, dtype, carry, inclusive):
+    """The private carry-in value of a 1-D scan of a NumPy array
+    (gpuprims.dask's chunks): the scan continues from it, as if it were an
+    element in front of x, across the pipeline's chunks."""
+    from gpuprims import _axes
+    from gpuprims._scan import scan
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
+    plan = _axes.DtypePlan(op, np.dtype(dtype), None, "scan")
+    for n in sizes(dtype):
+        x = rand(n, dtype, seed=3)
+        before = x.copy()
+        got = scan(x, op, inclusive=inclusive, _carry_in=carry)
+        full = ufunc.accumulate(np.concatenate([np.asarray(carry).astype(plan.acc).reshape(1), x.astype(plan.acc)]))
+        want = (full[1:] if inclusive else full[:-1]).astype(plan.result)
+        assert got.dtype == plan.result
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(x, before)
+
+
+def test_scan_carry_in_float_sum(small_chunks):
+    """A float sum continuing from a carry: within the scan's bound of the
+    float64 scan of the carry followed by x."""
+    from gpuprims._scan import scan
+    x = rand(5 * 1024 + 3, "float32", seed=4)
+    before = x.copy()
+    got = scan(x, _carry_in=np.float32(1000.5))
+    ref = np.cumsum(np.concatenate([[1000.5], x.astype(np.float64)]))[1:]
+    # any order of float32 additions of these n + 1 terms is within n eps (sum of |terms|)
+    assert np.max(np.abs(got - ref)) <= x.size * np.finfo(np.float32).eps * (1000.5 + np.abs(x).sum())
+    np.testing.assert_array_equal(x, before)
+
+
+def test_scan_carry_in_value_refused(backend):
+    """Only a 1-D scan of a real NumPy array takes a carry-in value."""
+    from gpuprims._scan import scan
+    x = rand(100, "float32", seed=5)
+    with pytest.raises(ValueError, match="carry-in value"):
+        scan(gpuprims.to_device(x), _carry_in=1.0)
+    with pytest.raises(ValueError, match="carry-in value"):
+        scan(x.reshape(10, 10), axis=1, _carry_in=1.0)
+    with pytest.raises(ValueError, match="carry-in value"):
+        scan(x.astype(np.complex64), _carry_in=1.0)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "uint8", "int64", "complex128"])
 @pytest.mark.parametrize("shape", [(1, 5000), (37, 1100), (1023, 3), (64, 64)])
 def test_transpose_2d(small_chunks, dtype, shape):

@@ -94,9 +94,11 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
                 lay = _axes.layout(kop, ax, ax + 1)
     params = (kop.size, in_code, acc_code, code, bool(inclusive), lay, res_code)
     if _carry_in is not None:
-        # private (gpuprims.dask): the scan continues from a gpu_to_gpu state
-        # of everything before x[0] (gpuprims._rfa.STATE), uploaded here
-        carry = _carry_state(_carry_in, lay, plan, op, determinism, v, _who)
+        # private (gpuprims.dask): the scan continues from the op of
+        # everything before x[0] - a gpu_to_gpu state (gpuprims._rfa.STATE)
+        # on the reproducible rows, else one value - uploaded here
+        carry = (_carry_state(_carry_in, lay, plan, op, determinism, v, _who) if v.reproducible else
+                 _carry_value(_carry_in, lay, plan, operand, _who))
         params += (carry.ptr,)
     result = invoke("scan", v, kop, kshape, dtype_out, params, out=kout, progress=progress,
                     segments=off if segments is not None else None)
@@ -115,6 +117,15 @@ def _carry_state(state, lay, plan, op, determinism, v, who) -> DeviceArray:
     if state.dtype != _rfa.STATE or state.size != 1:
         raise TypeError(f"gpuprims.{who}: a carry-in state is one gpuprims._rfa.STATE record")
     return to_device(np.frombuffer(state.tobytes(), np.uint8).copy())
+
+
+def _carry_value(value, lay, plan, operand, who) -> DeviceArray:
+    """A carry-in value on the device, in the kernels' accumulator dtype,
+    for a 1-D scan of a NumPy array (the host pipeline puts it in front of
+    the first chunk, as it does each later chunk's carry)."""
+    if lay is not None or operand.on_device or plan.flip or plan.complex_part is not None:
+        raise ValueError(f"gpuprims.{who}: a carry-in value is for a 1-D scan of a real NumPy array")
+    return to_device(np.asarray(value).astype(plan.acc).reshape(1))
 
 
 def cumsum(x, *, axis=None, dtype=None, out=None, segments=None, determinism: str = "run_to_run",

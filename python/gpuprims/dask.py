@@ -18,7 +18,12 @@ algorithms, gpuprims' kernels doing the work on each chunk:
   chunk, the chunks' totals scanned (``method="sequential"``: a chain of
   tasks; ``"blelloch"``: Blelloch's up-sweep and down-sweep over the
   chunks, the tree of GPU Gems 3 chapter 39 at the scale of chunks) and
-  each chunk's carry added to it (the scan-then-fan of a multi-block scan);
+  each chunk's carry added to it (the scan-then-fan of a multi-block scan).
+  A 1-D scan (or axis=None) of NumPy chunks with ``method="sequential"``
+  takes each chunk's total (gpuprims.reduce), the op of the totals before
+  each chunk, and scans each chunk on the GPU from that carry (the host
+  pipeline puts it in front of the chunk): the output leaves the GPU final,
+  with no pass over it on the host to add the carry;
 - transpose: ``dask.array.blockwise`` - the chunk grid permuted,
   gpuprims.transpose on every chunk.
 
@@ -555,6 +560,57 @@ class _ChunkScanFrom:
         return (_ChunkScanFrom, (self.inclusive, self.dtype, self.who))
 
 
+def _carries_before(totals, op, ident):
+    """The op of all chunks before each one (the first: the identity), from
+    the chunks' totals, in order: a host scan of a few values."""
+    out = np.empty_like(totals)
+    run = np.asarray(ident, totals.dtype)
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
+    for i in range(totals.shape[0]):
+        out[i] = run
+        run = ufunc(run, totals[i])
+    return out
+
+
+class _ChunkScanCarried:
+    """gpuprims.scan of one 1-D NumPy chunk continuing from `carry` (the op
+    of every chunk before it): the host pipeline puts the carry in front of
+    the chunk, so the chunk's output is final as it leaves the GPU."""
+
+    def __init__(self, op, inclusive, dtype, who):
+        self.op, self.inclusive, self.dtype, self.who = op, inclusive, dtype, who
+        self.__name__ = f"gpuprims-{who}-carried"
+
+    def __call__(self, chunk, carry):
+        from . import _scan
+        plan = _axes.DtypePlan(self.op, chunk.dtype, self.dtype, self.who)
+        if chunk.size == 0:
+            return np.empty(chunk.shape, dtype=plan.result)
+        return _scan.scan(chunk, self.op, inclusive=self.inclusive, dtype=self.dtype, _who=self.who,
+                          _carry_in=carry[0])
+
+    def __dask_tokenize__(self):
+        return ("gpuprims.dask._ChunkScanCarried", self.op, self.inclusive, str(self.dtype), self.who)
+
+    def __reduce__(self):
+        return (_ChunkScanCarried, (self.op, self.inclusive, self.dtype, self.who))
+
+
+def _carried_scan(x, op, inclusive, dtype, plan, inter, ident, who):
+    """A scan of the 1-D dask array x of NumPy chunks: each chunk's total
+    (gpuprims.reduce, in the accumulator `inter`), the op of the totals of
+    the chunks before each one (on the host, in order), then each chunk
+    scanned on the GPU from that carry.  Each chunk's data crosses the bus
+    twice (its total, its scan) and its output once; nothing is added to an
+    output on the host afterwards."""
+    n = x.numblocks[0]
+    totals = x.map_blocks(_ChunkTotal(op, inter, who), axis=0, keepdims=True, chunks=((1,) * n,), dtype=inter,
+                          meta=np.empty(0, inter))
+    before = totals.rechunk(n).map_blocks(_carries_before, op, ident, dtype=inter, meta=np.empty(0, inter))
+    return da.blockwise(_ChunkScanCarried(op, bool(inclusive), dtype, who), "i", x, "i", before.rechunk(1), "i",
+                        align_arrays=False, dtype=plan.result, meta=np.empty(0, plan.result))
+
+
 def _g2g_scan(x, inclusive, dtype, plan, who):
     """A reproducible float sum scan of the 1-D dask array x: each chunk's
     total as a binned state, the states of the chunks before each one merged
@@ -589,6 +645,10 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
     down-sweep over the chunks (2 log2(chunks) levels of tasks).  An
     exclusive scan with "sequential" is the inclusive one shifted by one
     place; with "blelloch", each chunk's exclusive scan plus its carry.
+    A 1-D scan of NumPy chunks (real data) with "sequential" instead takes
+    each chunk's total, the op of the totals before each chunk in order,
+    and scans every chunk on from its carry on the GPU (the host pipeline's
+    carry-in), inclusive or exclusive, so no output is touched again.
     determinism: "run_to_run" (the default) or "not_guaranteed": the same
     bits for the same chunking; "gpu_to_gpu": integer sums, min and max are
     exact in any chunking (the same graph); a float sum scan of a 1-D array
@@ -623,8 +683,12 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, m
     inter = _inter_dtype(plan)
     ident = _identity(op, inter)
     binop = _BINOPS[op]
+    carried = (method == "sequential" and _xp(x._meta) is np and plan.complex_part is None and not plan.flip
+               and x.ndim == 1)
     if binned:
         y = _g2g_scan(x, inclusive, dtype, plan, _who)
+    elif carried:
+        y = _carried_scan(x, op, inclusive, dtype, plan, inter, ident, _who)
     elif method == "blelloch":
         y = _cumreduction(_ChunkScan(op, bool(inclusive), _who), binop, ident, x, axis=ax, dtype=inter,
                           method="blelloch", preop=_ChunkTotal(op, inter, _who))
