@@ -123,9 +123,13 @@ def _carry_value(value, lay, plan, operand, who) -> DeviceArray:
     """A carry-in value on the device, in the kernels' accumulator dtype,
     for a 1-D scan of a NumPy array (the host pipeline puts it in front of
     the first chunk, as it does each later chunk's carry)."""
+    value = np.asarray(value)
+    if value.dtype.names is not None:  # a binned state: for the reproducible rows only
+        raise ValueError(f"gpuprims.{who}: a carry-in state is for a 1-D float sum scan with "
+                         "determinism='gpu_to_gpu'")
     if lay is not None or operand.on_device or plan.flip or plan.complex_part is not None:
         raise ValueError(f"gpuprims.{who}: a carry-in value is for a 1-D scan of a real NumPy array")
-    return to_device(np.asarray(value).astype(plan.acc).reshape(1))
+    return to_device(value.astype(plan.acc).reshape(1))
 
 
 def cumsum(x, *, axis=None, dtype=None, out=None, segments=None, determinism: str = "run_to_run",
