@@ -16,6 +16,8 @@ typedef struct {
     PyObject *DeviceBuffer;
     int device_ready;      /* the CUDA backend's device is set up */
     const gp_runtime *rt;  /* the active backend: &gp_runtime_cuda or &gp_runtime_emu */
+    int auto_pending;      /* "auto" chosen and not decided yet: decided at the backend's first use */
+    const char *auto_why;  /* "auto" decided for the emulator: why no GPU is usable; else NULL */
 } gp_state;
 
 static inline gp_state *gp_get_state(PyObject *module)
@@ -23,10 +25,16 @@ static inline gp_state *gp_get_state(PyObject *module)
     return (gp_state *)PyModule_GetState(module);
 }
 
-/* The active backend of the module. */
+/* module.c: the "auto" backend decided now (see there). */
+void gp_decide_auto(gp_state *st);
+
+/* The active backend of the module ("auto" decided at this first use). */
 static inline const gp_runtime *gp_rt(PyObject *module)
 {
-    return gp_get_state(module)->rt;
+    gp_state *st = gp_get_state(module);
+    if (st->auto_pending)
+        gp_decide_auto(st);
+    return st->rt;
 }
 
 /* module.c */

@@ -80,6 +80,8 @@ int gp_ensure_device(PyObject *module)
     int count = 0;
     cudaError_t err;
 
+    if (st->auto_pending)
+        gp_decide_auto(st);
     if (st->rt == &gp_runtime_emu || st->device_ready)
         return 0;
     err = st->rt->device_count(&count);
@@ -287,6 +289,8 @@ static PyObject *gp_htod(PyObject *module, PyObject *args)
 static const gp_runtime *gp_memory_rt(PyObject *module, const char *backend)
 {
     gp_state *st = gp_get_state(module);
+    if (st->auto_pending)
+        gp_decide_auto(st);
     if (backend == NULL || strcmp(backend, st->rt->name) == 0)
         return gp_ensure_device(module) < 0 ? NULL : st->rt;
     if (strcmp(backend, gp_runtime_emu.name) == 0)
@@ -452,6 +456,49 @@ static const char *gp_cuda_unavailable(int *count)
 #endif
 }
 
+/* The "auto" backend decided: the CUDA backend where a GPU is usable, else
+ * the emulator (auto_why says why).  gpuprims' import only marks "auto"
+ * pending (set_backend_auto), and the first use of the backend decides:
+ * importing gpuprims initializes no CUDA, so a process that sets
+ * CUDA_VISIBLE_DEVICES after its imports - a dask-cuda worker sets it after
+ * the spawned process has re-imported the main module - still works on
+ * the GPU that it names. */
+void gp_decide_auto(gp_state *st)
+{
+    int count;
+    st->auto_pending = 0;
+    st->auto_why = gp_cuda_unavailable(&count);
+#ifdef GP_HAVE_CUDA
+    st->rt = st->auto_why == NULL ? &gp_runtime_cuda : &gp_runtime_emu;
+#else
+    st->rt = &gp_runtime_emu;
+#endif
+}
+
+/* set_backend_auto(): "auto", decided at the backend's first use. */
+static PyObject *gp_set_backend_auto(PyObject *module, PyObject *noargs)
+{
+    gp_state *st = gp_get_state(module);
+    (void)noargs;
+    st->auto_pending = 1;
+    st->auto_why = NULL;
+    Py_RETURN_NONE;
+}
+
+/* auto_reason(): why "auto" chose the emulator (no usable GPU), or None
+ * where it chose the GPU or the backend was named (deciding a pending
+ * "auto" first). */
+static PyObject *gp_auto_reason(PyObject *module, PyObject *noargs)
+{
+    gp_state *st = gp_get_state(module);
+    (void)noargs;
+    if (st->auto_pending)
+        gp_decide_auto(st);
+    if (st->auto_why == NULL)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(st->auto_why);
+}
+
 /* Is a GPU usable by the CUDA backend?  (ok, device count or reason),
  * never raising, whichever backend is active. */
 static PyObject *gp_cuda_status(PyObject *module, PyObject *noargs)
@@ -498,7 +545,7 @@ static PyObject *gp_backends(PyObject *module, PyObject *noargs)
 #endif
 }
 
-/* set_backend(name): "cuda" or "emulator" ("auto" is decided in Python).
+/* set_backend(name): "cuda" or "emulator" ("auto": set_backend_auto).
  * "cuda" raises NoDeviceError where it was not built or no GPU is visible. */
 static PyObject *gp_set_backend(PyObject *module, PyObject *args)
 {
@@ -508,17 +555,23 @@ static PyObject *gp_set_backend(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "s:set_backend", &name))
         return NULL;
     if (strcmp(name, "emulator") == 0) {
+        st->auto_pending = 0;
+        st->auto_why = NULL;
         st->rt = &gp_runtime_emu;
         Py_RETURN_NONE;
     }
     if (strcmp(name, "cuda") == 0) {
 #ifdef GP_HAVE_CUDA
-        const gp_runtime *old = st->rt;
+        const gp_runtime *old;
+        if (st->auto_pending)
+            gp_decide_auto(st); /* the backend to go back to, should the device fail */
+        old = st->rt;
         st->rt = &gp_runtime_cuda;
         if (gp_ensure_device(module) < 0) {
             st->rt = old;
             return NULL;
         }
+        st->auto_why = NULL;
         Py_RETURN_NONE;
 #else
         PyErr_SetString(st->NoDeviceError,
@@ -534,15 +587,25 @@ static PyObject *gp_set_backend(PyObject *module, PyObject *args)
 }
 
 /* set_backend_unchecked("cuda"): the CUDA backend even without a GPU, so
- * that every GPU call raises NoDeviceError saying why (GPUPRIMS_BACKEND=cuda). */
+ * that every GPU call raises NoDeviceError saying why (GPUPRIMS_BACKEND=cuda);
+ * ("emulator"): the emulator, keeping why "auto" chose it (a backend put
+ * back as it was, gpuprims._backend.emulating). */
 static PyObject *gp_set_backend_unchecked(PyObject *module, PyObject *args)
 {
     const char *name;
     if (!PyArg_ParseTuple(args, "s:set_backend_unchecked", &name))
         return NULL;
+    gp_state *st = gp_get_state(module);
+    if (strcmp(name, "emulator") == 0) { /* kept: why "auto" chose it, for its warning */
+        st->auto_pending = 0;
+        st->rt = &gp_runtime_emu;
+        Py_RETURN_NONE;
+    }
 #ifdef GP_HAVE_CUDA
     if (strcmp(name, "cuda") == 0) {
-        gp_get_state(module)->rt = &gp_runtime_cuda;
+        st->auto_pending = 0;
+        st->auto_why = NULL;
+        st->rt = &gp_runtime_cuda;
         Py_RETURN_NONE;
     }
 #endif
@@ -595,6 +658,10 @@ static PyMethodDef gp_methods[] = {
     {"device_info", gp_device_info, METH_NOARGS, "properties of the current device"},
     {"cccl", gp_cccl, METH_NOARGS, "cccl() -> (version text, CCCL_VERSION) of the CUB baselines, or None"},
     {"cuda_status", gp_cuda_status, METH_NOARGS, "(True, device_count) or (False, reason)"},
+    {"set_backend_auto", gp_set_backend_auto, METH_NOARGS,
+     "\"auto\": the GPU if one is usable, else the emulator, decided at the backend's first use"},
+    {"auto_reason", gp_auto_reason, METH_NOARGS,
+     "why \"auto\" chose the emulator (no usable GPU), or None"},
     {"backends", gp_backends, METH_NOARGS, "backends() -> the backends this build has"},
     {"set_backend", gp_set_backend, METH_VARARGS, "set_backend('cuda' | 'emulator')"},
     {"backend", gp_backend, METH_NOARGS, "backend() -> the active backend's name"},
@@ -653,6 +720,8 @@ static int gp_exec(PyObject *module)
         PyModule_AddObjectRef(module, "DeviceBuffer", st->DeviceBuffer) < 0)
         return -1;
     st->device_ready = 0;
+    st->auto_pending = 0;
+    st->auto_why = NULL;
     st->rt = &gp_runtime_emu; /* until gpuprims picks one (gpuprims._backend) */
     return 0;
 }

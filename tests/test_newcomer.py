@@ -265,6 +265,25 @@ def test_no_emulator_warning_for_help_or_the_cuda_backend():
         assert r.stderr.startswith("No CUDA GPU visible"), r.stderr
 
 
+def test_import_initializes_no_cuda():
+    """import gpuprims leaves "auto" undecided, so that CUDA_VISIBLE_DEVICES
+    set after the import still counts (a dask-cuda worker sets it after its
+    spawned process re-imports the main module): hiding every GPU then
+    leaves the emulator.  Where a GPU is usable, an import that started CUDA
+    would have seen it and chosen "cuda"."""
+    code = ("import os, gpuprims; os.environ['CUDA_VISIBLE_DEVICES'] = ''; "
+            "print(gpuprims.backend()); print(gpuprims._core.auto_reason() is not None)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={k: v for k, v in child_env().items() if k != "GPUPRIMS_BACKEND"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["emulator", "True"], (r.stdout, r.stderr)
+    if GPU_OK:  # the same child without hiding them takes the GPU
+        r = subprocess.run([sys.executable, "-c", "import gpuprims; print(gpuprims.backend())"],
+                           capture_output=True, text=True,
+                           env={k: v for k, v in child_env().items() if k != "GPUPRIMS_BACKEND"})
+        assert r.stdout.strip() == "cuda", (r.stdout, r.stderr)
+
+
 # ------------------------------------------------------------ the emulator and the user's time
 
 LONG_CALL = """

@@ -8,7 +8,12 @@ results; its times are CPU times and are never reported as GPU times.
 Chosen at import from GPUPRIMS_BACKEND ("cuda", "emulator" or "auto", the
 default) and changed with set_backend().  "auto" is the GPU when one is
 visible, else the emulator; the first kernel that then runs on the emulator
-warns, once (EmulatorWarning) - not the import, which stays quiet.
+warns, once (EmulatorWarning) - not the import, which stays quiet.  At
+import "auto" touches no CUDA: the core decides it at the backend's first
+use (a dask-cuda worker sets CUDA_VISIBLE_DEVICES after its imports, and
+CUDA reads it once, when it starts).
+
+The active backend is `_backend.current` (asked of the core each time).
 """
 from __future__ import annotations
 
@@ -20,8 +25,6 @@ import warnings
 from . import _core
 
 BACKENDS = ("cuda", "emulator", "auto")
-current = _core.backend()  # the active backend's name, kept in step with the core
-_why_emulated = None  # why "auto" chose the emulator (no usable GPU), else None
 _warned = False  # the EmulatorWarning has been given
 _quiet = 0  # > 0: the caller says itself that it emulates (the CLI, trace)
 
@@ -30,11 +33,12 @@ class EmulatorWarning(UserWarning):
     """gpuprims runs its kernels on the CPU emulator (no usable GPU)."""
 
 
-def _auto() -> str:
-    global _why_emulated
-    ok, why = _core.cuda_status()
-    _why_emulated = None if ok else why
-    return "cuda" if ok else "emulator"
+def __getattr__(name):
+    """`current`: the active backend's name, from the core (where "auto" is
+    decided at this first use)."""
+    if name == "current":
+        return _core.backend()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _first_emulated_launch() -> bool:
@@ -44,10 +48,11 @@ def _first_emulated_launch() -> bool:
     global _warned
     if _warned:
         return True
-    if _why_emulated is None or _quiet or current != "emulator":
+    why = _core.auto_reason()
+    if why is None or _quiet or _core.backend() != "emulator":
         return False
     _warned = True
-    warnings.warn(f"gpuprims: no CUDA GPU ({_why_emulated}); the kernels run on the emulator backend "
+    warnings.warn(f"gpuprims: no CUDA GPU ({why}); the kernels run on the emulator backend "
                   f"(the CPU): correct results, no GPU timings, and slow for large inputs "
                   f"(gpuprims.set_backend('emulator') says you mean it and silences this)",
                   EmulatorWarning, stacklevel=_caller_level())
@@ -67,17 +72,15 @@ def _caller_level() -> int:
 def emulating():
     """Run on the emulator within the block, without the EmulatorWarning
     (the caller says it emulates); the backend comes back after."""
-    global _quiet, current
-    before = current
+    global _quiet
+    before = _core.backend()
     _core.set_backend("emulator")
-    current = _core.backend()
     _quiet += 1
     try:
         yield
     finally:
         _quiet -= 1
         _core.set_backend_unchecked(before)  # as it was, GPU or not
-        current = _core.backend()
 
 
 def set_backend(name: str) -> None:
@@ -86,25 +89,20 @@ def set_backend(name: str) -> None:
     kernel).  Raises NoDeviceError for "cuda" where no GPU is visible or
     the package was built without CUDA, ValueError for another name.
     Device arrays belong to the backend that made them."""
-    global current, _why_emulated
     if not isinstance(name, str) or name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
     if name == "auto":
-        if _auto() == "cuda":
-            # a GPU is visible: the device is set up by the first GPU call, not here
-            # (import gpuprims stays cheap)
-            _core.set_backend_unchecked("cuda")
-        else:
-            _core.set_backend("emulator")
+        # decided at the backend's first use: the GPU if one is usable, else the
+        # emulator, which then warns at its first kernel (the device itself is
+        # set up by the first GPU call, not here: import gpuprims stays cheap)
+        _core.set_backend_auto()
     else:
         _core.set_backend(name)
-        _why_emulated = None  # chosen by name: no warning
-    current = _core.backend()
 
 
 def backend() -> str:
     """The active backend: "cuda" or "emulator"."""
-    return current
+    return _core.backend()
 
 
 def backends() -> tuple:
@@ -131,7 +129,7 @@ def require_gpu(who: str) -> None:
     """Before any work of gpuprims.<who> that measures the GPU itself
     (timings, profiles): NoDeviceError where no GPU is usable, ValueError
     where one is and the emulator is selected - both naming gpuprims.<who>."""
-    if current == "emulator":
+    if _core.backend() == "emulator":
         ok, why = _core.cuda_status()
         if not ok:
             raise _core.NoDeviceError(
@@ -147,7 +145,6 @@ def require_gpu(who: str) -> None:
 
 
 def _from_environment() -> None:
-    global current
     name = os.environ.get("GPUPRIMS_BACKEND", "auto").strip().lower() or "auto"
     if name not in BACKENDS:
         raise ValueError(f"GPUPRIMS_BACKEND={name!r}: choose one of {', '.join(BACKENDS)}")
@@ -159,7 +156,6 @@ def _from_environment() -> None:
                 _core.set_backend_unchecked("cuda")  # every GPU call says why
             else:
                 raise
-        current = _core.backend()
         return
     set_backend(name)
 
