@@ -268,6 +268,26 @@ cudaError_t with_combo(gp_op op, gp_dtype in_t, gp_dtype acc_t, F &&f) {
     return cudaErrorInvalidValue;
 }
 
+// The two-phase protocol of the reduction and scan launchers (gpuprims.h),
+// around Impl<In, Op> with
+//   static size_t scratch(int64_t n);          bytes of device scratch
+//   static cudaError_t run(const Args &);      enqueue the work (n >= 1)
+// for the combination that the arguments name: a null scratch asks for its
+// size (0 for n == 0); n == 0 runs empty(Op{}) instead of Impl.
+template <template <class, class> class Impl, unsigned SETS = 0, class Args, class Empty>
+cudaError_t two_phase(Args *a, Empty empty) {
+    return with_combo<SETS>(a->op, a->in_t, a->acc_t, [a, &empty](auto combo) -> cudaError_t {
+        using In = typename decltype(combo)::In;
+        using Op = typename decltype(combo)::Op;
+        if (a->scratch == nullptr) {
+            a->scratch_bytes = a->n > 0 ? Impl<In, Op>::scratch(a->n) : 0;
+            return cudaSuccess;
+        }
+        if (a->n == 0) return empty(Op{});
+        return Impl<In, Op>::run(*a);
+    });
+}
+
 // Whether (op, in_t, acc_t) is in GP_COMBOS or in the tables of SETS: what
 // a variant that dispatches with with_combo<SETS> reads without conversion.
 constexpr bool combo_listed(unsigned sets, int op, int in_t, int acc_t) {

@@ -32,25 +32,15 @@ using SinglePassTuning = Tuning<256, 4, 8>;
 template <class Op>
 __global__ void write_identity(typename Op::type *out) { *out = Op::identity(); }
 
-// Impl<In, Op> provides
-//   static size_t scratch(int64_t n);              bytes of device scratch
-//   static cudaError_t run(const gp_reduce_args&); enqueue the work (n >= 1)
-// dispatch() adds the two-phase protocol of gp_reduce_fn and n == 0.
+// A reduction launcher: two_phase (common.cuh) around Impl<In, Op>
+// (scratch(n), run(const gp_reduce_args &)); n == 0 writes the identity.
 // SETS: the tables the variant instantiates beyond GP_COMBOS (with_combo).
 template <template <class, class> class Impl, unsigned SETS = 0>
 cudaError_t dispatch(gp_reduce_args *a) {
-    return with_combo<SETS>(a->op, a->in_t, a->acc_t, [a](auto combo) -> cudaError_t {
-        using In = typename decltype(combo)::In;
-        using Op = typename decltype(combo)::Op;
-        if (a->scratch == nullptr) {
-            a->scratch_bytes = a->n > 0 ? Impl<In, Op>::scratch(a->n) : 0;
-            return cudaSuccess;
-        }
-        if (a->n == 0) {
-            GP_LAUNCH(write_identity<Op>, 1, 1, 0, a->stream, static_cast<typename Op::type *>(a->out));
-            return cudaSuccess;
-        }
-        return Impl<In, Op>::run(*a);
+    return two_phase<Impl, SETS>(a, [a](auto op) -> cudaError_t {
+        using Op = decltype(op);
+        GP_LAUNCH(write_identity<Op>, 1, 1, 0, a->stream, static_cast<typename Op::type *>(a->out));
+        return cudaSuccess;
     });
 }
 

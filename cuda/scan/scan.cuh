@@ -18,20 +18,11 @@ constexpr int BL_TILE = 2048;      // 03_blelloch.cu: two elements per thread, B
 constexpr int SHUFFLE_BLOCK = 256; // 04_warp_shuffle.cu: threads per block ...
 constexpr int SHUFFLE_ITEMS = 16;  // ... and consecutive elements per thread
 
-// Impl<In, Op> provides
-//   static size_t scratch(int64_t n);            bytes of device scratch
-//   static cudaError_t run(const gp_scan_args&); enqueue the work (n >= 1)
+// A scan launcher: two_phase (common.cuh) around Impl<In, Op> (scratch(n),
+// run(const gp_scan_args &)); n == 0 has nothing to write.
 template <template <class, class> class Impl>
 cudaError_t dispatch(gp_scan_args *a) {
-    return with_combo(a->op, a->in_t, a->acc_t, [a](auto combo) -> cudaError_t {
-        using In = typename decltype(combo)::In;
-        using Op = typename decltype(combo)::Op;
-        if (a->scratch == nullptr) {
-            a->scratch_bytes = a->n > 0 ? Impl<In, Op>::scratch(a->n) : 0;
-            return cudaSuccess;
-        }
-        return a->n > 0 ? Impl<In, Op>::run(*a) : cudaSuccess;
-    });
+    return two_phase<Impl>(a, [](auto) -> cudaError_t { return cudaSuccess; });
 }
 
 // Dynamic shared memory as an array of T (16-byte aligned).
