@@ -48,6 +48,22 @@ DeviceFacts facts;  // of device 0
 bool failed = false;
 
 // --------------------------------------------------------------- the shapes
+// ptxas of CUDA 13.0 for sm_90 (-Xptxas -v), registers / bytes spilled, for
+// float64, int64 (same width) and float32 -> float64, int32 -> int64:
+//   2x16 s3 b4 (fenced or not)  249 240 / 0, 245 232 / 0 (the library's)
+//   2x16 s2 b6                  168 / 172 (float64), 236 (int64)
+//   2x16 s2 b6 hold             168 / 180, 264;  hold, no mid: 168 / 0, 148
+//   2x16 s3 b4 hold             236, 255 / 0
+//   2x8 s4 b6                   157, 160 / 0
+//   2x32 s2 b3 hold             255 / 460, 1320
+//   2x12 s2 b6 cp.async         166 / 0 (the library's small shape)
+//   2x8 s2 b6 cp.async          150, 155 / 0
+//   widening 2x8 s4 b4          225, 189 / 0 (the library's; fenced 231, 204)
+//   widening 2x8 s4 b6          168 / 16, 8;  hold: 165, 163 / 0
+//   widening 2x16 s2 b6 hold    168 / 0, 640;  hold, no mid: 168 / 20, 640
+//   widening 2x16 s3 b4 hold    247, 255 / 0
+//   widening 2x6 s2 b6 cp.async 161, 149 / 0 (the library's small shape)
+//   widening 2x8 s2 b6 cp.async 168 / 0, 8
 // Shapes for 8-byte inputs (float64, int64): a 16-byte vector holds 2.
 // LookbackShape<WARPS, VPT, STAGES, BLOCKS, BULK, STREAM, MID_PUBLISH, HOLD, FENCED>
 using W_Before = LookbackShape<2, 16, 3, 4, true, true, true, false, true>;  // fenced slots
