@@ -198,13 +198,19 @@ def test_deterministic_over_ten_runs_and_input_unmodified(backend, variant):
     np.testing.assert_array_equal(x, before)
 
 
+@pytest.mark.parametrize("size", ["small", "large"])
 @pytest.mark.parametrize("dtype,acc", [("float64", None), ("int64", None), ("int32", None),
                                        ("float32", "float64")])
-def test_8_byte_accumulators_deterministic_across_tiles(backend, dtype, acc):
-    # decoupled_lookback's shapes for 8-byte accumulators (WideTuning,
-    # WideningTuning: 1024-element tiles): many tiles, a ragged end, the
-    # same bits every run, within the scan bound of the reference.
-    n = 2**20 + 7 if backend == "cuda" else 9 * 1024 + 7
+def test_8_byte_accumulators_deterministic_across_tiles(backend, dtype, acc, size):
+    # decoupled_lookback's shapes for 8-byte accumulators (SmallWideTuning,
+    # SmallWideningTuning: 768-element tiles, a tile a warp, up to 1584
+    # tiles on 132 SMs; WideTuning, WideningTuning: 1024-element tiles taken
+    # from the counter): many tiles, a ragged end, the same bits every run,
+    # within the scan bound of the reference.
+    if backend == "cuda":
+        n = 2**20 + 7 if size == "small" else 2**22 + 7
+    else:
+        n = 9 * 1024 + 7 if size == "small" else 37 * 1024 + 5
     x = host_case(n, dtype)
     d = gpuprims.to_device(x)
     runs = {gpuprims.cumsum(d, dtype=acc, variant="decoupled_lookback").get().tobytes() for _ in range(5)}

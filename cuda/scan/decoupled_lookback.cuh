@@ -203,11 +203,30 @@ struct WarpRing {
         async_wait_landed(bar + s0, (parity >> s0) & 1u);
         __syncwarp();
     }
-    // The lane's vectors of the oldest tile, which has landed.
+    // The lane's vectors of tile `tile`, landed in stage s (the oldest's:
+    // s0).
+    template <class Op>
+    __device__ void read_stage(int s, int64_t tile, typename Op::type (&x)[Shape::VPT][R::VEC]) const {
+#pragma unroll
+        for (int v = 0; v < Shape::VPT; ++v) R::template read<Op>(mine + s * SB, tile, v, n, lane, x[v]);
+    }
     template <class Op>
     __device__ void read_oldest(typename Op::type (&x)[Shape::VPT][R::VEC]) const {
+        read_stage<Op>(s0, t[0], x);
+    }
+    // The totals of the lane's vectors of the oldest tile, each summed in
+    // the order of the vector's scan (its last element).
+    template <class Op>
+    __device__ void vector_totals(typename Op::type (&tot)[Shape::VPT]) const {
+        const Op op;
 #pragma unroll
-        for (int v = 0; v < Shape::VPT; ++v) R::template read<Op>(mine + s0 * SB, t[0], v, n, lane, x[v]);
+        for (int v = 0; v < Shape::VPT; ++v) {
+            typename Op::type e[R::VEC];
+            R::template read<Op>(mine + s0 * SB, t[0], v, n, lane, e);
+            tot[v] = e[0];
+#pragma unroll
+            for (int k = 1; k < R::VEC; ++k) tot[v] = op(tot[v], e[k]);
+        }
     }
 
     // Publish the totals of the landed tiles, oldest first, up to the first
@@ -241,9 +260,13 @@ struct WarpRing {
         t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
         return s;
     }
-    // Refill stage s (the oldest's) with the youngest tile.
+    // Refill stage s (the oldest's) with the youngest tile, now (refill) or
+    // after the old tile is read again (advance, then fill): the youngest
+    // tile's stage has not completed its next phase until then, so the
+    // tiles before it are published as usual.
+    __device__ void advance(int s) { s0 = s + 1 < STAGES ? s + 1 : 0; }
     __device__ void refill(int s) {
-        s0 = s + 1 < STAGES ? s + 1 : 0;
+        advance(s);
         fill(t[STAGES - 1], s);
     }
 };
@@ -260,6 +283,20 @@ __device__ inline void scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, in
 #pragma unroll
         for (int k = 1; k < VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
         const Acc inc = scan::warp_inclusive_scan(x[v][VEC - 1], op);
+        const Acc exc = __shfl_up_sync(FULL_MASK, inc, 1);
+        base[v] = lane > 0 ? op(carry, exc) : carry;
+        carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
+    }
+}
+
+// The base[] of scan_tile from the totals of the lane's vectors alone (the
+// same values: HOLD shapes scan the vectors themselves when they write).
+template <int VPT, class Acc, class Op>
+__device__ inline void scan_totals(const Acc (&tot)[VPT], Acc (&base)[VPT], Op op, int lane) {
+    Acc carry = Op::identity();
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {
+        const Acc inc = scan::warp_inclusive_scan(tot[v], op);
         const Acc exc = __shfl_up_sync(FULL_MASK, inc, 1);
         base[v] = lane > 0 ? op(carry, exc) : carry;
         carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
@@ -300,10 +337,16 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
 // totals of what has landed, scans the tile in registers, refills the
 // stage with the next tile, gathers the tile's prefix (publishing what
 // lands meanwhile) and writes the tile.
+//
+// The slots of a shape's totals: 4-byte ones packed with their flag,
+// 8-byte ones in paired words (or FENCED), wider ones fenced.
+template <class Shape, class Acc>
+using SlotsOf = std::conditional_t<sizeof(Acc) == 8 && !Shape::FENCED, PairedSlots<Acc>, Slots<Acc>>;
+
 template <class Shape, class In, class Op, class Probe = NoProbe>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
-              unsigned *next_tile, Slots<typename Op::type> slots, Levels lv, unsigned tiles) {
+              unsigned *next_tile, SlotsOf<Shape, typename Op::type> slots, Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
 #ifdef GP_BULK_COPIES
     constexpr bool BULK = Shape::BULK;
@@ -328,13 +371,20 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         if (LOOK_BACK) ring.publish_landed(slots, lv, op);  // the tile among them, if it was not out yet
         probe.mark(PUBLISH);
         Acc x[Shape::VPT][W::R::VEC], base[Shape::VPT];
-        ring.template read_oldest<Op>(x);
-        scan_tile(x, base, op, lane);
+        if (Shape::HOLD) {  // only the vectors' totals now: the tile stays in its stage
+            Acc tot[Shape::VPT];
+            ring.template vector_totals<Op>(tot);
+            scan_totals(tot, base, op, lane);
+        } else {
+            ring.template read_oldest<Op>(x);
+            scan_tile(x, base, op, lane);
+        }
         if (LOOK_BACK && Shape::MID_PUBLISH) ring.publish_landed(slots, lv, op);
         probe.mark(SCAN);
         const int s = ring.retire_oldest();
         probe.mark(TAKE);
-        ring.refill(s);
+        if (Shape::HOLD) ring.advance(s);
+        else ring.refill(s);
         // While it waits for the prefix, the warp publishes what lands in
         // its ring; with nothing left to publish it just polls.
         const bool pending = ring.pending();
@@ -343,7 +393,15 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         };
         const Acc p = LOOK_BACK ? look_back(tile, slots, lv, op, lane, publish_meanwhile) : Op::identity();
         probe.mark(LOOKBACK);
+        if (Shape::HOLD) {  // the vectors' scans from the stage, as scan_tile makes them
+            ring.template read_stage<Op>(s, tile, x);
+#pragma unroll
+            for (int v = 0; v < Shape::VPT; ++v)
+#pragma unroll
+                for (int k = 1; k < W::R::VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
+        }
         write_tile<Shape::STREAM, typename W::R>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, tile, lane);
+        if (Shape::HOLD) ring.fill(ring.t[W::STAGES - 1], s);
         probe.mark(WRITE);
         probe.iteration(lane);
     }
@@ -369,7 +427,7 @@ template <class Shape_, class In, class Op, class Probe = NoProbe>
 struct LookbackWith {
     using Shape = Shape_;
     using Acc = typename Op::type;
-    using S = Slots<Acc>;
+    using S = SlotsOf<Shape, Acc>;
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
     // The slots of n elements' tiles, and where each level starts.
     static Levels levels(int64_t n, int64_t &count) { return Levels::of(ceil_div<int64_t>(n, TILE), count); }
@@ -415,10 +473,11 @@ struct LookbackWith {
     }
 };
 
-// The library's choice (TuningFor, lookback_tuning.cuh): SmallTuning where
-// every tile gets a warp of its own, Tuning beyond; WideTuning for 8-byte
-// inputs and accumulators, WideningTuning for sums from 4 bytes into 8.
-// The scratch covers either.
+// The library's choice (TuningFor, lookback_tuning.cuh): a small shape
+// where every tile gets a warp of its own, a large one beyond; for 4-byte
+// accumulators (SmallTuning, Tuning), 8-byte inputs and accumulators
+// (SmallWideTuning, WideTuning) and sums from 4 bytes into 8
+// (SmallWideningTuning, WideningTuning).  The scratch covers either.
 template <class In, class Op>
 struct Lookback {
     using Small = LookbackWith<TuningFor<In, typename Op::type, true>, In, Op>;

@@ -49,9 +49,11 @@ __device__ inline T broadcast0(T v) { return __shfl_sync(FULL_MASK, v, 0); }
 // blocks of 32^j tiles (level 0: the tiles themselves), one level after
 // the other; Levels says where each starts.  For 4-byte values, value and
 // "ready" flag travel together in one 64-bit word (one load sees both or
-// neither); for 8-byte values the value is stored, __threadfence(), then
-// the flag, and readers read the flag, __threadfence(), then the value,
-// bypassing L1.  The zeroed part (zeroed_bytes) is cleared before a scan.
+// neither); for wider values (Slots<Acc, false>) the value is stored,
+// __threadfence(), then the flag, and readers read the flag,
+// __threadfence(), then the value, bypassing L1.  8-byte values have a
+// fence-free form too (PairedSlots, below).  The zeroed part
+// (zeroed_bytes) is cleared before a scan.
 template <class Acc, bool PACKED = sizeof(Acc) == 4>
 struct Slots;
 
@@ -92,6 +94,52 @@ struct Slots<Acc, false> {  // flags, then the values after them
         __threadfence();
         v = __ldcg(value + i);
         return true;
+    }
+};
+
+// 8-byte values without a fence: a slot is two 64-bit words, each a
+// "ready" flag (high half) beside half of the value's bits (low half),
+// written by one 16-byte store and read by one 16-byte load.  A 64-bit
+// word is seen whole or not at all, and a slot is written once after its
+// zeroing, so a reader that sees both flags has both halves of the value -
+// whatever order the two words arrive in.  CUB's ScanTileState does
+// without a fence the same way, with one flag beside the value in a
+// 16-byte word (agent/single_pass_scan_operators.cuh), which leans on the
+// 16-byte access being seen whole; here each half carries its own flag.
+// A __threadfence() orders the thread's earlier stores too (the tile just
+// written): in the fenced form each publication and each value read waits
+// for them.
+template <class Acc>
+struct PairedSlots {
+    static_assert(sizeof(Acc) == 8, "PairedSlots holds 8-byte values");
+    unsigned long long *word;  // two a slot
+    static size_t bytes(int64_t count) { return size_t(count) * 16; }
+    static size_t zeroed_bytes(int64_t count) { return bytes(count); }
+    explicit PairedSlots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
+    __device__ void publish(int64_t i, Acc v) const {
+        unsigned long long bits;
+        memcpy(&bits, &v, 8);
+        const unsigned long long lo = (1ull << 32) | (bits & 0xffffffffull), hi = (1ull << 32) | (bits >> 32);
+        unsigned long long *w = word + 2 * i;
+#if defined(__CUDA_ARCH__) && !defined(GP_EMULATOR)
+        asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(lo), "l"(hi) : "memory");
+#else
+        reinterpret_cast<volatile unsigned long long *>(w)[0] = lo;
+        reinterpret_cast<volatile unsigned long long *>(w)[1] = hi;
+#endif
+    }
+    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
+        const unsigned long long *w = word + 2 * i;
+        unsigned long long lo, hi;
+#if defined(__CUDA_ARCH__) && !defined(GP_EMULATOR)
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(w) : "memory");
+#else
+        lo = reinterpret_cast<const volatile unsigned long long *>(w)[0];
+        hi = reinterpret_cast<const volatile unsigned long long *>(w)[1];
+#endif
+        const unsigned long long bits = (hi << 32) | (lo & 0xffffffffull);
+        memcpy(&v, &bits, 8);
+        return ((lo & hi) >> 32) != 0;
     }
 };
 

@@ -20,12 +20,16 @@ namespace lookback {
 // emulator, every lane copies its own vectors); STREAM: evict-first stores
 // (the output is not read again); MID_PUBLISH: the warp also publishes the
 // totals of what has landed right after it scans a tile (not only before,
-// and while it waits for a prefix).
+// and while it waits for a prefix); HOLD: the tile waits for its prefix in
+// shared memory, not in registers (its stage is refilled after the write:
+// one tile fewer in flight, the registers of the tile free); FENCED:
+// 8-byte totals behind a flag and a __threadfence() (Slots<Acc, false>)
+// instead of the fence-free paired words (PairedSlots; lookback.cuh).
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool MID_PUBLISH_ = true>
+          bool MID_PUBLISH_ = true, bool HOLD_ = false, bool FENCED_ = false>
 struct LookbackShape {
     static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
-    static constexpr bool BULK = BULK_, STREAM = STREAM_, MID_PUBLISH = MID_PUBLISH_;
+    static constexpr bool BULK = BULK_, STREAM = STREAM_, MID_PUBLISH = MID_PUBLISH_, HOLD = HOLD_, FENCED = FENCED_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
     static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
@@ -58,38 +62,55 @@ using SmallTuning = LookbackShape<2, 12, 2, 5, false, true, false>;
 // 8-byte accumulators need twice the registers of 4-byte ones, and a sum
 // that widens (4-byte input, 8-byte accumulator) four times.  Registers and
 // local memory per thread below: ptxas of CUDA 13.0 for sm_90 (-Xptxas -v,
-// "N bytes spill stores"); the 16-byte stack frame they all have is the
-// ring's tile indices (WarpRing), not a spill.  They were chosen for their
-// registers; their speed (H200, bench/bench_scan.py wide, bench/results/
-// scan-wide-*) is not at the roof: at 2^28 float64 2.18 ms against CUB's
-// 1.29 ms (0.59x), int64 0.60x, int32 -> int64 0.74x.
+// "N bytes spill stores"); the 8- or 16-byte stack frame they all have is
+// the ring's tile indices (WarpRing), not a spill.
+//
+// 8-byte totals go through PairedSlots (lookback.cuh): no __threadfence()
+// on the look-back's path.  A fence waits for the thread's earlier stores
+// - the tile it has just written - so with flag-and-fence slots every
+// publication and every total read waited for a tile's stores to drain.
+// The shapes are those of the 4-byte tunings' structure (8 KiB tiles: the
+// same bytes a tile, so the same number of tiles a byte; two or three
+// stages).  bench/tune_scan8.cu times them against the same shapes with
+// fenced slots, against shapes of 12 warps an SM (HOLD: the tile waits in
+// shared memory, which frees its registers), and against CUB.
 
-// 8-byte inputs and accumulators (float64, int64), every size: 2 x 16
-// vectors (8 KiB tiles, 1024 elements), three stages, 4 blocks an SM:
-// 249 registers for float64, 245 for int64, no spills.  The shapes with 12
-// warps an SM (168 registers) spill at 16 vectors (<2, 16, 2, 6>: 196 bytes
-// stored for float64; <2, 16, 2, 5> 344 for int64) and fit at 8 (<2, 8, 4,
-// 6>: 161 registers for float64), whose tiles are half as large: the
-// candidate to time against this one.
+// 8-byte inputs and accumulators (float64, int64), large inputs: 2 x 16
+// vectors (8 KiB tiles, 1024 elements), three stages, 4 blocks an SM: 240
+// registers for float64, 232 for int64, no spills.  With 12 warps an SM
+// (168 registers) 16 vectors spill as they are (<2, 16, 2, 6>: 172 bytes
+// stored for float64) and fit held in shared memory without the
+// publication after the scan (<2, 16, 2, 6, true, true, false, true>: 168
+// registers); 8 vectors fit (<2, 8, 4, 6>: 157 for float64).
 using WideTuning = LookbackShape<2, 16, 3, 4>;
 
 // 4-byte inputs, 8-byte accumulators (int32 -> int64, float32 -> float64),
-// every size: 2 x 8 vectors (4 KiB of input, 1024 elements a tile), four
-// stages (16 KiB of input in flight a warp), 4 blocks an SM: 204 registers for
-// int32 -> int64, 231 for float32 -> float64, no spills.  WideTuning's 16
-// vectors spill here (276 bytes stored for int32 -> int64, 132 for float32
-// -> float64, at 255 registers).  With 12 warps an SM (<2, 8, 4, 6>, 168
-// registers) int32 -> int64 fits (164) and float32 -> float64 spills (112
-// bytes).
+// large inputs: 2 x 8 vectors (4 KiB of input, 1024 elements a tile), four
+// stages (16 KiB of input in flight a warp), 4 blocks an SM: 189 registers
+// for int32 -> int64, 225 for float32 -> float64, no spills.  With 12 warps
+// an SM, <2, 8, 4, 6> spills a little (8 and 16 bytes) and fits held in
+// shared memory (HOLD: 163 and 165 registers).
 using WideningTuning = LookbackShape<2, 8, 4, 4>;
 
+// Small inputs (every tile a warp of its own), 8-byte accumulators: as
+// SmallTuning, tiles of 6 KiB of input copied by cp.async, no publication
+// after the scan, 6 blocks an SM so that 2^20 elements are few enough
+// tiles (768 elements a tile for 8-byte inputs, 1366 tiles, 1584 warps on
+// 132 SMs).  ptxas: 166 registers for float64 and int64, no spills.
+using SmallWideTuning = LookbackShape<2, 12, 2, 6, false, true, false>;
+// The same for 4-byte inputs into 8-byte sums: 2 x 6 vectors (768
+// elements, 3 KiB of input a tile): 149 registers for int32 -> int64, 161
+// for float32 -> float64, no spills.
+using SmallWideningTuning = LookbackShape<2, 6, 2, 6, false, true, false>;
+
 // The tuning of an input type and accumulator: Small (every tile a warp of
-// its own) or large inputs for 4-byte accumulators, one shape for 8-byte
-// ones.
+// its own) or large inputs, for 4-byte accumulators, 8-byte ones of 8-byte
+// inputs, and 8-byte ones of 4-byte inputs.
 template <class In, class Acc, bool SMALL>
 using TuningFor = std::conditional_t<
     sizeof(Acc) == 4, std::conditional_t<SMALL, SmallTuning, Tuning>,
-    std::conditional_t<sizeof(In) == sizeof(Acc), WideTuning, WideningTuning>>;
+    std::conditional_t<sizeof(In) == sizeof(Acc), std::conditional_t<SMALL, SmallWideTuning, WideTuning>,
+                       std::conditional_t<SMALL, SmallWideningTuning, WideningTuning>>>;
 
 }  // namespace lookback
 GP_NAMESPACE_END

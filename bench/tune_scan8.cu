@@ -1,0 +1,335 @@
+// tune_scan8.cu - the evidence for the look-back scan's tunings of 8-byte
+// accumulators (cuda/scan/lookback_tuning.cuh: WideTuning, WideningTuning,
+// and the small-n shapes beside them).
+//
+// For float64, int64, int32 -> int64 and float32 -> float64 inclusive sums
+// at 2^20, 2^24 and 2^28, in one run: a device-to-device copy of the same
+// bytes (input plus output), CUB's DeviceScan (InclusiveSum, or
+// InclusiveScan with gp::Sum where the sum widens, as the library's `cub`
+// variant calls it) and with CUB's run_to_run determinism requirement
+// (CCCL >= 3.5, as `cub_deterministic`), the library's choice (Lookback,
+// what `auto` runs), the shapes it ran before (fenced slots), and the
+// candidates.  CUDA events around the launches only, L2 overwritten before
+// every run, median of REPEAT runs (tune_common.cuh).
+//
+// Every output is checked: integers exactly against a host scan (wrapping
+// like the device's); floats against a long double scan on the host (largest
+// error over the prefix's sum of |x|, in units of eps(float64) * log2 n;
+// WRONG above 4),
+// for the same bits in two runs, and for the same bits as the first shape
+// with the same tile (shapes that differ in occupancy, stages, slots or
+// where the tile waits must agree bit for bit).  A shape that fails a
+// check is marked FAIL and the program exits with status 1 at the end.
+//
+// On the GPU machine (after pip install --no-build-isolation -e . with the
+// nvidia-cuda-cccl wheel installed):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$(python3 -c "import sys, glob; print(sorted(g for p in sys.path for g in glob.glob(p + '/nvidia/cu*/include/cccl'))[-1])")" -Icuda bench/tune_scan8.cu -o /tmp/tune_scan8 && /tmp/tune_scan8
+// or: bash bench/gpu_run.sh tune-scan8
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tune_common.cuh"
+
+#include <cub/device/device_scan.cuh>
+
+#include "cub_env.cuh"
+#include "scan/decoupled_lookback.cuh"
+
+using namespace gp;
+using namespace gp::lookback;
+
+constexpr int REPEAT = 30;
+DeviceFacts facts;  // of device 0
+bool failed = false;
+
+// --------------------------------------------------------------- the shapes
+// ptxas of CUDA 13.0 for sm_90 (-Xptxas -v), registers / bytes spilled, for
+// float64, int64 (same width) and float32 -> float64, int32 -> int64:
+//   2x16 s3 b4 (fenced or not)  249 240 / 0, 245 232 / 0 (the library's)
+//   2x16 s2 b6                  168 / 172 (float64), 236 (int64)
+//   2x16 s2 b6 hold             168 / 180, 264;  hold, no mid: 168 / 0, 148
+//   2x16 s3 b4 hold             236, 255 / 0
+//   2x8 s4 b6                   157, 160 / 0
+//   2x32 s2 b3 hold             255 / 460, 1320
+//   2x12 s2 b6 cp.async         166 / 0 (the library's small shape)
+//   2x8 s2 b6 cp.async          150, 155 / 0
+//   widening 2x8 s4 b4          225, 189 / 0 (the library's; fenced 231, 204)
+//   widening 2x8 s4 b6          168 / 16, 8;  hold: 165, 163 / 0
+//   widening 2x16 s2 b6 hold    168 / 0, 640;  hold, no mid: 168 / 20, 640
+//   widening 2x16 s3 b4 hold    247, 255 / 0
+//   widening 2x6 s2 b6 cp.async 161, 149 / 0 (the library's small shape)
+//   widening 2x8 s2 b6 cp.async 168 / 0, 8
+// Shapes for 8-byte inputs (float64, int64): a 16-byte vector holds 2.
+// LookbackShape<WARPS, VPT, STAGES, BLOCKS, BULK, STREAM, MID_PUBLISH, HOLD, FENCED>
+using W_Before = LookbackShape<2, 16, 3, 4, true, true, true, false, true>;  // fenced slots
+using W_S3B4 = LookbackShape<2, 16, 3, 4>;
+using W_S2B6 = LookbackShape<2, 16, 2, 6>;
+using W_S2B6_Hold = LookbackShape<2, 16, 2, 6, true, true, true, true>;
+using W_S2B6_HoldNoMid = LookbackShape<2, 16, 2, 6, true, true, false, true>;
+using W_S3B4_Hold = LookbackShape<2, 16, 3, 4, true, true, true, true>;
+using W_8S4B6 = LookbackShape<2, 8, 4, 6>;
+using W_32S2B3_Hold = LookbackShape<2, 32, 2, 3, true, true, true, true>;  // 2048 elements a tile
+using W_Small12 = LookbackShape<2, 12, 2, 6, false, true, false>;
+using W_Small8 = LookbackShape<2, 8, 2, 6, false, true, false>;
+// Shapes for 4-byte inputs into 8-byte sums: a vector holds 4.
+using N_Before = LookbackShape<2, 8, 4, 4, true, true, true, false, true>;  // fenced slots
+using N_S4B4 = LookbackShape<2, 8, 4, 4>;
+using N_S4B6 = LookbackShape<2, 8, 4, 6>;
+using N_S4B6_Hold = LookbackShape<2, 8, 4, 6, true, true, true, true>;
+using N_16S2B6_Hold = LookbackShape<2, 16, 2, 6, true, true, true, true>;  // 2048 elements a tile
+using N_16S2B6_HoldNoMid = LookbackShape<2, 16, 2, 6, true, true, false, true>;
+using N_16S3B4_Hold = LookbackShape<2, 16, 3, 4, true, true, true, true>;
+using N_Small8 = LookbackShape<2, 8, 2, 6, false, true, false>;
+using N_Small6 = LookbackShape<2, 6, 2, 6, false, true, false>;
+
+// ------------------------------------------------------------- one case
+template <class In, class Acc>
+struct Case {
+    const char *name;
+    int64_t n;
+    const In *in;
+    Acc *out;
+    void *flush;
+    size_t fb;
+    float copy_ms = 0, cub_ms = 0, r2r_ms = 0;
+    std::vector<Acc> ref;      // the host scan
+    std::vector<double> absref; // floats: the prefix sums of |x|
+    std::map<int64_t, std::vector<Acc>> first_of;  // by tile elements
+    std::vector<Acc> auto_bits;
+
+    double bytes() const { return double(n) * (sizeof(In) + sizeof(Acc)); }
+    void row(const char *variant, float ms, const char *check) const {
+        std::printf("| %-16s | %-30s | 2^%-2d | %8.4f | %6.0f | %5.3f | %5.3f | %5.3f | %s |\n", name, variant,
+                    int(std::lround(std::log2(double(n)))), ms, bytes() / ms / 1e6, copy_ms / ms, cub_ms / ms,
+                    r2r_ms > 0 ? r2r_ms / ms : 0.0, check);
+    }
+    // The check of one result: "" and failed = true where it is wrong.
+    std::string verify(const std::vector<Acc> &r) const {
+        char buf[96];
+        if (std::is_integral<Acc>::value) {
+            int64_t bad = -1;
+            for (int64_t i = 0; i < n && bad < 0; ++i)
+                if (r[i] != ref[i]) bad = i;
+            if (bad < 0) return "exact";
+            std::snprintf(buf, sizeof buf, "WRONG at %lld", (long long)bad);
+            return buf;
+        }
+        double worst = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const double e = std::fabs(double(r[i]) - double(ref[i])) / absref[i];
+            worst = std::isnan(e) ? INFINITY : std::fmax(worst, e);
+        }
+        const double units = worst / (1.11e-16 * std::log2(double(n)));
+        std::snprintf(buf, sizeof buf, "err %.1e x eps*log2n%s", units, units <= 4 ? "" : " WRONG");
+        return buf;
+    }
+};
+
+// A random input of n elements (never zeros; the same every run) and its
+// host scan.
+template <class In>
+void make_input(int64_t n, std::vector<In> &h) {
+    h.resize(n);
+    unsigned long long s = 777;
+    for (auto &v : h) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const long long r = (long long)(s >> 33) - (1ll << 30);  // [-2^30, 2^30)
+        if (std::is_floating_point<In>::value) v = In(double(r | 1) / double(1ll << 30));
+        else v = In(r | 1);
+    }
+}
+
+// The tile of a LookbackWith, or of the shape Lookback picks at n.
+template <class L> struct IsLookback : std::false_type {};
+template <class In, class Op> struct IsLookback<Lookback<In, Op>> : std::true_type {};
+template <class L>
+int64_t tile_of(int64_t n) {
+    if constexpr (IsLookback<L>::value) {
+        const int64_t small_warps = int64_t(facts.sms) * L::Small::Shape::BLOCKS * L::Small::Shape::WARPS;
+        return ceil_div<int64_t>(n, L::Small::TILE) <= small_warps ? L::Small::TILE : L::Large::TILE;
+    } else {
+        return L::TILE;
+    }
+}
+
+template <class L, class In, class Acc>
+void run_with(const char *variant, Case<In, Acc> &c) {
+    gp_scan_args a{};
+    a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
+    a.scratch_bytes = L::scratch(c.n);
+    CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+    const float ms = median_ms([&] { CHECK(L::run(a, facts)); }, c.flush, c.fb, REPEAT);
+    std::vector<Acc> r1(c.n), r2(c.n);
+    CHECK(cudaMemcpy(r1.data(), c.out, c.n * sizeof(Acc), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemset(c.out, 0xff, c.n * sizeof(Acc)));
+    CHECK(L::run(a, facts));
+    CHECK(cudaMemcpy(r2.data(), c.out, c.n * sizeof(Acc), cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(a.scratch));
+    std::string check = c.verify(r1);
+    bool bad = check.find("WRONG") != std::string::npos;
+    const bool same = std::memcmp(r1.data(), r2.data(), c.n * sizeof(Acc)) == 0;
+    check += same ? ", same bits twice" : ", BITS DIFFER twice";
+    bad = bad || !same;
+    const int64_t tile = tile_of<L>(c.n);
+    {
+        auto it = c.first_of.find(tile);
+        if (it == c.first_of.end()) {
+            c.first_of[tile] = r1;
+        } else {
+            const bool eq = std::memcmp(r1.data(), it->second.data(), c.n * sizeof(Acc)) == 0;
+            check += eq ? ", = first of its tile" : ", DIFFERS from first of its tile";
+            bad = bad || !eq;
+        }
+    }
+    char t[48];
+    std::snprintf(t, sizeof t, ", tile %lld", (long long)tile);
+    check += t;
+    if (bad) {
+        check += " FAIL";
+        failed = true;
+    }
+    c.row(variant, ms, check.c_str());
+}
+
+template <class Shape, class In, class Acc>
+void runs(const char *variant, Case<In, Acc> &c) {
+    run_with<LookbackWith<Shape, In, gp::Sum<Acc>>>(variant, c);
+}
+
+// CUB: InclusiveSum where input and sum have one type, else InclusiveScan
+// with gp::Sum (CUB then sums in the accumulator type), as `cub` calls it;
+// with the run_to_run requirement as `cub_deterministic` calls it.
+template <class In, class Acc>
+cudaError_t cub_scan(void *tmp, size_t &bytes, const In *in, Acc *out, int64_t n) {
+    if constexpr (std::is_same<In, Acc>::value) return cub::DeviceScan::InclusiveSum(tmp, bytes, in, out, n);
+    else return cub::DeviceScan::InclusiveScan(tmp, bytes, in, out, gp::Sum<Acc>(), n);
+}
+#ifdef GP_CUB_ENV
+template <class In, class Acc>
+cudaError_t cub_r2r(void *tmp, size_t &bytes, const In *in, Acc *out, int64_t n) {
+    return cub_env::two_phase(::cuda::execution::determinism::run_to_run, tmp, bytes, 0,
+                              [&](auto env) -> cudaError_t {
+                                  if constexpr (std::is_same<In, Acc>::value)
+                                      return cub::DeviceScan::InclusiveSum(in, out, n, env);
+                                  else
+                                      return cub::DeviceScan::InclusiveScan(in, out, ::cuda::std::plus<Acc>(), n, env);
+                              });
+}
+#endif
+
+template <class In, class Acc, class F>
+float time_cub(Case<In, Acc> &c, F call, const char *variant) {
+    size_t tb = 0;
+    CHECK(call(nullptr, tb, c.in, c.out, c.n));
+    void *tmp;
+    CHECK(cudaMalloc(&tmp, tb ? tb : 1));
+    const float ms = median_ms([&] { CHECK(call(tmp, tb, c.in, c.out, c.n)); }, c.flush, c.fb, REPEAT);
+    CHECK(cudaFree(tmp));
+    std::vector<Acc> r(c.n);
+    CHECK(cudaMemcpy(r.data(), c.out, c.n * sizeof(Acc), cudaMemcpyDeviceToHost));
+    const std::string check = c.verify(r);
+    if (check.find("WRONG") != std::string::npos) failed = true;
+    c.row(variant, ms, check.c_str());
+    return ms;
+}
+
+// Every row of one type at one n.
+template <class In, class Acc, class Rows>
+void one_case(const char *name, const std::vector<In> &h, In *in, Acc *out, void *flush, size_t fb, int lg,
+              Rows rows) {
+    Case<In, Acc> c;
+    c.name = name; c.n = int64_t(1) << lg; c.in = in; c.out = out; c.flush = flush; c.fb = fb;
+    c.ref.resize(c.n);
+    if (std::is_integral<Acc>::value) {
+        unsigned long long acc = 0;  // wraps as the device's sum does
+        for (int64_t i = 0; i < c.n; ++i) { acc += (unsigned long long)(long long)h[i]; c.ref[i] = Acc((long long)acc); }
+    } else {
+        c.absref.resize(c.n);
+        long double acc = 0;  // x86's 64-bit significand: the reference's own error well below a float64 scan's
+        double aacc = 0;
+        for (int64_t i = 0; i < c.n; ++i) { acc += (long double)h[i]; aacc += std::fabs(double(h[i])); c.ref[i] = Acc(acc); c.absref[i] = aacc; }
+    }
+    const size_t copy_bytes = size_t(c.n) * (sizeof(In) + sizeof(Acc)) / 2;
+    c.copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, copy_bytes, cudaMemcpyDeviceToDevice)); }, flush, fb, REPEAT);
+    c.row("copy (same bytes)", c.copy_ms, "");
+    c.cub_ms = time_cub(c, cub_scan<In, Acc>, "cub");
+#ifdef GP_CUB_ENV
+    c.r2r_ms = time_cub(c, cub_r2r<In, Acc>, "cub run_to_run");
+#endif
+    run_with<Lookback<In, gp::Sum<Acc>>>("auto (Lookback)", c);
+    rows(c);
+}
+
+template <class In, class Acc, class Rows>
+void one_type(const char *name, void *flush, size_t fb, Rows rows) {
+    const int64_t nmax = int64_t(1) << 28;
+    std::vector<In> h;
+    make_input<In>(nmax, h);
+    In *in;
+    Acc *out;
+    CHECK(cudaMalloc(&in, nmax * sizeof(In)));
+    CHECK(cudaMalloc(&out, nmax * sizeof(Acc)));
+    CHECK(cudaMemcpy(in, h.data(), nmax * sizeof(In), cudaMemcpyHostToDevice));
+    for (int lg : {20, 24, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
+    CHECK(cudaFree(in));
+    CHECK(cudaFree(out));
+}
+
+// The rows of 8-byte inputs and of widening sums.
+struct SameWidth {
+    template <class C>
+    void operator()(C &c) const {
+        runs<W_Before>("2x16 s3 b4 FENCED (before)", c);
+        runs<W_S3B4>("2x16 s3 b4", c);
+        runs<W_S2B6>("2x16 s2 b6", c);
+        runs<W_S2B6_Hold>("2x16 s2 b6 hold", c);
+        runs<W_S2B6_HoldNoMid>("2x16 s2 b6 hold, no mid", c);
+        runs<W_S3B4_Hold>("2x16 s3 b4 hold", c);
+        runs<W_8S4B6>("2x8 s4 b6", c);
+        runs<W_32S2B3_Hold>("2x32 s2 b3 hold", c);
+        runs<W_Small12>("2x12 s2 b6 cp.async no mid", c);
+        runs<W_Small8>("2x8 s2 b6 cp.async no mid", c);
+    }
+};
+struct Widening {
+    template <class C>
+    void operator()(C &c) const {
+        runs<N_Before>("2x8 s4 b4 FENCED (before)", c);
+        runs<N_S4B4>("2x8 s4 b4", c);
+        runs<N_S4B6>("2x8 s4 b6", c);
+        runs<N_S4B6_Hold>("2x8 s4 b6 hold", c);
+        runs<N_16S2B6_Hold>("2x16 s2 b6 hold", c);
+        runs<N_16S2B6_HoldNoMid>("2x16 s2 b6 hold, no mid", c);
+        runs<N_16S3B4_Hold>("2x16 s3 b4 hold", c);
+        runs<N_Small8>("2x8 s2 b6 cp.async no mid", c);
+        runs<N_Small6>("2x6 s2 b6 cp.async no mid", c);
+    }
+};
+
+int main() {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, 0));
+    CHECK(device_facts(facts));
+    const size_t fb = size_t(p.l2CacheSize) * 4;
+    void *flush;
+    CHECK(cudaMalloc(&flush, fb));
+    std::printf("%s, %d SMs, CCCL %d.%d.%d\n\n", p.name, p.multiProcessorCount, CCCL_MAJOR_VERSION,
+                CCCL_MINOR_VERSION, CCCL_PATCH_VERSION);
+    std::printf("shapes: warps a block x vectors a lane, stages, blocks an SM; hold: the tile waits in shared "
+                "memory; FENCED: flag + __threadfence slots, else paired words.  x copy / x CUB / x r2r: their "
+                "time over the row's (above 1: the row is faster)\n\n");
+    std::printf("| sum | variant | n | ms | GB/s | x copy | x CUB | x r2r | check |\n|---|---|---|---:|---:|---:|---:|---:|---|\n");
+    one_type<double, double>("float64", flush, fb, SameWidth{});
+    one_type<long long, long long>("int64", flush, fb, SameWidth{});
+    one_type<int, long long>("int32 -> int64", flush, fb, Widening{});
+    one_type<float, double>("float32 -> float64", flush, fb, Widening{});
+    CHECK(cudaFree(flush));
+    if (failed) std::printf("\nSOME CHECK FAILED (rows marked FAIL / WRONG)\n");
+    return failed ? 1 : 0;
+}
