@@ -85,8 +85,7 @@ int main() {
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
-    b.fb = size_t(prop.l2CacheSize) * 4;
-    CHECK(cudaMalloc(&b.flush, b.fb));
+    b.flush = l2_flush_buffer(prop, b.fb);
     const int64_t n = int64_t(1) << 28;  // room for 16384^2
     float *dummy;
     b.host = random_floats(n, &b.in, &dummy);

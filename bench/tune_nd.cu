@@ -137,9 +137,8 @@ void run_cases(const char *type, const std::vector<Case> &cases, int64_t n, void
 int main() {
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
-    const size_t fb = size_t(p.l2CacheSize) * 4;
-    void *flush;
-    CHECK(cudaMalloc(&flush, fb));
+    size_t fb = 0;
+    void *flush = l2_flush_buffer(p, fb);
     std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
     const std::vector<Case> i8 = {{{1024, 512, 512}, {2, 1, 0}}, {{1024, 512, 512}, {0, 2, 1}},
                                   {{128, 128, 128, 128}, {3, 2, 1, 0}},

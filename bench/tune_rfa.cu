@@ -321,10 +321,10 @@ bool run_type(const char *dtype, void *d_in_raw, void *scratch, unsigned *ticket
 int main() {
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
-    const size_t fb = size_t(p.l2CacheSize) * 4;
-    void *flush, *d_in, *scratch;
+    size_t fb = 0;
+    void *flush = l2_flush_buffer(p, fb);
+    void *d_in, *scratch;
     unsigned *ticket;
-    CHECK(cudaMalloc(&flush, fb));
     CHECK(cudaMalloc(&d_in, (size_t(1) << 28) * sizeof(double)));
     CHECK(cudaMalloc(&scratch, 1 << 24));
     CHECK(cudaMalloc(&ticket, 4));

@@ -178,9 +178,8 @@ int main() {
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     CHECK(device_facts(facts));
-    const size_t fb = size_t(p.l2CacheSize) * 4;
-    void *flush;
-    CHECK(cudaMalloc(&flush, fb));
+    size_t fb = 0;
+    void *flush = l2_flush_buffer(p, fb);
     const int64_t N = int64_t(1) << 28;
     std::printf("%s, %d SMs; x vs auto / x vs CUB: their time over this row's (above 1: faster)\n\n"
                 "| kernel | dtype | data | n | ms | GB/s | x vs auto | x vs CUB r2r | check |\n"

@@ -317,9 +317,8 @@ int main() {
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     CHECK(device_facts(facts));
-    const size_t fb = size_t(p.l2CacheSize) * 4;
-    void *flush;
-    CHECK(cudaMalloc(&flush, fb));
+    size_t fb = 0;
+    void *flush = l2_flush_buffer(p, fb);
     std::printf("%s, %d SMs, CCCL %d.%d.%d\n\n", p.name, p.multiProcessorCount, CCCL_MAJOR_VERSION,
                 CCCL_MINOR_VERSION, CCCL_PATCH_VERSION);
     std::printf("shapes: warps a block x vectors a lane, stages, blocks an SM; hold: the tile waits in shared "
