@@ -201,6 +201,18 @@ def axis_tables(parts, data):
                 "output allocation included)." if cp else f"CuPy not measured ({why})."),
              ]
     data["axis"] = {"roof_gbps": roof["gbps"], "cases": []}
+    # the reference: the same 2^26 floats reduced whole (axis=None) by the 1-D kernel
+    one = next(v for v in gpuprims.variants("reduce") if v.name == "single_pass")
+    x = random_input(SEGMENT_N, "float32", seed=20)
+    d = gpuprims.to_device(x)
+    ms, mn, reps = _time_core(one, d.ptr, None, (x.size, f32, f32, op), flush_bytes)  # a scalar: no out
+    got = np.array([gpuprims.sum(d, variant=one.name)], np.float32)
+    lines += ["\n### The same 2^26 float32 whole (axis=None): the 1-D reference\n"] + HEAD
+    lines.append(_row_lines(one.name, ms, mn, reps, x.nbytes, roof["gbps"], None,
+                            _bad(got, np.array([x.astype(np.float64).sum()]),
+                                 np.array([np.abs(x.astype(np.float64)).sum()]), x.size)))
+    data["axis"]["one_d"] = {"variant": one.name, "median_ms": ms, "min_ms": mn, "runs": reps}
+    del d
     for shape in AXIS_SHAPES:
         x = random_input(shape[0] * shape[1], "float32", seed=21).reshape(shape)
         d = gpuprims.to_device(x)

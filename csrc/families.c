@@ -50,7 +50,9 @@ static int parse_typed(PyObject *params, int scan, gp_call *c)
         c->res_t = -1;
     }
     c->n = c->out_n = c->len = n;
-    c->carry_in = (const void *)(uintptr_t)carry; /* a device state (cuda/rfa.cuh) before x[0], or NULL */
+    /* what comes before x[0], or NULL: a device state (cuda/rfa.cuh) on a
+     * reproducible row, one accumulator value on another (call.c) */
+    c->carry_in = (const void *)(uintptr_t)carry;
     if ((c->batched = layout != Py_None) == 0)
         return 0;
     if (!PyTuple_Check(layout)) {
