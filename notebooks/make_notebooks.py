@@ -655,8 +655,10 @@ chapter 39, and the blog post "CUDA learning (2): parallel scan"): every block s
 writes its total, the totals are scanned, and every block adds the total of the blocks before it.
 An array split into chunks over several GPUs is scanned the same way, one level up: every chunk is
 scanned on its GPU, the chunks' carries are scanned, and every chunk gets its carry added.
-`gpuprims.dask` builds exactly that graph with Dask's own `cumreduction`, gpuprims' kernels doing
-the work on each chunk; Dask's scheduler (or dask-cuda's workers, one per GPU) runs it."""),
+`gpuprims.dask` builds that graph with Dask's own `cumreduction`, gpuprims' kernels doing the work
+on each chunk; for NumPy chunks it builds the other classic order, reduce-then-scan: every chunk's
+total first, the carries from the totals, then every chunk scanned on from its carry. Dask's
+scheduler (or dask-cuda's workers, one per GPU) runs it."""),
         code('''import numpy as np
 import dask
 import dask.array as da
@@ -689,10 +691,14 @@ def layers(lazy):
         print(f"{name.rsplit('-', 1)[0]:24} " + ", ".join(f"{n} {k}" for k, n in kinds.items()))'''),
         md("""## The graph of a chunked scan
 
-Eight chunks of 1000 elements. `method="sequential"` (the default): each chunk is scanned
-(`gpuprims-cumsum`, 8 tasks, in parallel), the carry passes from chunk to chunk (a chain: the
-carry of chunk k is the carry of chunk k - 1 plus that chunk's last value) and is added to each
-chunk: the fan."""),
+Eight NumPy chunks of 1000 elements. `method="sequential"` (the default): each chunk's total
+(`gpuprims-cumsum-total`, gpuprims.reduce, 8 tasks, in parallel), the carries from the totals in
+order (one small task on the host: the carry of chunk k is the carry of chunk k - 1 plus that
+chunk's total), then each chunk scanned on its GPU continuing from its carry
+(`gpuprims-cumsum-carried`, 8 tasks): the host pipeline puts the carry in front of the chunk as
+it does between its own pieces, so no fan pass touches the output again. (CuPy chunks, and scans
+along an axis of an N-D array, take `cumreduction`'s chain instead: each chunk scanned, the carry
+passed from chunk to chunk and added to each.)"""),
         code('''x = da.from_array(np.random.default_rng(0).random(8000, dtype=np.float32) * 2 - 1, chunks=1000)
 y = gd.cumsum(x)
 layers(y)

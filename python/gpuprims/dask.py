@@ -606,7 +606,8 @@ def _carried_scan(x, op, inclusive, dtype, plan, inter, ident, who):
     n = x.numblocks[0]
     totals = x.map_blocks(_ChunkTotal(op, inter, who), axis=0, keepdims=True, chunks=((1,) * n,), dtype=inter,
                           meta=np.empty(0, inter))
-    before = totals.rechunk(n).map_blocks(_carries_before, op, ident, dtype=inter, meta=np.empty(0, inter))
+    before = totals.rechunk(n).map_blocks(_carries_before, op, ident, dtype=inter, meta=np.empty(0, inter),
+                                          token=f"gpuprims-{who}-carries")
     return da.blockwise(_ChunkScanCarried(op, bool(inclusive), dtype, who), "i", x, "i", before.rechunk(1), "i",
                         align_arrays=False, dtype=plan.result, meta=np.empty(0, plan.result))
 
