@@ -461,17 +461,18 @@ PyObject *gp_call_py(PyObject *module, PyObject *args)
         validate(&j, module, family, index, in, out, params, 0) < 0)
         return NULL;
     j.progress = progress;
+    if ((wanted = gp_pipeline_wanted(&j)) < 0) { /* 0 for a host row */
+        release(&j);
+        return NULL;
+    }
+    /* only the pipeline takes a plain carry-in value (an empty scan has nothing to continue) */
+    if (!wanted && j.c.carry_in != NULL && !(j.v->flags & GP_REPRODUCIBLE) && j.c.n > 0) {
+        release(&j);
+        PyErr_SetString(PyExc_ValueError, "a carry-in value is for a 1-D scan of a NumPy array on a device row");
+        return NULL;
+    }
     if (j.v->where == GP_ON_HOST)
         return run_host(&j);
-    if ((wanted = gp_pipeline_wanted(&j)) < 0) {
-        release(&j);
-        return NULL;
-    }
-    if (!wanted && j.c.carry_in != NULL && !(j.v->flags & GP_REPRODUCIBLE)) { /* only the pipeline takes it */
-        release(&j);
-        PyErr_SetString(PyExc_ValueError, "a carry-in value is for a 1-D scan of a NumPy array");
-        return NULL;
-    }
     return wanted ? gp_pipeline_run(&j) : run_device(&j);
 }
 

@@ -157,6 +157,11 @@ def test_scan_carry_in_value_refused(backend):
         scan(x.reshape(10, 10), axis=1, _carry_in=1.0)
     with pytest.raises(ValueError, match="carry-in value"):
         scan(x.astype(np.complex64), _carry_in=1.0)
+    with pytest.raises(ValueError, match="carry-in value"):  # a host row would not continue from it
+        scan(x, variant="cpu", _carry_in=1.0)
+    # an empty scan has nothing to continue: an empty result of the result's dtype
+    got = scan(x[:0], _carry_in=1.0)
+    assert got.shape == (0,) and got.dtype == np.float32
 
 
 @pytest.mark.parametrize("dtype", ["float32", "uint8", "int64", "complex128"])
