@@ -524,16 +524,23 @@ class _ChunkStates:
         return (_ChunkStates, (self.acc, self.who))
 
 
+def _before_each(totals, first, combine):
+    """What comes before each chunk, from the chunks' totals in order: the
+    first chunk gets `first`, chunk k the combine of chunk k - 1's and that
+    chunk's total (an exclusive scan of a few values, on the host)."""
+    out = np.empty_like(totals)
+    run = first
+    for i in range(totals.shape[0]):
+        out[i] = run
+        run = combine(run, totals[i])
+    return out
+
+
 def _states_before(totals, acc, who):
     """The state of all chunks before each one (the first: the empty sum),
     from the chunks' totals: a sequence of exact merges."""
     rfa = _rfa(who)
-    out = np.empty(totals.shape, rfa.STATE)
-    run = rfa.sum_states(np.empty(0, acc))
-    for i in range(totals.shape[0]):
-        out[i] = run
-        run = rfa.merge(run, totals[i])
-    return out
+    return _before_each(totals, rfa.sum_states(np.empty(0, acc)), rfa.merge)
 
 
 class _ChunkScanFrom:
@@ -562,14 +569,8 @@ class _ChunkScanFrom:
 
 def _carries_before(totals, op, ident):
     """The op of all chunks before each one (the first: the identity), from
-    the chunks' totals, in order: a host scan of a few values."""
-    out = np.empty_like(totals)
-    run = np.asarray(ident, totals.dtype)
-    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
-    for i in range(totals.shape[0]):
-        out[i] = run
-        run = ufunc(run, totals[i])
-    return out
+    the chunks' totals, in order."""
+    return _before_each(totals, np.asarray(ident, totals.dtype), _BINOPS[op])
 
 
 class _ChunkScanCarried:
