@@ -34,17 +34,19 @@ def cuda():
     no GPU is visible); the previous one comes back after."""
     if not GPU_OK:
         pytest.skip(f"needs a CUDA GPU; none visible here ({GPU_WHY})")
-    before = gpuprims.backend()
-    gpuprims.set_backend("cuda")
-    yield
-    gpuprims.set_backend(before)
+    yield from _switched_to("cuda")
 
 
 @pytest.fixture
 def emulator():
     """The emulator backend for the test; the previous one comes back after."""
+    yield from _switched_to("emulator")
+
+
+def _switched_to(name):
+    """A fixture's body: backend `name` for the test, the previous one after."""
     before = gpuprims.backend()
-    gpuprims.set_backend("emulator")
+    gpuprims.set_backend(name)
     yield
     gpuprims.set_backend(before)
 
