@@ -673,10 +673,22 @@ static int make_plan(gp_job *j, gp_plan *p)
         if (fam[0] == 't') {
             const gp_transpose_args *a = &c->transpose;
             int64_t rows = a->rank == 2 ? a->shape[0] : 1, cols = a->rank == 2 ? a->shape[1] : n;
-            p->tc = cols < m ? cols : m;
-            p->tr = m / p->tc < rows ? m / p->tc : rows;
+            /* Column strips (every row, tc columns) where a column fits a
+             * chunk: the strip's transpose is a contiguous piece of the
+             * output, unpacked by all the host threads, and its input is
+             * read in runs of tc elements.  Else blocks of whole rows
+             * (their output lands in tc runs of tr elements). */
+            if (rows <= m) {
+                p->tr = rows;
+                p->tc = m / rows < cols ? m / rows : cols;
+            } else {
+                p->tc = cols < m ? cols : m;
+                p->tr = m / p->tc;
+            }
             if (p->tr < 1)
                 p->tr = 1;
+            if (p->tc < 1)
+                p->tc = 1;
             p->nchunks = ((rows + p->tr - 1) / p->tr) * ((cols + p->tc - 1) / p->tc);
             p->m = p->tr * p->tc;
         }
@@ -1037,8 +1049,8 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
                 copy_parallel(out + (size_t)(prev.c0 * rows) * e, src, (size_t)(prev.tc * prev.tr) * e);
             else
                 for (k = 0; k < prev.tc; k++)
-                    memcpy(out + (size_t)((prev.c0 + k) * rows + prev.r0) * e, src + (size_t)(k * prev.tr) * e,
-                           (size_t)prev.tr * e);
+                    copy_parallel(out + (size_t)((prev.c0 + k) * rows + prev.r0) * e, src + (size_t)(k * prev.tr) * e,
+                                  (size_t)prev.tr * e);
             if (trace.max)
                 trace_host(GP_TR_UNPACK, t0, now_s());
             r->done += prev.tr * prev.tc;
