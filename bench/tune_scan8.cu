@@ -48,44 +48,29 @@ DeviceFacts facts;  // of device 0
 bool failed = false;
 
 // --------------------------------------------------------------- the shapes
-// ptxas of CUDA 13.0 for sm_90 (-Xptxas -v), registers / bytes spilled, for
-// float64, int64 (same width) and float32 -> float64, int32 -> int64:
-//   2x16 s3 b4 (fenced or not)  249 240 / 0, 245 232 / 0 (the library's)
-//   2x16 s2 b6                  168 / 172 (float64), 236 (int64)
-//   2x16 s2 b6 hold             168 / 180, 264;  hold, no mid: 168 / 0, 148
-//   2x16 s3 b4 hold             236, 255 / 0
-//   2x8 s4 b6                   157, 160 / 0
-//   2x32 s2 b3 hold             255 / 460, 1320
-//   2x12 s2 b6 cp.async         166 / 0 (the library's small shape)
-//   2x8 s2 b6 cp.async          150, 155 / 0
-//   widening 2x8 s4 b4          225, 189 / 0 (the library's; fenced 231, 204)
-//   widening 2x8 s4 b6          168 / 16, 8;  hold: 165, 163 / 0
-//   widening 2x16 s2 b6 hold    168 / 0, 640;  hold, no mid: 168 / 20, 640
-//   widening 2x16 s3 b4 hold    247, 255 / 0
-//   widening 2x6 s2 b6 cp.async 161, 149 / 0 (the library's small shape)
-//   widening 2x8 s2 b6 cp.async 168 / 0, 8
-// Shapes for 8-byte inputs (float64, int64): a 16-byte vector holds 2.
+// The library's shapes, the fenced slots they replaced, and candidates
+// around the 8-byte one (2 x 12 vectors, two stages by cp.async, 6 blocks
+// an SM, no publication after the scan).  The shapes this program timed
+// before and their figures: bench/results/tune-scan8-*.md.
 // LookbackShape<WARPS, VPT, STAGES, BLOCKS, BULK, STREAM, MID_PUBLISH, HOLD, FENCED>
+// Shapes for 8-byte inputs (float64, int64): a 16-byte vector holds 2.
 using W_Before = LookbackShape<2, 16, 3, 4, true, true, true, false, true>;  // fenced slots
 using W_S3B4 = LookbackShape<2, 16, 3, 4>;
-using W_S2B6 = LookbackShape<2, 16, 2, 6>;
-using W_S2B6_Hold = LookbackShape<2, 16, 2, 6, true, true, true, true>;
-using W_S2B6_HoldNoMid = LookbackShape<2, 16, 2, 6, true, true, false, true>;
-using W_S3B4_Hold = LookbackShape<2, 16, 3, 4, true, true, true, true>;
-using W_8S4B6 = LookbackShape<2, 8, 4, 6>;
-using W_32S2B3_Hold = LookbackShape<2, 32, 2, 3, true, true, true, true>;  // 2048 elements a tile
-using W_Small12 = LookbackShape<2, 12, 2, 6, false, true, false>;
-using W_Small8 = LookbackShape<2, 8, 2, 6, false, true, false>;
+using W_Small12 = LookbackShape<2, 12, 2, 6, false, true, false>;  // the library's, small and large
+using W_12S3B5 = LookbackShape<2, 12, 3, 5, false, true, false>;
+using W_12Bulk = LookbackShape<2, 12, 2, 6, true, true, false>;
+using W_12Mid = LookbackShape<2, 12, 2, 6, false, true, true>;
+using W_12Plain = LookbackShape<2, 12, 2, 6, false, false, false>;
+using W_4x12S2B3 = LookbackShape<4, 12, 2, 3, false, true, false>;
+using W_10S2B6 = LookbackShape<2, 10, 2, 6, false, true, false>;
 // Shapes for 4-byte inputs into 8-byte sums: a vector holds 4.
 using N_Before = LookbackShape<2, 8, 4, 4, true, true, true, false, true>;  // fenced slots
-using N_S4B4 = LookbackShape<2, 8, 4, 4>;
-using N_S4B6 = LookbackShape<2, 8, 4, 6>;
-using N_S4B6_Hold = LookbackShape<2, 8, 4, 6, true, true, true, true>;
-using N_16S2B6_Hold = LookbackShape<2, 16, 2, 6, true, true, true, true>;  // 2048 elements a tile
-using N_16S2B6_HoldNoMid = LookbackShape<2, 16, 2, 6, true, true, false, true>;
-using N_16S3B4_Hold = LookbackShape<2, 16, 3, 4, true, true, true, true>;
+using N_S4B4 = LookbackShape<2, 8, 4, 4>;                                   // the library's, large
+using N_Small6 = LookbackShape<2, 6, 2, 6, false, true, false>;             // the library's, small
 using N_Small8 = LookbackShape<2, 8, 2, 6, false, true, false>;
-using N_Small6 = LookbackShape<2, 6, 2, 6, false, true, false>;
+using N_6S3B6 = LookbackShape<2, 6, 3, 6, false, true, false>;
+using N_8S3B5 = LookbackShape<2, 8, 3, 5, false, true, false>;
+using N_6Bulk = LookbackShape<2, 6, 2, 6, true, true, false>;
 
 // ------------------------------------------------------------- one case
 template <class In, class Acc>
@@ -287,14 +272,13 @@ struct SameWidth {
     void operator()(C &c) const {
         runs<W_Before>("2x16 s3 b4 FENCED (before)", c);
         runs<W_S3B4>("2x16 s3 b4", c);
-        runs<W_S2B6>("2x16 s2 b6", c);
-        runs<W_S2B6_Hold>("2x16 s2 b6 hold", c);
-        runs<W_S2B6_HoldNoMid>("2x16 s2 b6 hold, no mid", c);
-        runs<W_S3B4_Hold>("2x16 s3 b4 hold", c);
-        runs<W_8S4B6>("2x8 s4 b6", c);
-        runs<W_32S2B3_Hold>("2x32 s2 b3 hold", c);
         runs<W_Small12>("2x12 s2 b6 cp.async no mid", c);
-        runs<W_Small8>("2x8 s2 b6 cp.async no mid", c);
+        runs<W_12S3B5>("2x12 s3 b5 cp.async no mid", c);
+        runs<W_12Bulk>("2x12 s2 b6 bulk no mid", c);
+        runs<W_12Mid>("2x12 s2 b6 cp.async mid", c);
+        runs<W_12Plain>("2x12 s2 b6 cp.async no mid, plain stores", c);
+        runs<W_4x12S2B3>("4x12 s2 b3 cp.async no mid", c);
+        runs<W_10S2B6>("2x10 s2 b6 cp.async no mid", c);
     }
 };
 struct Widening {
@@ -302,13 +286,11 @@ struct Widening {
     void operator()(C &c) const {
         runs<N_Before>("2x8 s4 b4 FENCED (before)", c);
         runs<N_S4B4>("2x8 s4 b4", c);
-        runs<N_S4B6>("2x8 s4 b6", c);
-        runs<N_S4B6_Hold>("2x8 s4 b6 hold", c);
-        runs<N_16S2B6_Hold>("2x16 s2 b6 hold", c);
-        runs<N_16S2B6_HoldNoMid>("2x16 s2 b6 hold, no mid", c);
-        runs<N_16S3B4_Hold>("2x16 s3 b4 hold", c);
-        runs<N_Small8>("2x8 s2 b6 cp.async no mid", c);
         runs<N_Small6>("2x6 s2 b6 cp.async no mid", c);
+        runs<N_Small8>("2x8 s2 b6 cp.async no mid", c);
+        runs<N_6S3B6>("2x6 s3 b6 cp.async no mid", c);
+        runs<N_8S3B5>("2x8 s3 b5 cp.async no mid", c);
+        runs<N_6Bulk>("2x6 s2 b6 bulk no mid", c);
     }
 };
 

@@ -75,14 +75,18 @@ using SmallTuning = LookbackShape<2, 12, 2, 5, false, true, false>;
 // fenced slots, against shapes of 12 warps an SM (HOLD: the tile waits in
 // shared memory, which frees its registers), and against CUB.
 
-// 8-byte inputs and accumulators (float64, int64), large inputs: 2 x 16
-// vectors (8 KiB tiles, 1024 elements), three stages, 4 blocks an SM: 240
-// registers for float64, 232 for int64, no spills.  With 12 warps an SM
-// (168 registers) 16 vectors spill as they are (<2, 16, 2, 6>: 172 bytes
-// stored for float64) and fit held in shared memory without the
-// publication after the scan (<2, 16, 2, 6, true, true, false, true>: 168
-// registers); 8 vectors fit (<2, 8, 4, 6>: 157 for float64).
-using WideTuning = LookbackShape<2, 16, 3, 4>;
+// 8-byte inputs and accumulators (float64, int64), large inputs: the
+// small-input shape below (2 x 12 vectors, 768 elements a tile, two stages
+// copied by cp.async, 6 blocks an SM, no publication after the scan).
+// bench/results/tune-scan8-nvidia-h200-2026-11-23.md, 2^28 on an H200:
+// float64 1.371 ms (0.73 of a copy, 0.94x cub::DeviceScan::InclusiveSum,
+// 1.06x CUB's run_to_run scan), int64 1.346 ms (0.96x CUB); at 2^24 0.98x
+// and 0.99x CUB.  The shapes of the 4-byte structure it beat: 2 x 16
+// vectors, three stages, 4 blocks an SM (8 KiB tiles by bulk copies, 240
+// registers for float64): 1.418 ms; two stages at 6 blocks 1.536 ms (12
+// warps an SM, 16 vectors spill unless the tile waits in shared memory:
+// HOLD, 2.04 ms); 2 x 8 vectors, four stages, 6 blocks 1.501 ms.
+using WideTuning = LookbackShape<2, 12, 2, 6, false, true, false>;
 
 // 4-byte inputs, 8-byte accumulators (int32 -> int64, float32 -> float64),
 // large inputs: 2 x 8 vectors (4 KiB of input, 1024 elements a tile), four
