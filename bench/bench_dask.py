@@ -54,6 +54,14 @@ def pinned_roof(nbytes=1 << 28, repeat=10):
     return nbytes / statistics.median(times[2:]) / 1e9
 
 
+def where():
+    """This worker's GPU as CUDA sees it (its PCI bus id), what
+    CUDA_VISIBLE_DEVICES says, and how many CPUs the worker may run on."""
+    import cupy
+    return {"pci_bus_id": cupy.cuda.Device().pci_bus_id, "visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "cpus": len(os.sched_getaffinity(0))}
+
+
 def timed(fn, repeat, after=lambda: None):
     """Median, min and max wall seconds of fn(); after() runs outside the
     timed window after each call (a persisted result released, so that the
@@ -80,6 +88,8 @@ def run(workers, args, rows, device_rows):
     with LocalCUDACluster(CUDA_VISIBLE_DEVICES=visible, n_workers=workers, threads_per_worker=1) as cluster, \
             distributed.Client(cluster) as client:
         roofs = client.run(pinned_roof) if _has_cupy() else {}
+        placed = client.run(where) if _has_cupy() else {}
+        print(f"{workers} worker(s): {placed}", flush=True)
         x = da.random.default_rng(1).random(args.chunk * args.chunks, dtype=np.float32,
                                             chunks=args.chunk)
         x = client.persist(x)
@@ -115,7 +125,8 @@ def run(workers, args, rows, device_rows):
             rows.append({"case": name, "workers": workers, "GiB": nbytes / 2**30, "median_s": med,
                          "min_s": lo, "max_s": hi, "GBps": nbytes / med / 1e9, "per_gpu_GBps": per_gpu,
                          "roof_GBps": roof, "roof_pct": 100 * per_gpu / roof if roof else None,
-                         "roofs": {str(k): v for k, v in roofs.items()}})
+                         "roofs": {str(k): v for k, v in roofs.items()},
+                         "gpus": sorted(w["pci_bus_id"] for w in placed.values())})
             print(rows[-1], flush=True)
         if _has_cupy() and args.device_chunk:
             import cupy
@@ -213,6 +224,10 @@ def main():
         same = {True: "same", False: "DIFFERENT", None: "-"}[r.get("bits_as_single_call")]
         lines.append(f"| {r['case']} | {r['workers']} | {r['GiB']:.2f} | {r['median_s']:.3f} | {r['GBps']:.1f} "
                      f"| {r['per_gpu_GBps']:.1f} | {roof} | {pct} | {sp:.2f} | {same} |")
+    gpus = {r["workers"]: r.get("gpus") for r in rows if r.get("gpus")}
+    if gpus:
+        lines += ["", "The workers' GPUs (PCI bus ids, as CUDA saw them inside each worker): "
+                      + "; ".join(f"{w} worker(s): {', '.join(g)}" for w, g in gpus.items()) + "."]
     g2g = {r["workers"]: r["value"] for r in rows if r["case"] == "gpuprims.dask.sum gpu_to_gpu"}
     if len(g2g) > 1:
         bits = {np.float32(v).tobytes() for v in g2g.values()}
