@@ -62,19 +62,23 @@ def where():
             "cpus": len(os.sched_getaffinity(0))}
 
 
-def timed(fn, repeat, after=lambda: None):
-    """Median, min and max wall seconds of fn(); after() runs outside the
-    timed window after each call (a persisted result released, so that the
-    next call computes it again instead of finding its keys in memory)."""
-    fn()  # warm-up: kernels loaded, pools filled
-    after()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+def timed(*fns, repeat, after=lambda: None):
+    """(median, min, max) wall seconds of each fn(), the calls taking turns
+    (fns[0], fns[1], ..., fns[0], ...) so that a drift of the machine's speed
+    falls on all alike; after() runs outside the timed window after each call
+    (a persisted result released, so that the next call computes it again
+    instead of finding its keys in memory)."""
+    for fn in fns:
+        fn()  # warm-up: kernels loaded, pools filled
         after()
-    return statistics.median(times), min(times), max(times)
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+            after()
+    return [(statistics.median(ts), min(ts), max(ts)) for ts in times]
 
 
 def run(workers, args, rows, device_rows):
@@ -119,7 +123,7 @@ def run(workers, args, rows, device_rows):
                  ("gpuprims.dask.cumsum blelloch", lambda: persist(gd.cumsum(x, method="blelloch"))),
                  ("dask.array.sum (NumPy on the CPU)", lambda: da.sum(x).compute())]
         for name, fn in cases:
-            med, lo, hi = timed(fn, args.repeat, release)
+            (med, lo, hi), = timed(fn, repeat=args.repeat, after=release)
             per_gpu = nbytes / workers / med / 1e9
             roof = statistics.mean(roofs.values()) if roofs else None
             rows.append({"case": name, "workers": workers, "GiB": nbytes / 2**30, "median_s": med,
@@ -143,7 +147,8 @@ def run(workers, args, rows, device_rows):
                     ("cumsum", lambda: persist(gd.cumsum(xd)), lambda: persist(da.cumsum(xd))),
                     ("transpose", lambda: persist(gd.transpose(m)), lambda: persist(da.transpose(m).map_blocks(
                         cupy.ascontiguousarray)))]:
-                a, b = timed(mine, args.repeat, release)[0], timed(theirs, args.repeat, release)[0]
+                # calls of tens of milliseconds: more turns than the host rows
+                (a, _, _), (b, _, _) = timed(mine, theirs, repeat=max(args.repeat, 15), after=release)
                 device_rows.append({"case": name, "workers": workers, "GiB": xd.nbytes / 2**30,
                                     "gpuprims_s": a, "dask_s": b, "speedup": b / a})
                 print(device_rows[-1], flush=True)
@@ -170,7 +175,7 @@ def g2g_rows(client, workers, args, rows):
                       ("gpuprims.dask.sum gpu_to_gpu", "gpu_to_gpu")):
         def call(det=det):
             got[det] = gd.sum(xs, determinism=det).compute()
-        med, lo, hi = timed(call, args.repeat)
+        (med, lo, hi), = timed(call, repeat=args.repeat)
         same = None
         if det == "gpu_to_gpu":
             rechunked = gd.sum(other, determinism=det).compute()
