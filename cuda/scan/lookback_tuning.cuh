@@ -75,26 +75,28 @@ using SmallTuning = LookbackShape<2, 12, 2, 5, false, true, false>;
 // fenced slots, against shapes of 12 warps an SM (HOLD: the tile waits in
 // shared memory, which frees its registers), and against CUB.
 
-// 8-byte inputs and accumulators (float64, int64), large inputs: the
-// small-input shape below (2 x 12 vectors, 768 elements a tile, two stages
-// copied by cp.async, 6 blocks an SM, no publication after the scan).
-// bench/results/tune-scan8-nvidia-h200-2026-11-23.md, 2^28 on an H200:
-// float64 1.371 ms (0.73 of a copy, 0.94x cub::DeviceScan::InclusiveSum,
-// 1.06x CUB's run_to_run scan), int64 1.346 ms (0.96x CUB); at 2^24 0.98x
-// and 0.99x CUB.  The shapes of the 4-byte structure it beat: 2 x 16
-// vectors, three stages, 4 blocks an SM (8 KiB tiles by bulk copies, 240
-// registers for float64): 1.418 ms; two stages at 6 blocks 1.536 ms (12
-// warps an SM, 16 vectors spill unless the tile waits in shared memory:
-// HOLD, 2.04 ms); 2 x 8 vectors, four stages, 6 blocks 1.501 ms.
-using WideTuning = LookbackShape<2, 12, 2, 6, false, true, false>;
+// 8-byte inputs and accumulators (float64, int64), large inputs: 2 x 12
+// vectors (768 elements, 6 KiB tiles), two stages filled by bulk copies,
+// 6 blocks an SM, no publication after the scan.  2^28 on an H200
+// (bench/results/tune-scan8-nvidia-h200-2026-11-23-run2.md): float64
+// 1.276 ms (0.79 of a copy, 1.01x cub::DeviceScan::InclusiveSum, 1.14x
+// CUB's run_to_run scan), int64 1.250 ms (1.03x CUB); 2^24: 1.01x and
+// 1.02x.  In the same run the same shape with cp.async copies took 1.382
+// and 1.349 ms, three stages at 5 blocks 1.539, 2 x 16 vectors in three
+// stages at 4 blocks (8 KiB tiles, 240 registers for float64) 1.419, plain
+// stores instead of evict-first 1.362, 4 warps a block at 3 blocks 1.384.
+using WideTuning = LookbackShape<2, 12, 2, 6, true, true, false>;
 
 // 4-byte inputs, 8-byte accumulators (int32 -> int64, float32 -> float64),
-// large inputs: 2 x 8 vectors (4 KiB of input, 1024 elements a tile), four
-// stages (16 KiB of input in flight a warp), 4 blocks an SM: 189 registers
-// for int32 -> int64, 225 for float32 -> float64, no spills.  With 12 warps
-// an SM, <2, 8, 4, 6> spills a little (8 and 16 bytes) and fits held in
-// shared memory (HOLD: 163 and 165 registers).
-using WideningTuning = LookbackShape<2, 8, 4, 4>;
+// large inputs: 2 x 6 vectors (768 elements, 3 KiB of input a tile), two
+// stages filled by bulk copies, 6 blocks an SM, no publication after the
+// scan.  2^28 on an H200 (same run): int32 -> int64 1.026 ms (0.74 of a
+// copy of its bytes, 1.31x CUB's InclusiveScan, 1.12x its run_to_run
+// scan), float32 -> float64 1.046 ms (1.31x, 1.13x); 2^24: 1.26x CUB.  2 x
+// 8 vectors in four stages at 4 blocks (1024 elements, 189 and 225
+// registers) took 1.158 and 1.180 ms; this shape with cp.async copies
+// 1.083 and 1.130.
+using WideningTuning = LookbackShape<2, 6, 2, 6, true, true, false>;
 
 // Small inputs (every tile a warp of its own), 8-byte accumulators: as
 // SmallTuning, tiles of 6 KiB of input copied by cp.async, no publication
