@@ -101,42 +101,95 @@ __device__ inline void add_items(rfa::Acc<Acc> &a, const Acc (&x)[ITEMS]) {
     }
 }
 
-// ------------------------------------------------ the tile status of 1-D
-// Per tile: a status word (0: nothing yet; 1: the tile's own state, its
-// aggregate; 2: its inclusive prefix) and the two 32-byte states.  A state
-// is stored, __threadfence(), then its status; a reader reads the status,
-// __threadfence(), then the state past L1 - the look-back protocol for
-// wide values (lookback.cuh, Slots), here with a 32-byte value.
+// The lanes' values combined by OP over the warp (every lane gets it): the
+// largest (int) or the OR (unsigned).
+enum class WarpOp { MAX, OR };
+template <WarpOp OP, class V>
+__device__ inline V warp_combine(V v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (OP == WarpOp::MAX) return __reduce_max_sync(FULL_MASK, v);
+    else return __reduce_or_sync(FULL_MASK, v);
+#else
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1) {
+        const V o = __shfl_xor_sync(FULL_MASK, v, m);
+        if constexpr (OP == WarpOp::MAX) v = o > v ? o : v;
+        else v |= o;
+    }
+    return v;
+#endif
+}
+
+// ------------------------------------------------ the tile states of 1-D
+// The bins of a state moved up by d >= 0 indices (the lowest fall off), for
+// any integer type of count.
+template <class B>
+__device__ inline void raise_bins(B (&b)[3], int d) {
+    b[2] = d == 0 ? b[2] : d == 1 ? b[1] : d == 2 ? b[0] : B(0);
+    b[1] = d == 0 ? b[1] : d == 1 ? b[0] : B(0);
+    b[0] = d == 0 ? b[0] : B(0);
+}
+
+// The sum of the lanes' v over the warp (every lane gets it).
+__device__ inline int64_t warp_sum(int64_t v) {
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1) v += int64_t(__shfl_xor_sync(FULL_MASK, (long long)v, m));
+    return v;
+}
+
+// A published state is three 16-byte words, each with a tag (0: not yet
+// written; 1: the tile's own state, its aggregate; 2: its inclusive
+// prefix), one count and one of the index and flags.  Each word is written
+// and read whole (one 16-byte access, as CUB's tile states pair a status
+// with an 8-byte value), so a reader that sees the same nonzero tag in all
+// three words has the whole state - one load round trip, no memory fence
+// and no status word to order against.  A tile's inclusive prefix
+// overwrites its aggregate in the same words: a reader that catches the
+// words half rewritten sees two tags and reads again.
+struct alignas(16) TileWord {
+    uint32_t tag;
+    int32_t meta;  // word 0: the index; word 1: the flags; word 2: 0
+    int64_t count;
+};
+
+// A test hook: GPUPRIMS_TEST_LOOKBACK=<k> lets only every k-th tile publish
+// its inclusive prefix, so that the look-back merges the aggregates of
+// up to k-1 tiles (the emulator runs the tiles one after another, where the
+// tile before always has its inclusive prefix out).
+inline int64_t test_lookback() {
+    const char *s = getenv("GPUPRIMS_TEST_LOOKBACK");
+    const long long k = s == nullptr || *s == '\0' ? 1 : atoll(s);
+    return k >= 1 ? int64_t(k) : 1;
+}
+
 template <class Acc>
 struct TileStates {
-    unsigned *status;
-    State<Acc> *agg, *inc;
-    static size_t zeroed_bytes(int64_t tiles) { return align_up(size_t(tiles) * sizeof(unsigned)); }
-    static size_t bytes(int64_t tiles) { return zeroed_bytes(tiles) + 2 * size_t(tiles) * sizeof(State<Acc>); }
-    TileStates(char *p, int64_t tiles)
-        : status(reinterpret_cast<unsigned *>(p)),
-          agg(reinterpret_cast<State<Acc> *>(p + zeroed_bytes(tiles))), inc(agg + tiles) {}
+    TileWord *word;      // 3 per tile, zeroed before the launch
+    int64_t inc_every;   // 1, or the test hook's k
+    static size_t zeroed_bytes(int64_t tiles) { return align_up(size_t(tiles) * 3 * sizeof(TileWord)); }
+    static size_t bytes(int64_t tiles) { return zeroed_bytes(tiles); }
+    TileStates(char *p, int64_t) : word(reinterpret_cast<TileWord *>(p)), inc_every(test_lookback()) {}
 
-    __device__ static void store(State<Acc> *dst, const State<Acc> &s) {
-        uint4 w[2];
-        memcpy(w, &s, sizeof w);
-        __stcg(reinterpret_cast<uint4 *>(dst), w[0]);
-        __stcg(reinterpret_cast<uint4 *>(dst) + 1, w[1]);
+    // Lanes 0-2 of a warp write word `lane` of tile t's state s.
+    __device__ void publish(int64_t t, const State<Acc> &s, unsigned what, int lane) const {
+        if (lane >= 3) return;
+        TileWord w;
+        w.tag = what;
+        w.meta = lane == 0 ? s.index : lane == 1 ? int32_t(s.flags) : 0;
+        w.count = lane == 0 ? s.bin[0] : lane == 1 ? s.bin[1] : s.bin[2];
+        uint4 v;
+        memcpy(&v, &w, sizeof v);
+        __stcg(reinterpret_cast<uint4 *>(word + 3 * t + lane), v);
     }
-    __device__ static State<Acc> load(const State<Acc> *src) {
-        uint4 w[2];
-        w[0] = __ldcg(reinterpret_cast<const uint4 *>(src));
-        w[1] = __ldcg(reinterpret_cast<const uint4 *>(src) + 1);
-        State<Acc> s;
-        memcpy(&s, w, sizeof w);
-        return s;
+    // Tile p's words; returns their tag, or 0 unless all three have it.
+    __device__ unsigned read(int64_t p, TileWord (&w)[3]) const {
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            const uint4 v = __ldcg(reinterpret_cast<const uint4 *>(word + 3 * p + k));
+            memcpy(&w[k], &v, sizeof v);
+        }
+        return w[0].tag == w[1].tag && w[0].tag == w[2].tag ? w[0].tag : 0u;
     }
-    __device__ void publish(int64_t t, const State<Acc> &s, unsigned what) const {
-        store(what == 2 ? inc + t : agg + t, s);
-        __threadfence();
-        reinterpret_cast<volatile unsigned *>(status)[t] = what;
-    }
-    __device__ unsigned poll(int64_t t) const { return reinterpret_cast<volatile unsigned *>(status)[t]; }
 };
 
 // The prefix of tile t > 0 (the whole warp calls it, after the tile's
@@ -144,35 +197,44 @@ struct TileStates {
 // 32 tiles have published something, merges the states up to the nearest
 // inclusive prefix (lanes past it give the identity), and steps back 32
 // tiles while no inclusive prefix was among them - Merrill and Garland's
-// look-back.  Which tiles it happens to combine varies from run to run;
-// the value of the merge does not (exact integer additions), so neither
-// do the bits.
+// look-back.  The merge of a window: every lane's counts moved up to the
+// largest index among them, then summed over the warp (the value of the
+// exact merge, rfa.cuh "MERGING", in one step).  Which tiles it happens to
+// combine varies from run to run; the value of the merge does not (exact
+// integer additions), so neither do the bits.
 template <class Acc>
 __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int lane) {
-    State<Acc> run = rfa::Rfa<Acc>::identity();
+    using R = rfa::Rfa<Acc>;
+    State<Acc> run = R::identity();
     for (int64_t last = t - 1;; last -= WARP) {
         const int64_t p = last - lane;
-        unsigned f = p >= 0 ? ts.poll(p) : 2u;
+        TileWord w[3] = {};
+        unsigned f = p >= 0 ? ts.read(p, w) : 2u;
         while (!__all_sync(FULL_MASK, f != 0u)) {
             lookback::spin_pause<20>();
-            if (f == 0u) f = ts.poll(p);
+            if (f == 0u) f = ts.read(p, w);
         }
-        __threadfence();
-        State<Acc> v = rfa::Rfa<Acc>::identity();
         const unsigned incl = __ballot_sync(FULL_MASK, f == 2u);
         const int stop = incl ? __ffs(int(incl)) - 1 : WARP - 1;
-        if (lane <= stop && p >= 0) v = TileStates<Acc>::load(f == 2u ? ts.inc + p : ts.agg + p);
-        // the nearest tile had its inclusive prefix: lane 0's state is all there is
-        run = rfa::Rfa<Acc>::merge(run, stop == 0 ? shfl_from_state(v, 0) : warp_all(v));
+        const bool mine = lane <= stop && p >= 0;
+        const int j = mine ? w[0].meta : R::J_MIN;
+        int64_t c[3] = {mine ? w[0].count : 0, mine ? w[1].count : 0, mine ? w[2].count : 0};
+        State<Acc> v;
+        v.index = warp_combine<WarpOp::MAX>(j);
+        v.flags = warp_combine<WarpOp::OR>(mine ? uint32_t(w[1].meta) : 0u);
+        raise_bins(c, v.index - j);
+#pragma unroll
+        for (int k = 0; k < 3; ++k) v.bin[k] = warp_sum(c[k]);
+        run = R::merge(run, v);
         if (incl) return run;
     }
 }
 
-// Warp 0's part of the chaining of tile t (agg: the tile's own state): the
-// state of everything before the tile (carry_in, or the identity, for the
-// first tile; else the look-back, after the tile's aggregate is published),
-// and the tile's inclusive state published for the tiles after it (and into
-// carry_out for the last tile).
+// Warp 0's part of the chaining of tile t (agg: the tile's own state, the
+// same in every lane): the state of everything before the tile (carry_in,
+// or the identity, for the first tile; else the look-back, after the tile's
+// aggregate is published), and the tile's inclusive state published for the
+// tiles after it (and into carry_out for the last tile).
 template <class Acc>
 __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, int64_t tiles, int lane,
                                          const State<Acc> &agg, const State<Acc> *carry_in,
@@ -181,14 +243,12 @@ __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, i
     if (t == 0) {
         if (carry_in != nullptr) prefix = *carry_in;
     } else {
-        if (lane == 0) ts.publish(t, agg, 1u);
+        ts.publish(t, agg, 1u, lane);
         prefix = look_back(ts, t, lane);
     }
-    if (lane == 0) {
-        const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
-        ts.publish(t, inc, 2u);
-        if (carry_out != nullptr && t == tiles - 1) *carry_out = inc;
-    }
+    const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
+    if (ts.inc_every == 1 || t % ts.inc_every == 0) ts.publish(t, inc, 2u, lane);
+    if (lane == 0 && carry_out != nullptr && t == tiles - 1) *carry_out = inc;
     return prefix;
 }
 
@@ -236,29 +296,6 @@ template <> __device__ inline float from_ull<float>(unsigned long long v) { retu
 template <> __device__ inline double from_ull<double>(unsigned long long v) { return double(v); }
 #endif
 
-// The largest value over the warp / the OR of the lanes' values.
-__device__ inline int warp_max(int v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    return __reduce_max_sync(FULL_MASK, v);
-#else
-#pragma unroll
-    for (int m = 1; m < WARP; m <<= 1) {
-        const int o = __shfl_xor_sync(FULL_MASK, v, m);
-        v = o > v ? o : v;
-    }
-    return v;
-#endif
-}
-__device__ inline unsigned warp_or(unsigned v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    return __reduce_or_sync(FULL_MASK, v);
-#else
-#pragma unroll
-    for (int m = 1; m < WARP; m <<= 1) v |= __shfl_xor_sync(FULL_MASK, v, m);
-    return v;
-#endif
-}
-
 template <class T>
 struct Exact {
     using R = rfa::Rfa<T>;
@@ -283,33 +320,6 @@ struct Exact {
     // N of the bins of a state (in units of its lowest kept quantum).
     __device__ static I128 count(const int64_t (&bin)[K]) {
         return I128(bin[0]) * (I128(1) << (2 * W)) + I128(bin[1]) * (I128(1) << W) + I128(bin[2]);
-    }
-    // N 2^e rounded to nearest even: the tail of Rfa::convert_fast, for the
-    // rare results the fast rounding leaves (subnormal ones).
-    __device__ static T round_exact(I128 N, int e_lsb) {
-        const bool neg = N < 0;
-        const U128 u = neg ? U128(0) - U128(N) : U128(N);
-        const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
-        if ((hi | lo) == 0) return T(0);
-        const int top = hi ? 127 - rfa::clz64(hi) : 63 - rfa::clz64(lo);
-        int q = top + e_lsb - (P - 1) > E0 ? top + e_lsb - (P - 1) : E0;  // exponent of the result's ulp
-        const int sh = q - e_lsb;
-        uint64_t mant;
-        if (sh <= 0) {
-            mant = lo << -sh;
-        } else {
-            mant = uint64_t(u >> sh);
-            const bool half = (u >> (sh - 1)) & 1;
-            const bool sticky = (u & ((U128(1) << (sh - 1)) - 1)) != 0;
-            if (half && (sticky || (mant & 1))) ++mant;
-            if (mant == (uint64_t(1) << P)) mant >>= 1, ++q;
-        }
-        Bits b;
-        if (mant >= (uint64_t(1) << (P - 1)))
-            b = q + P - 1 >= EMAX ? INF : (Bits(q + P - 1 + BIAS) << (P - 1)) | Bits(mant - (uint64_t(1) << (P - 1)));
-        else
-            b = Bits(mant);
-        return rfa::bits_of<T>(neg ? Bits(b | R::SIGN) : b);
     }
     // The flags x adds to a state (rfa.cuh, SPECIAL VALUES), and the value
     // of a state with flags fl != 0 (Rfa::convert's: the counts do not matter).
@@ -397,19 +407,10 @@ struct Frame {
         }
         const T y = f * s1 * s2;
         // a subnormal result would be rounded twice: round it exactly
-        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS))) return X::round_exact(N, e);
+        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS))) return R::template round_count<I128, U128>(N, e);
         return y;
     }
 };
-
-// The bins of a state moved up by d >= 0 indices (the lowest fall off), for
-// any integer type of count.
-template <class B>
-__device__ inline void raise_bins(B (&b)[3], int d) {
-    b[2] = d == 0 ? b[2] : d == 1 ? b[1] : d == 2 ? b[0] : B(0);
-    b[1] = d == 0 ? b[1] : d == 1 ? b[0] : B(0);
-    b[0] = d == 0 ? b[0] : B(0);
-}
 
 // ---------------------------------------------------------- the 1-D kernel
 // Persistent blocks take tiles from a counter (in order, so a tile's
@@ -501,8 +502,8 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         }
 
         // 2. the warp's counts at its top bin, scanned
-        const int jw = warp_max(own.index);
-        const unsigned wflags = warp_or(own.flags);
+        const int jw = warp_combine<WarpOp::MAX>(own.index);
+        const unsigned wflags = warp_combine<WarpOp::OR>(own.flags);
         C cnt[K], inc[K];
 #pragma unroll
         for (int k = 0; k < K; ++k) cnt[k] = C(own.bin[k]);
