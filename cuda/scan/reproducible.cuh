@@ -193,35 +193,73 @@ struct TileStates {
 };
 
 // The prefix of tile t > 0 (the whole warp calls it, after the tile's
-// aggregate is out): lane l looks at tile t-1-l, the warp waits until the
-// 32 tiles have published something, merges the states up to the nearest
-// inclusive prefix (lanes past it give the identity), and steps back 32
-// tiles while no inclusive prefix was among them - Merrill and Garland's
-// look-back.  The merge of a window: every lane's counts moved up to the
-// largest index among them, then summed over the warp (the value of the
-// exact merge, rfa.cuh "MERGING", in one step).  Which tiles it happens to
-// combine varies from run to run; the value of the merge does not (exact
-// integer additions), so neither do the bits.
-template <class Acc>
+// aggregate is out): lane l looks at tiles t-1-l, t-1-l-32, ... (LB of
+// them: a window of LB x 32 tiles, read at once), the warp waits until the
+// window's tiles have published something, merges the states up to the
+// nearest inclusive prefix (tiles past it give the identity), and steps back
+// a window while no inclusive prefix was among them - Merrill and Garland's
+// look-back.  The merge of a window: every state's counts moved up to the
+// largest index among them, then summed (the value of the exact merge,
+// rfa.cuh "MERGING", in one step).  Which tiles it happens to combine
+// varies from run to run; the value of the merge does not (exact integer
+// additions), so neither do the bits.  The inclusive prefixes advance by up
+// to a window per look-back round trip, so a wider window (LB) lets more
+// tiles run at once.
+template <int LB, class Acc>
 __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int lane) {
     using R = rfa::Rfa<Acc>;
     State<Acc> run = R::identity();
-    for (int64_t last = t - 1;; last -= WARP) {
-        const int64_t p = last - lane;
-        TileWord w[3] = {};
-        unsigned f = p >= 0 ? ts.read(p, w) : 2u;
-        while (!__all_sync(FULL_MASK, f != 0u)) {
-            lookback::spin_pause<20>();
-            if (f == 0u) f = ts.read(p, w);
+    for (int64_t last = t - 1;; last -= int64_t(LB) * WARP) {
+        TileWord w[LB][3] = {};
+        unsigned f[LB];
+        int64_t p[LB];
+#pragma unroll
+        for (int s = 0; s < LB; ++s) {
+            p[s] = last - s * WARP - lane;
+            f[s] = p[s] >= 0 ? ts.read(p[s], w[s]) : 2u;
         }
-        const unsigned incl = __ballot_sync(FULL_MASK, f == 2u);
+        for (;;) {
+            bool ready = true;
+#pragma unroll
+            for (int s = 0; s < LB; ++s) ready &= f[s] != 0u;
+            if (__all_sync(FULL_MASK, ready)) break;
+            lookback::spin_pause<20>();
+#pragma unroll
+            for (int s = 0; s < LB; ++s)
+                if (f[s] == 0u) f[s] = ts.read(p[s], w[s]);
+        }
+        // the nearest group of 32 with an inclusive prefix (the last where
+        // none has one), and its nearest lane with one
+        int sub = LB - 1;
+        unsigned incl = 0;
+#pragma unroll
+        for (int s = LB - 1; s >= 0; --s) {
+            const unsigned b = __ballot_sync(FULL_MASK, f[s] == 2u);
+            if (b) sub = s, incl = b;
+        }
         const int stop = incl ? __ffs(int(incl)) - 1 : WARP - 1;
-        const bool mine = lane <= stop && p >= 0;
-        const int j = mine ? w[0].meta : R::J_MIN;
-        int64_t c[3] = {mine ? w[0].count : 0, mine ? w[1].count : 0, mine ? w[2].count : 0};
+        bool in[LB];
+        int j = R::J_MIN;
+        unsigned fl = 0;
+#pragma unroll
+        for (int s = 0; s < LB; ++s) {
+            in[s] = (s < sub || (s == sub && lane <= stop)) && p[s] >= 0;
+            if (in[s]) {
+                j = w[s][0].meta > j ? w[s][0].meta : j;
+                fl |= uint32_t(w[s][1].meta);
+            }
+        }
+        int64_t c[3] = {0, 0, 0};
+#pragma unroll
+        for (int s = 0; s < LB; ++s) {
+            int64_t d[3] = {w[s][0].count, w[s][1].count, w[s][2].count};
+            raise_bins(d, j - w[s][0].meta);
+#pragma unroll
+            for (int k = 0; k < 3; ++k) c[k] += in[s] ? d[k] : 0;
+        }
         State<Acc> v;
         v.index = warp_combine<WarpOp::MAX>(j);
-        v.flags = warp_combine<WarpOp::OR>(mine ? uint32_t(w[1].meta) : 0u);
+        v.flags = warp_combine<WarpOp::OR>(fl);
         raise_bins(c, v.index - j);
 #pragma unroll
         for (int k = 0; k < 3; ++k) v.bin[k] = warp_sum(c[k]);
@@ -232,10 +270,11 @@ __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int
 
 // Warp 0's part of the chaining of tile t (agg: the tile's own state, the
 // same in every lane): the state of everything before the tile (carry_in,
-// or the identity, for the first tile; else the look-back, after the tile's
-// aggregate is published), and the tile's inclusive state published for the
-// tiles after it (and into carry_out for the last tile).
-template <class Acc>
+// or the identity, for the first tile; else the look-back over windows of
+// LB x 32 tiles, after the tile's aggregate is published), and the tile's
+// inclusive state published for the tiles after it (and into carry_out for
+// the last tile).
+template <int LB, class Acc>
 __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, int64_t tiles, int lane,
                                          const State<Acc> &agg, const State<Acc> *carry_in,
                                          State<Acc> *carry_out) {
@@ -244,7 +283,7 @@ __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, i
         if (carry_in != nullptr) prefix = *carry_in;
     } else {
         ts.publish(t, agg, 1u, lane);
-        prefix = look_back(ts, t, lane);
+        prefix = look_back<LB>(ts, t, lane);
     }
     const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
     if (ts.inc_every == 1 || t % ts.inc_every == 0) ts.publish(t, inc, 2u, lane);
@@ -437,20 +476,34 @@ struct Frame {
 // x[0..i]: the bits do not depend on the tile shape.  carry_in: the state
 // before element 0 (tile 0's prefix); carry_out receives the state of
 // everything (the last tile's inclusive prefix).
-template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_>
+// The tuning of scan_rfa, all its knobs: BLOCK threads of ITEMS elements
+// each (a tile of TILE elements), BLOCKS_PER_SM (__launch_bounds__: the
+// register budget; the grid is that many blocks per SM) and LOOKBACK, the
+// tiles each lane of the look-back reads at once (a window of 32 LOOKBACK
+// tiles), and RELOAD: whether step 4 reads the tile's elements again (from
+// L2, where they still are) instead of keeping them in registers across the
+// barriers and the look-back (fewer registers, one more L2 round trip a
+// tile).  None of them changes a bit of the result.
+template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_, int LOOKBACK_ = 1, bool RELOAD_ = false>
 struct TileShape {
-    static constexpr int BLOCK = BLOCK_, ITEMS = ITEMS_, BLOCKS_PER_SM = BLOCKS_PER_SM_;
+    static constexpr int BLOCK = BLOCK_, ITEMS = ITEMS_, BLOCKS_PER_SM = BLOCKS_PER_SM_, LOOKBACK = LOOKBACK_;
+    static constexpr bool RELOAD = RELOAD_;
     static constexpr int TILE = BLOCK * ITEMS;
 };
-// float: 16 items a thread (64 bytes of loads in flight each); double: 8,
-// 2 blocks an SM (ptxas -v for sm_90: no spills at these bounds).
-using Shape = TileShape<256, 16, 3>;  // float's (the registry shows its block size)
+// The library's shapes: a guess, not yet measured with the one-round-trip
+// look-back.  The reasoning: the inclusive prefixes advance by at most one
+// look-back window per round trip, so the elements a window covers bound
+// the speed - larger tiles (32 float or 16 double items a thread, 8192 and
+// 4096 elements) and a window of 64 tiles; the elements read again in step
+// 4 (RELOAD) so that these fit 2 blocks an SM without spills (ptxas -v for
+// sm_90: float 102 registers, double 116).
+using Shape = TileShape<256, 32, 2, 2, true>;  // float's (the registry shows its block size)
 template <class Acc> struct ShapeOf;
 template <> struct ShapeOf<float> { using type = Shape; };
-template <> struct ShapeOf<double> { using type = TileShape<256, 8, 2>; };
+template <> struct ShapeOf<double> { using type = TileShape<256, 16, 2, 2, true>; };
 
 template <class Acc> struct CountOf;  // a warp's sum of deposit counts at one bin fits it
-template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 16 items x 2^20
+template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 32 items x 2^20 (the kernel checks)
 template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 8 items x 2^25 > 2^31
 
 template <class Sh, class In, class Acc>
@@ -542,12 +595,13 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
             const State<Acc> agg = shfl_from_state(v, WARPS - 1);
             State<Acc> lower = shfl_up_state(v, 1);
             if (lane == 0) lower = R::identity();
-            const State<Acc> prefix = tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
+            const State<Acc> prefix = tile_prefix<Sh::LOOKBACK>(ts, t, tiles, lane, agg, carry_in, carry_out);
             if (lane < WARPS) warp_before[lane] = R::merge(prefix, lower);
         }
         __syncthreads();
 
         // 4. every element's state, rounded
+        if constexpr (Sh::RELOAD) scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);
         const State<Acc> before = warp_before[warp];
         if (before.flags == 0 && wflags == 0 && before.index >= jw && before.index >= X::J_FAST) {
             Acc y[ITEMS];
@@ -642,7 +696,7 @@ scan_rfa_stepwise(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, b
         before = R::merge(lower, before);
 
         if (warp == 0) {
-            const State<Acc> prefix = tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
+            const State<Acc> prefix = tile_prefix<1>(ts, t, tiles, lane, agg, carry_in, carry_out);
             if (lane == 0) tile_before = prefix;
         }
         __syncthreads();
