@@ -521,11 +521,16 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
     __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 
+    if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
+    __syncthreads();
     for (;;) {
-        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
-        __syncthreads();
         const int64_t t = int64_t(taken);
         if (t >= tiles) break;
+        // the number of the block's next tile, taken now (its round trip
+        // overlaps this tile; tiles are still taken in order, each by a
+        // running block, so the look-back cannot wait on a tile nobody has)
+        unsigned long long next = 0;
+        if (threadIdx.x == 0) next = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
         const int64_t first = t * Sh::TILE + int64_t(threadIdx.x) * ITEMS;
         Acc x[ITEMS];
         scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
@@ -650,6 +655,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
                 if (inclusive) out[i] = R::convert_fast(b.state());
             }
         }
+        if (threadIdx.x == 0) taken = next;  // every thread read taken before step 2's barrier
         __syncthreads();  // warp_total, warp_before and taken are reused
     }
 }
