@@ -170,6 +170,32 @@ struct TileStates {
     static size_t bytes(int64_t tiles) { return zeroed_bytes(tiles); }
     TileStates(char *p, int64_t) : word(reinterpret_cast<TileWord *>(p)), inc_every(test_lookback()) {}
 
+    // One word, in one 16-byte access: relaxed at GPU scope (as CUB's
+    // load_relaxed / store_relaxed of its 16-byte tile words; the "memory"
+    // clobber keeps a polling load in its loop).
+    __device__ static void store(TileWord *p, const TileWord &w) {
+        unsigned long long v[2];
+        memcpy(v, &w, sizeof v);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+        asm volatile("st.relaxed.gpu.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(v[0]), "l"(v[1]) : "memory");
+#else
+        ulonglong2 u;
+        u.x = v[0], u.y = v[1];
+        __stcg(reinterpret_cast<ulonglong2 *>(p), u);
+#endif
+    }
+    __device__ static TileWord load(const TileWord *p) {
+        unsigned long long v[2];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+        asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(v[0]), "=l"(v[1]) : "l"(p) : "memory");
+#else
+        const ulonglong2 u = __ldcg(reinterpret_cast<const ulonglong2 *>(p));
+        v[0] = u.x, v[1] = u.y;
+#endif
+        TileWord w;
+        memcpy(&w, v, sizeof w);
+        return w;
+    }
     // Lanes 0-2 of a warp write word `lane` of tile t's state s.
     __device__ void publish(int64_t t, const State<Acc> &s, unsigned what, int lane) const {
         if (lane >= 3) return;
@@ -177,17 +203,12 @@ struct TileStates {
         w.tag = what;
         w.meta = lane == 0 ? s.index : lane == 1 ? int32_t(s.flags) : 0;
         w.count = lane == 0 ? s.bin[0] : lane == 1 ? s.bin[1] : s.bin[2];
-        uint4 v;
-        memcpy(&v, &w, sizeof v);
-        __stcg(reinterpret_cast<uint4 *>(word + 3 * t + lane), v);
+        store(word + 3 * t + lane, w);
     }
     // Tile p's words; returns their tag, or 0 unless all three have it.
     __device__ unsigned read(int64_t p, TileWord (&w)[3]) const {
 #pragma unroll
-        for (int k = 0; k < 3; ++k) {
-            const uint4 v = __ldcg(reinterpret_cast<const uint4 *>(word + 3 * p + k));
-            memcpy(&w[k], &v, sizeof v);
-        }
+        for (int k = 0; k < 3; ++k) w[k] = load(word + 3 * p + k);
         return w[0].tag == w[1].tag && w[0].tag == w[2].tag ? w[0].tag : 0u;
     }
 };
