@@ -58,10 +58,6 @@ __device__ inline State<Acc> shfl_up_state(const State<Acc> &s, int delta) {
     return shfl_state(s, [delta](auto v) { return __shfl_up_sync(FULL_MASK, v, delta); });
 }
 template <class Acc>
-__device__ inline State<Acc> shfl_xor_state(const State<Acc> &s, int mask) {
-    return shfl_state(s, [mask](auto v) { return __shfl_xor_sync(FULL_MASK, v, mask); });
-}
-template <class Acc>
 __device__ inline State<Acc> shfl_from_state(const State<Acc> &s, int src) {
     return shfl_state(s, [src](auto v) { return __shfl_sync(FULL_MASK, v, src); });
 }
@@ -73,13 +69,6 @@ __device__ inline State<Acc> warp_inclusive(State<Acc> s, int lane) {
         const State<Acc> y = shfl_up_state(s, d);
         if (lane >= d) s = rfa::Rfa<Acc>::merge(y, s);
     }
-    return s;
-}
-// Every lane gets the merge of all lanes' states (a butterfly).
-template <class Acc>
-__device__ inline State<Acc> warp_all(State<Acc> s) {
-#pragma unroll
-    for (int m = 1; m < WARP; m <<= 1) s = rfa::Rfa<Acc>::merge(s, shfl_xor_state(s, m));
     return s;
 }
 
@@ -467,7 +456,8 @@ struct Frame {
         }
         const T y = f * s1 * s2;
         // a subnormal result would be rounded twice: round it exactly
-        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS))) return R::template round_count<I128, U128>(N, e);
+        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS)))
+            return R::template round_count<I128, U128>(N, e);
         return y;
     }
 };
@@ -497,12 +487,13 @@ struct Frame {
 // x[0..i]: the bits do not depend on the tile shape.  carry_in: the state
 // before element 0 (tile 0's prefix); carry_out receives the state of
 // everything (the last tile's inclusive prefix).
+//
 // The tuning of scan_rfa, all its knobs: BLOCK threads of ITEMS elements
-// each (a tile of TILE elements), BLOCKS_PER_SM (__launch_bounds__: the
-// register budget; the grid is that many blocks per SM) and LOOKBACK, the
+// each (a tile of TILE elements); BLOCKS_PER_SM (__launch_bounds__: the
+// register budget; the grid is that many blocks per SM); LOOKBACK, the
 // tiles each lane of the look-back reads at once (a window of 32 LOOKBACK
-// tiles), and RELOAD: whether step 4 reads the tile's elements again (from
-// L2, where they still are) instead of keeping them in registers across the
+// tiles); RELOAD, whether step 4 reads the tile's elements again (from L2,
+// where they still are) instead of keeping them in registers across the
 // barriers and the look-back (fewer registers, one more L2 round trip a
 // tile).  None of them changes a bit of the result.
 template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_, int LOOKBACK_ = 1, bool RELOAD_ = false>
@@ -517,7 +508,7 @@ struct TileShape {
 // the speed - larger tiles (32 float or 16 double items a thread, 8192 and
 // 4096 elements) and a window of 64 tiles; the elements read again in step
 // 4 (RELOAD) so that these fit 2 blocks an SM without spills (ptxas -v for
-// sm_90: float 102 registers, double 116).
+// sm_90: float 100 registers, double 122).
 using Shape = TileShape<256, 32, 2, 2, true>;  // float's (the registry shows its block size)
 template <class Acc> struct ShapeOf;
 template <> struct ShapeOf<float> { using type = Shape; };
@@ -525,7 +516,7 @@ template <> struct ShapeOf<double> { using type = TileShape<256, 16, 2, 2, true>
 
 template <class Acc> struct CountOf;  // a warp's sum of deposit counts at one bin fits it
 template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 32 items x 2^20 (the kernel checks)
-template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 8 items x 2^25 > 2^31
+template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 16 items x 2^25 > 2^31
 
 template <class Sh, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
