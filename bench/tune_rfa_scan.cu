@@ -157,20 +157,19 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 std::printf("| host rfa::sum of 6 prefixes | %s |\n", bad ? "DIFFER from the kernel" : "= the kernel");
             }
             candidate<Production>("scan_rfa (library's shape)", c);
-            // other shapes (BLOCKxITEMS, blocks an SM, look-back tiles a lane, R: RELOAD)
+            // other shapes (BLOCKxITEMS, blocks an SM, look-back tiles a lane, R: RELOAD, P: PREFETCH)
             using scanrep::TileShape;
             if constexpr (sizeof(T) == 4) {
+                candidate<scanrep::ScanRepWith<TileShape<256, 32, 2, 2, true>, T, T>>("scan_rfa 256x32 2/SM lb2 R", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 16, 3, 1>, T, T>>("scan_rfa 256x16 3/SM lb1", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 16, 4, 1, true>, T, T>>("scan_rfa 256x16 4/SM lb1 R", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 3, 2, true>, T, T>>("scan_rfa 256x16 3/SM lb2 R", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 16, 2, 2>, T, T>>("scan_rfa 256x16 2/SM lb2", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 32, 2, 1>, T, T>>("scan_rfa 256x32 2/SM lb1", c);
-                candidate<scanrep::ScanRepWith<TileShape<512, 16, 1, 2>, T, T>>("scan_rfa 512x16 1/SM lb2", c);
             } else {
+                candidate<scanrep::ScanRepWith<TileShape<256, 16, 2, 2, true>, T, T>>("scan_rfa 256x16 2/SM lb2 R", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 2, 1>, T, T>>("scan_rfa 256x8 2/SM lb1", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 2, 2, true>, T, T>>("scan_rfa 256x8 2/SM lb2 R", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3, 1, true>, T, T>>("scan_rfa 256x8 3/SM lb1 R", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 1, 2>, T, T>>("scan_rfa 256x16 1/SM lb2", c);
                 candidate<scanrep::ScanRepWith<TileShape<512, 8, 1, 2>, T, T>>("scan_rfa 512x8 1/SM lb2", c);
             }
         }
@@ -181,8 +180,8 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
 template <class Sh>
 std::string shape_name() {
     char b[64];
-    std::snprintf(b, sizeof b, "%dx%d %d/SM lb%d%s", Sh::BLOCK, Sh::ITEMS, Sh::BLOCKS_PER_SM, Sh::LOOKBACK,
-                  Sh::RELOAD ? " R" : "");
+    std::snprintf(b, sizeof b, "%dx%d %d/SM lb%d%s%s", Sh::BLOCK, Sh::ITEMS, Sh::BLOCKS_PER_SM, Sh::LOOKBACK,
+                  Sh::RELOAD ? " R" : "", Sh::PREFETCH ? " P" : "");
     return b;
 }
 
@@ -195,7 +194,8 @@ int main() {
     void *flush = l2_flush_buffer(p, fb);
     const int64_t N = int64_t(1) << 28;
     std::printf("%s, %d SMs; x vs auto / x vs CUB: their time over this row's (above 1: faster)\n\n"
-                "The library's shapes (BLOCKxITEMS, blocks an SM, look-back tiles a lane, R: elements read again): "
+                "The library's shapes (BLOCKxITEMS, blocks an SM, look-back tiles a lane, R: elements read again, "
+                "P: next tile prefetched): "
                 "float %s, double %s\n\n"
                 "| kernel | dtype | data | n | ms | GB/s | x vs auto | x vs CUB r2r | check |\n"
                 "|---|---|---|---|---:|---:|---:|---:|---|\n",

@@ -462,6 +462,23 @@ struct Frame {
     }
 };
 
+// Asks L2 for the lines of a thread's ITEMS elements from `first` (those
+// below n): prefetch.global.L2, no registers, no wait.  Nothing on the
+// emulator.
+template <int ITEMS, class In>
+__device__ inline void prefetch_l2(const In *in, int64_t first, int64_t n) {
+#ifdef __CUDA_ARCH__
+    constexpr int LINE = 128;
+    const char *p = reinterpret_cast<const char *>(in + first);
+    const int64_t left = (n - first) * int64_t(sizeof(In));  // bytes of the array from p on
+#pragma unroll
+    for (int b = 0; b < int(ITEMS * sizeof(In)); b += LINE)
+        if (b < left) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + b));
+#else
+    (void)in, (void)first, (void)n;
+#endif
+}
+
 // ---------------------------------------------------------- the 1-D kernel
 // Persistent blocks take tiles from a counter (in order, so a tile's
 // predecessors are taken by running blocks).  A tile:
@@ -495,11 +512,15 @@ struct Frame {
 // tiles); RELOAD, whether step 4 reads the tile's elements again (from L2,
 // where they still are) instead of keeping them in registers across the
 // barriers and the look-back (fewer registers, one more L2 round trip a
-// tile).  None of them changes a bit of the result.
-template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_, int LOOKBACK_ = 1, bool RELOAD_ = false>
+// tile); PREFETCH, whether a block asks L2 for its next tile's elements
+// once it knows the tile (after step 2), so that their trip from memory
+// overlaps this tile's look-back and step 4.  None of them changes a bit of
+// the result.
+template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_, int LOOKBACK_ = 1, bool RELOAD_ = false,
+          bool PREFETCH_ = false>
 struct TileShape {
     static constexpr int BLOCK = BLOCK_, ITEMS = ITEMS_, BLOCKS_PER_SM = BLOCKS_PER_SM_, LOOKBACK = LOOKBACK_;
-    static constexpr bool RELOAD = RELOAD_;
+    static constexpr bool RELOAD = RELOAD_, PREFETCH = PREFETCH_;
     static constexpr int TILE = BLOCK * ITEMS;
 };
 // The library's shapes: a guess, not yet measured with the one-round-trip
@@ -508,11 +529,12 @@ struct TileShape {
 // the speed - larger tiles (32 float or 16 double items a thread, 8192 and
 // 4096 elements) and a window of 64 tiles; the elements read again in step
 // 4 (RELOAD) so that these fit 2 blocks an SM without spills (ptxas -v for
-// sm_90: float 100 registers, double 122).
-using Shape = TileShape<256, 32, 2, 2, true>;  // float's (the registry shows its block size)
+// sm_90: float 104 registers, double 124), and with 16 warps an SM to hide
+// the memory latency, the next tile prefetched.
+using Shape = TileShape<256, 32, 2, 2, true, true>;  // float's (the registry shows its block size)
 template <class Acc> struct ShapeOf;
 template <> struct ShapeOf<float> { using type = Shape; };
-template <> struct ShapeOf<double> { using type = TileShape<256, 16, 2, 2, true>; };
+template <> struct ShapeOf<double> { using type = TileShape<256, 16, 2, 2, true, true>; };
 
 template <class Acc> struct CountOf;  // a warp's sum of deposit counts at one bin fits it
 template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 32 items x 2^20 (the kernel checks)
@@ -530,13 +552,13 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
     static_assert(sizeof(C) == 8 || (int64_t(WARP) * ITEMS << (X::W - 1)) < (int64_t(1) << 31), "warp counts fit");
     __shared__ State<Acc> warp_total[WARPS];
     __shared__ State<Acc> warp_before[WARPS];
-    __shared__ unsigned long long taken;
+    __shared__ unsigned long long taken[2];  // this tile's number and the next's, by turns
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 
-    if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
+    if (threadIdx.x == 0) taken[0] = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
     __syncthreads();
-    for (;;) {
-        const int64_t t = int64_t(taken);
+    for (int turn = 0;; turn ^= 1) {
+        const int64_t t = int64_t(taken[turn]);
         if (t >= tiles) break;
         // the number of the block's next tile, taken now (its round trip
         // overlaps this tile; tiles are still taken in order, each by a
@@ -599,7 +621,12 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         C lower_lanes[K];  // the counts of the lanes before this one
 #pragma unroll
         for (int k = 0; k < K; ++k) lower_lanes[k] = inc[k] - cnt[k];
+        if (threadIdx.x == 0) taken[turn ^ 1] = next;  // last read at the top of the tile before, ahead of barriers
         __syncthreads();
+        if constexpr (Sh::PREFETCH) {  // the next tile's elements on their way to L2 while this one is scanned
+            const int64_t nt = int64_t(taken[turn ^ 1]);
+            if (nt < tiles) prefetch_l2<ITEMS>(in, nt * Sh::TILE + int64_t(threadIdx.x) * ITEMS, n);
+        }
 
         // 3. the warps' totals, the tile's prefix (warp 0)
         if (warp == 0) {
@@ -667,8 +694,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
                 if (inclusive) out[i] = R::convert_fast(b.state());
             }
         }
-        if (threadIdx.x == 0) taken = next;  // every thread read taken before step 2's barrier
-        __syncthreads();  // warp_total, warp_before and taken are reused
+        __syncthreads();  // warp_total, warp_before and taken[turn] are reused
     }
 }
 
