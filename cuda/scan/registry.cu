@@ -196,7 +196,7 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "Reproducible Floating Point Summation, ACM TOMS 46(3), 2020 (binned summation)",
      "What determinism='gpu_to_gpu' runs for a float cumsum: each thread deposits its elements "
      "into 3 integer counts of fixed exponent bins, each warp scans the counts as integers, the "
-     "look-back passes 32-byte states, and every element is its prefix's state rounded once - "
+     "look-back reads a tile's state (three self-tagged 16-byte words) in one round trip, and every element is its prefix's state rounded once - "
      "where the prefix already holds the warp's largest magnitude, one 128-bit integer a thread, "
      "advanced and rounded per element: element i has the bits of the reproducible sum of "
      "x[:i+1] on every GPU, grid, chunking and on the emulator. Integer sums, min and max (exact "
