@@ -33,6 +33,8 @@
 // look-back before it writes.
 // Assumes: any n, any strides (coalesced where the columns are contiguous:
 // s_inner == 1, or inner == 1 and s_outer == 1); fewer than 2^35 chunks.
+#include <type_traits>
+
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -135,8 +137,258 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
     }
 }
 
+// ------------------------------------------------ tiles of 16-byte vectors
+// The fast form, for a C-ordered axis (the columns contiguous: s_inner == 1)
+// whose rows are whole 16-byte vectors (inner, s_n and s_outer multiples of
+// VEC = 16 / sizeof(In), both pointers 16-byte aligned) and whose sums do
+// not widen (sizeof(In) == sizeof(Acc)): a (2^24, 4) float32 array along
+// axis 0 is a 1-D scan of float4 rows, four independent sums a vector.
+//
+// A block's tile is TR = G * RPT consecutive rows of VC neighbouring
+// vectors (VC * VEC columns: the whole row where it is at most VC_MAX
+// vectors wide).  Thread t takes vector column c = t % VC and row group g =
+// t / VC (G = THREADS / VC groups).  Loads and stores go round by round
+// through shared memory: round j moves rows j*G ... j*G + G-1 of the tile,
+// so a warp moves 32 / VC whole row segments of VC*16 bytes (512 contiguous
+// bytes where the tile spans the row) - every load of the tile issued
+// before the first is used.  In shared memory each thread scans its own RPT
+// consecutive rows (a padding vector row after every RPT rows keeps those
+// reads free of bank conflicts), the row groups are combined with shuffles
+// (lanes VC apart) and across warps through shared memory, and the tiles
+// down a column are chained by the per-column look-back above: thread t <
+// VC * VEC publishes and looks back for column t of the tile (a scalar
+// look-back a column, all the tile's columns at once).  The results go
+// back through the same shared memory and out with evict-first stores.
+// Every element's result is the same expression of the same inputs for a
+// given layout (the shape follows inner only), so the bits never change
+// between runs.
+//
+// The shape knobs, one struct (ColumnTiling below has the library's):
+// THREADS a block, RPT rows a thread, VC_MAX vectors across at most,
+// BLOCKS blocks an SM asked of the compiler (__launch_bounds__).
+template <int THREADS_, int RPT_, int VC_MAX_, int BLOCKS_>
+struct ColumnTileShape {
+    static constexpr int THREADS = THREADS_, RPT = RPT_, VC_MAX = VC_MAX_, BLOCKS = BLOCKS_;
+    static constexpr int WARPS_ = THREADS / WARP;
+    static constexpr int TILE_VECTORS = (RPT + 1) * THREADS;  // with the padding rows
+    static_assert(THREADS % WARP == 0 && THREADS >= 128 && VC_MAX <= WARP, "a block of whole warps");
+    static_assert(TILE_VECTORS * 16 <= 40 * 1024, "static shared memory");
+};
+
+// The library's shape: a best guess until measured on the GPU (tiles of 32
+// KiB of input, 256 threads x 8 rows, at most 8 vectors - 128 bytes - of a
+// row across a tile, so that even a wide row's tile is 256 rows tall and
+// the look-back's reads stay small beside the tile; bench/tune_colscan.cu
+// times the alternatives).
+using ColumnTiling = ColumnTileShape<256, 8, 8, 4>;
+
+// Where the look-back's values of Acc live: 8-byte values in the
+// fence-free paired words (lookback.cuh), 4-byte ones packed with their
+// flag, wider ones behind a flag and a fence.
+template <class Acc>
+using ColumnSlotsOf = std::conditional_t<sizeof(Acc) == 8, lookback::PairedSlots<Acc>, lookback::Slots<Acc>>;
+
+struct TileGeometry {
+    int lvc;                       // log2 of the vectors across a tile (VC)
+    int64_t col_blocks, chunks;    // tiles across a problem slab, tiles down
+    int64_t vectors;               // 16-byte vectors of a row (inner / VEC)
+};
+
+template <class Shape, class In, class Op>
+__global__ void __launch_bounds__(Shape::THREADS, Shape::BLOCKS)
+scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, TileGeometry geo,
+                  unsigned long long *ticket, seg::ColumnSlots<ColumnSlotsOf<typename Op::type>> cs) {
+    using Acc = typename Op::type;
+    static_assert(sizeof(In) == sizeof(Acc) && 16 % sizeof(Acc) == 0, "16-byte vectors of Acc");
+    constexpr int VEC = 16 / sizeof(Acc), RPT = Shape::RPT, T = Shape::THREADS, WARPS = Shape::WARPS_;
+    const Op op;
+    __shared__ uint4 tile_s[Shape::TILE_VECTORS];
+    __shared__ Acc warp_total_s[WARPS][Shape::VC_MAX * VEC];  // each warp's column totals
+    __shared__ Acc prefix_s[Shape::VC_MAX * VEC];             // the chunks above, per column
+    __shared__ int64_t tile_index_s;
+    const int t = threadIdx.x, lane = t % WARP, warp = t / WARP;
+    const int VC = 1 << geo.lvc, G = T >> geo.lvc;  // vectors across, row groups of the block
+    const int c = t & (VC - 1), g = t >> geo.lvc;
+
+    if (t == 0) tile_index_s = int64_t(atomicAdd(ticket, 1ull));
+    __syncthreads();
+    const int64_t tile = tile_index_s, across = (lay.problems / lay.inner) * geo.col_blocks;
+    const int64_t chunk = tile / across, rest = tile - chunk * across;
+    const int64_t o = rest / geo.col_blocks, cb = rest - o * geo.col_blocks;
+    const int64_t r0 = chunk * int64_t(G) * RPT;                     // the tile's first row
+    const int64_t vi = cb * VC + c;                                  // the thread's vector of the row
+    const bool col_ok = vi < geo.vectors;
+    const In *src = in + o * lay.s_outer + vi * VEC;
+    Acc *dst = out + o * lay.n * lay.inner + vi * VEC;
+    // Slot of tile row r, vector column c (one padding vector row every RPT rows).
+    const auto slot = [VC](int r, int col) { return (r + r / RPT) * VC + col; };
+
+    uint4 raw[RPT];
+#pragma unroll
+    for (int j = 0; j < RPT; ++j) {
+        const int64_t row = r0 + j * G + g;
+        raw[j] = col_ok && row < lay.n ? __ldg(reinterpret_cast<const uint4 *>(src + row * lay.s_n)) : uint4{};
+    }
+#pragma unroll
+    for (int j = 0; j < RPT; ++j) tile_s[slot(j * G + g, c)] = raw[j];
+    __syncthreads();
+
+    // The thread's RPT rows, scanned in order (rows past n scan identities:
+    // never written, and only after every real row of the column).
+    Acc x[RPT][VEC];
+    const int64_t mine = r0 + int64_t(g) * RPT;  // the thread's first row
+#pragma unroll
+    for (int k = 0; k < RPT; ++k) {
+        const uint4 v = tile_s[slot(g * RPT + k, c)];
+        In e[VEC];
+        memcpy(e, &v, 16);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) x[k][i] = mine + k < lay.n ? Acc(e[i]) : Op::identity();
+    }
+#pragma unroll
+    for (int k = 1; k < RPT; ++k)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) x[k][i] = op(x[k - 1][i], x[k][i]);
+
+    // The row groups of the warp, column by column (lanes VC apart).
+    Acc inc[VEC], before[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) inc[i] = x[RPT - 1][i];
+    for (int off = VC; off < WARP; off *= 2) {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const Acc y = __shfl_up_sync(FULL_MASK, inc[i], off);
+            if (lane >= off) inc[i] = op(y, inc[i]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) before[i] = __shfl_up_sync(FULL_MASK, inc[i], VC & (WARP - 1));  // lanes >= VC
+    if (lane >= WARP - VC)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) warp_total_s[warp][c * VEC + i] = inc[i];
+    __syncthreads();
+
+    // The tile's column totals, the warps in order; thread col < VC * VEC
+    // publishes column col's and gathers its prefix.  The columns past the
+    // row (a last tile across) take no part.
+    if (t < VC * VEC && geo.chunks > 1) {
+        const int64_t col = cb * VC * VEC + t;
+        Acc p = Op::identity();
+        if (col < lay.inner) {
+            Acc total = warp_total_s[0][t];
+            for (int w = 1; w < WARPS; ++w) total = op(total, warp_total_s[w][t]);
+            const int64_t q = o * lay.inner + col;
+            seg::lane_publish_totals(cs, chunk, total, q, op);
+            if (chunk > 0) p = seg::lane_look_back(cs, chunk, q, op);
+        }
+        prefix_s[t] = p;
+    }
+    __syncthreads();
+
+    // Everything above the thread's first row, top to bottom: the chunks
+    // above, the warps above, the row groups above in the warp.
+    const int gw = lane >> geo.lvc;  // the group within the warp
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        Acc carry = Op::identity();
+        bool have = false;
+        if (chunk > 0) carry = prefix_s[c * VEC + i], have = true;
+        for (int w = 0; w < warp; ++w) {
+            const Acc a = warp_total_s[w][c * VEC + i];
+            carry = have ? op(carry, a) : a, have = true;
+        }
+        if (gw > 0) carry = have ? op(carry, before[i]) : before[i], have = true;
+        if (inclusive) {
+            if (have)
+#pragma unroll
+                for (int k = 0; k < RPT; ++k) x[k][i] = op(carry, x[k][i]);
+        } else {
+#pragma unroll
+            for (int k = RPT - 1; k > 0; --k) x[k][i] = have ? op(carry, x[k - 1][i]) : x[k - 1][i];
+            x[0][i] = have ? carry : Op::identity();
+        }
+    }
+    // Back through shared memory (each thread rewrites its own slots), out
+    // round by round.
+#pragma unroll
+    for (int k = 0; k < RPT; ++k) {
+        uint4 v;
+        memcpy(&v, x[k], 16);
+        tile_s[slot(g * RPT + k, c)] = v;
+    }
+    __syncthreads();
+    if (!col_ok) return;
+#pragma unroll
+    for (int j = 0; j < RPT; ++j) {
+        const int64_t row = r0 + j * G + g;
+        if (row < lay.n) __stcs(reinterpret_cast<uint4 *>(dst + row * lay.inner), tile_s[slot(j * G + g, c)]);
+    }
+}
+
+// The tile shape of a layout: VC the power of two >= the row's vectors,
+// at most VC_MAX.
+template <class Shape>
+TileGeometry tile_geometry(const seg::Layout &lay, int vec) {
+    TileGeometry g{};
+    g.vectors = lay.inner / vec;
+    g.lvc = 0;
+    while ((1 << g.lvc) < Shape::VC_MAX && (int64_t(1) << g.lvc) < g.vectors) ++g.lvc;
+    g.col_blocks = ceil_div<int64_t>(g.vectors, int64_t(1) << g.lvc);
+    g.chunks = ceil_div<int64_t>(lay.n, int64_t(Shape::THREADS >> g.lvc) * Shape::RPT);
+    return g;
+}
+
+// Whether the layout fits the vector tiles: the columns contiguous and
+// every row a whole number of aligned 16-byte vectors, no widening sum.
+template <class In, class Acc>
+constexpr bool vector_types() { return sizeof(In) == sizeof(Acc) && 16 % sizeof(Acc) == 0; }
+
+template <class In, class Acc>
+bool tiles_fit(const gp_scan_args &a) {
+    constexpr int64_t VEC = 16 / sizeof(Acc);
+    const gp_batch &b = a.batch;
+    return vector_types<In, Acc>() && b.offsets == nullptr && b.inner >= VEC && b.inner % VEC == 0 &&
+           b.s_inner == 1 && b.s_n % VEC == 0 && (b.outer == 1 || b.s_outer % VEC == 0) &&
+           scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
+}
+
+// The launch of one tile shape (bench/tune_colscan.cu times several).  The
+// scratch: the ticket (256 bytes), then the column slots.
+template <class Shape, class In, class Op>
+struct ColumnTiles {
+    using Acc = typename Op::type;
+    using S = ColumnSlotsOf<Acc>;
+    using CS = seg::ColumnSlots<S>;
+    static constexpr int VEC = 16 / sizeof(Acc);
+    static int64_t slots(const seg::Layout &lay, const TileGeometry &g, int64_t &levels_count) {
+        levels_count = 0;
+        return g.chunks > 1 ? CS::count(g.chunks, levels_count) * lay.problems : 0;
+    }
+    static size_t scratch(const gp_scan_args &a) {
+        const seg::Layout lay = seg::Layout::of(a);
+        int64_t lc;
+        return 256 + S::bytes(slots(lay, tile_geometry<Shape>(lay, VEC), lc));
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        const seg::Layout lay = seg::Layout::of(a);
+        const TileGeometry g = tile_geometry<Shape>(lay, VEC);
+        const int64_t tiles = g.chunks * a.batch.outer * g.col_blocks;
+        if (g.chunks >= (int64_t(1) << 35) || tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
+        int64_t lc;
+        const int64_t count = slots(lay, g, lc);
+        char *p = static_cast<char *>(a.scratch);
+        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
+        const CS cs{S(p + 256, count), g.chunks, lc, lay.problems};
+        GP_LAUNCH((scan_column_tiles<Shape, In, Op>), unsigned(tiles), Shape::THREADS, 0, a.stream,
+                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), lay, a.inclusive != 0, g,
+                  reinterpret_cast<unsigned long long *>(p), cs);
+        return cudaSuccess;
+    }
+};
+
+// The general form (any strides, widening sums): the kernel above.
 template <class In, class Op>
-struct Columns {
+struct Strided {
     using Acc = typename Op::type;
     using S = lookback::Slots<Acc>;
     using CS = seg::ColumnSlots<S>;
@@ -177,9 +429,26 @@ struct Columns {
         return cudaSuccess;
     }
 };
+
+// The vector tiles where the layout fits them, the general kernel
+// otherwise; the scratch covers either.
+template <class In, class Op>
+struct Columns {
+    using Acc = typename Op::type;
+    static size_t scratch(const gp_scan_args &a) {
+        if constexpr (vector_types<In, Acc>())
+            if (tiles_fit<In, Acc>(a)) return ColumnTiles<ColumnTiling, In, Op>::scratch(a);
+        return Strided<In, Op>::scratch(a);
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        if constexpr (vector_types<In, Acc>())
+            if (tiles_fit<In, Acc>(a)) return ColumnTiles<ColumnTiling, In, Op>::run(a);
+        return Strided<In, Op>::run(a);
+    }
+};
 }  // namespace
 
 cudaError_t gp_scan_batched_columns(gp_scan_args *a) { return seg::dispatch<Columns>(a); }
 
-GP_KERNEL_OF(gp_scan_batched_columns_kernel, scan_columns<float, Sum<float>>)
+GP_KERNEL_OF(gp_scan_batched_columns_kernel, scan_column_tiles<ColumnTiling, float, Sum<float>>)
 GP_NAMESPACE_END
