@@ -35,6 +35,7 @@
 // s_inner == 1, or inner == 1 and s_outer == 1); fewer than 2^35 chunks.
 #include <type_traits>
 
+#include "../async_copy.cuh"
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -165,10 +166,12 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 //
 // The shape knobs, one struct (ColumnTiling below has the library's):
 // THREADS a block, RPT rows a thread, VC_MAX vectors across at most,
-// BLOCKS blocks an SM asked of the compiler (__launch_bounds__).
-template <int THREADS_, int RPT_, int VC_MAX_, int BLOCKS_>
+// BLOCKS blocks an SM asked of the compiler (__launch_bounds__), ASYNC the
+// tile copied in by cp.async (else loaded through registers).
+template <int THREADS_, int RPT_, int VC_MAX_, int BLOCKS_, bool ASYNC_ = true>
 struct ColumnTileShape {
     static constexpr int THREADS = THREADS_, RPT = RPT_, VC_MAX = VC_MAX_, BLOCKS = BLOCKS_;
+    static constexpr bool ASYNC = ASYNC_;
     static constexpr int WARPS_ = THREADS / WARP;
     static constexpr int TILE_VECTORS = (RPT + 1) * THREADS;  // with the padding rows
     static_assert(THREADS % WARP == 0 && THREADS >= 128 && VC_MAX <= WARP, "a block of whole warps");
@@ -180,7 +183,7 @@ struct ColumnTileShape {
 // row across a tile, so that even a wide row's tile is 256 rows tall and
 // the look-back's reads stay small beside the tile; bench/tune_colscan.cu
 // times the alternatives).
-using ColumnTiling = ColumnTileShape<256, 8, 8, 4>;
+using ColumnTiling = ColumnTileShape<256, 8, 8, 2>;
 
 // Where the look-back's values of Acc live: 8-byte values in the
 // fence-free paired words (lookback.cuh), 4-byte ones packed with their
@@ -206,11 +209,16 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     __shared__ Acc warp_total_s[WARPS][Shape::VC_MAX * VEC];  // each warp's column totals
     __shared__ Acc prefix_s[Shape::VC_MAX * VEC];             // the chunks above, per column
     __shared__ int64_t tile_index_s;
+    __shared__ unsigned long long landed_s;  // the copies of the tile (ASYNC)
     const int t = threadIdx.x, lane = t % WARP, warp = t / WARP;
     const int VC = 1 << geo.lvc, G = T >> geo.lvc;  // vectors across, row groups of the block
     const int c = t & (VC - 1), g = t >> geo.lvc;
 
-    if (t == 0) tile_index_s = int64_t(atomicAdd(ticket, 1ull));
+    if (t == 0) {
+        tile_index_s = int64_t(atomicAdd(ticket, 1ull));
+        async_barrier_init(&landed_s, T);
+        fence_barrier_init();
+    }
     __syncthreads();
     const int64_t tile = tile_index_s, across = (lay.problems / lay.inner) * geo.col_blocks;
     const int64_t chunk = tile / across, rest = tile - chunk * across;
@@ -223,37 +231,55 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     // Slot of tile row r, vector column c (one padding vector row every RPT rows).
     const auto slot = [VC](int r, int col) { return (r + r / RPT) * VC + col; };
 
-    uint4 raw[RPT];
+    // The tile in, every round at once: cp.async copies (ASYNC: no
+    // registers held while they fly; they land on the block's barrier) or
+    // loads into registers, then stores.  Slots past n or past the row stay
+    // unwritten and unread.
+    if constexpr (Shape::ASYNC) {
 #pragma unroll
-    for (int j = 0; j < RPT; ++j) {
-        const int64_t row = r0 + j * G + g;
-        raw[j] = col_ok && row < lay.n ? __ldg(reinterpret_cast<const uint4 *>(src + row * lay.s_n)) : uint4{};
+        for (int j = 0; j < RPT; ++j) {
+            const int64_t row = r0 + j * G + g;
+            if (col_ok && row < lay.n) async_copy16(&tile_s[slot(j * G + g, c)], src + row * lay.s_n);
+        }
+        async_arrive(&landed_s);
+        async_wait_landed(&landed_s, 0);
+    } else {
+        uint4 raw[RPT];
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) {
+            const int64_t row = r0 + j * G + g;
+            raw[j] = col_ok && row < lay.n ? __ldg(reinterpret_cast<const uint4 *>(src + row * lay.s_n)) : uint4{};
+        }
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) tile_s[slot(j * G + g, c)] = raw[j];
     }
-#pragma unroll
-    for (int j = 0; j < RPT; ++j) tile_s[slot(j * G + g, c)] = raw[j];
     __syncthreads();
 
-    // The thread's RPT rows, scanned in order (rows past n scan identities:
-    // never written, and only after every real row of the column).
-    Acc x[RPT][VEC];
+    // The thread's RPT rows (rows past n read as identities: never
+    // written, and only after every real row of the column), read from
+    // shared memory twice - for the total now, for the scan once the
+    // prefix is known - so that no tile waits through the look-back in
+    // registers.  Both fold the rows in order: the total is the scan's last
+    // value, bit for bit.
     const int64_t mine = r0 + int64_t(g) * RPT;  // the thread's first row
-#pragma unroll
-    for (int k = 0; k < RPT; ++k) {
+    const auto row_of = [&](int k, Acc (&e)[VEC]) {
         const uint4 v = tile_s[slot(g * RPT + k, c)];
-        In e[VEC];
-        memcpy(e, &v, 16);
+        In raw_e[VEC];
+        memcpy(raw_e, &v, 16);
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) x[k][i] = mine + k < lay.n ? Acc(e[i]) : Op::identity();
+        for (int i = 0; i < VEC; ++i) e[i] = mine + k < lay.n ? Acc(raw_e[i]) : Op::identity();
+    };
+    Acc inc[VEC], before[VEC];
+    row_of(0, inc);
+#pragma unroll
+    for (int k = 1; k < RPT; ++k) {
+        Acc e[VEC];
+        row_of(k, e);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) inc[i] = op(inc[i], e[i]);
     }
-#pragma unroll
-    for (int k = 1; k < RPT; ++k)
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) x[k][i] = op(x[k - 1][i], x[k][i]);
 
     // The row groups of the warp, column by column (lanes VC apart).
-    Acc inc[VEC], before[VEC];
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) inc[i] = x[RPT - 1][i];
     for (int off = VC; off < WARP; off *= 2) {
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -288,32 +314,35 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     // Everything above the thread's first row, top to bottom: the chunks
     // above, the warps above, the row groups above in the warp.
     const int gw = lane >> geo.lvc;  // the group within the warp
+    Acc carry[VEC];
+    const bool have = chunk > 0 || warp > 0 || gw > 0;
 #pragma unroll
     for (int i = 0; i < VEC; ++i) {
-        Acc carry = Op::identity();
-        bool have = false;
-        if (chunk > 0) carry = prefix_s[c * VEC + i], have = true;
+        bool seen = false;
+        carry[i] = Op::identity();
+        if (chunk > 0) carry[i] = prefix_s[c * VEC + i], seen = true;
         for (int w = 0; w < warp; ++w) {
             const Acc a = warp_total_s[w][c * VEC + i];
-            carry = have ? op(carry, a) : a, have = true;
+            carry[i] = seen ? op(carry[i], a) : a, seen = true;
         }
-        if (gw > 0) carry = have ? op(carry, before[i]) : before[i], have = true;
-        if (inclusive) {
-            if (have)
-#pragma unroll
-                for (int k = 0; k < RPT; ++k) x[k][i] = op(carry, x[k][i]);
-        } else {
-#pragma unroll
-            for (int k = RPT - 1; k > 0; --k) x[k][i] = have ? op(carry, x[k - 1][i]) : x[k - 1][i];
-            x[0][i] = have ? carry : Op::identity();
-        }
+        if (gw > 0) carry[i] = seen ? op(carry[i], before[i]) : before[i];
     }
-    // Back through shared memory (each thread rewrites its own slots), out
-    // round by round.
+    // The rows again, scanned on from the carry, back into the thread's own
+    // slots (exclusive: each row gets what came before it).
+    Acc run[VEC];
 #pragma unroll
     for (int k = 0; k < RPT; ++k) {
+        Acc e[VEC], r[VEC];
+        row_of(k, e);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const Acc prev = k == 0 ? carry[i] : (have ? op(carry[i], run[i]) : run[i]);
+            run[i] = k == 0 ? e[i] : op(run[i], e[i]);
+            if (inclusive) r[i] = have ? op(carry[i], run[i]) : run[i];
+            else r[i] = k == 0 ? (have ? carry[i] : Op::identity()) : prev;
+        }
         uint4 v;
-        memcpy(&v, x[k], 16);
+        memcpy(&v, r, 16);
         tile_s[slot(g * RPT + k, c)] = v;
     }
     __syncthreads();
