@@ -27,10 +27,17 @@
 // Why steps 10-13 were slow here: step 10 starved the GPU when outer*inner
 // was small and kept one load in flight; steps 11-13 read a column's
 // elements with 32 different rows per warp load.
-// Still slow here: with fewer than 32 columns a warp's load covers CPW
-// columns of 32 / CPW rows RPT rows apart, each a part of a sector (the
-// rest of the sector comes from L1 on the next row); a tile waits for its
-// look-back before it writes.
+// Two forms.  The general one (scan_columns, any strides) is the mapping
+// above, each lane a column of scalars.  With fewer than 32 columns its
+// warp's load covers CPW columns of 32 / CPW rows RPT rows apart, each a
+// part of a sector, and a tile waits for its look-back with the tile in
+// registers.  Where the columns are contiguous and a row is whole aligned
+// 16-byte vectors - a C array's axis 0 or middle axis, the common case -
+// the vector tiles (scan_column_tiles, below) read and write whole row
+// segments instead: a (2^24, 4) float32 array along axis 0 is a 1-D scan
+// whose elements are float4 rows, and its tile is 2048 such rows in 32 KiB
+// of contiguous bytes, copied in by cp.async, scanned in shared memory, a
+// column's look-back its own as before.
 // Assumes: any n, any strides (coalesced where the columns are contiguous:
 // s_inner == 1, or inner == 1 and s_outer == 1); fewer than 2^35 chunks.
 #include <type_traits>
@@ -147,7 +154,7 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 //
 // A block's tile is TR = G * RPT consecutive rows of VC neighbouring
 // vectors (VC * VEC columns: the whole row where it is at most VC_MAX
-// vectors wide).  Thread t takes vector column c = t % VC and row group g =
+// vectors wide, or up to 32 vectors for an axis shorter than the tile).  Thread t takes vector column c = t % VC and row group g =
 // t / VC (G = THREADS / VC groups).  Loads and stores go round by round
 // through shared memory: round j moves rows j*G ... j*G + G-1 of the tile,
 // so a warp moves 32 / VC whole row segments of VC*16 bytes (512 contiguous
@@ -161,8 +168,8 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 // look-back a column, all the tile's columns at once).  The results go
 // back through the same shared memory and out with evict-first stores.
 // Every element's result is the same expression of the same inputs for a
-// given layout (the shape follows inner only), so the bits never change
-// between runs.
+// given layout (the shape follows n and inner only), so the bits never
+// change between runs.
 //
 // The shape knobs, one struct (ColumnTiling below has the library's):
 // THREADS a block, RPT rows a thread, VC_MAX vectors across at most,
@@ -178,11 +185,15 @@ struct ColumnTileShape {
     static_assert(TILE_VECTORS * 16 <= 40 * 1024, "static shared memory");
 };
 
-// The library's shape: a best guess until measured on the GPU (tiles of 32
-// KiB of input, 256 threads x 8 rows, at most 8 vectors - 128 bytes - of a
-// row across a tile, so that even a wide row's tile is 256 rows tall and
-// the look-back's reads stay small beside the tile; bench/tune_colscan.cu
-// times the alternatives).
+// The library's shape: a best guess, not yet measured on a GPU
+// (bench/tune_colscan.cu times it against the alternatives).  Tiles of 32
+// KiB of input, 256 threads x 8 rows; at most 8 vectors - 128 bytes - of a
+// row across a tile, so that a wide row's tile is still 256 rows tall and
+// the look-back's reads (about 16 slots a column a tile) stay small beside
+// it; 2 blocks an SM asked, the most that needs no spills: ptxas of CUDA
+// 13.0 for sm_90 gives 79 to 95 registers for the library's combinations,
+// none spilled (3 and 4 blocks an SM cap them at 80 and 64 and spill 12 to
+// 32 bytes for the 4-byte types).
 using ColumnTiling = ColumnTileShape<256, 8, 8, 2>;
 
 // Where the look-back's values of Acc live: 8-byte values in the
@@ -206,8 +217,8 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     constexpr int VEC = 16 / sizeof(Acc), RPT = Shape::RPT, T = Shape::THREADS, WARPS = Shape::WARPS_;
     const Op op;
     __shared__ uint4 tile_s[Shape::TILE_VECTORS];
-    __shared__ Acc warp_total_s[WARPS][Shape::VC_MAX * VEC];  // each warp's column totals
-    __shared__ Acc prefix_s[Shape::VC_MAX * VEC];             // the chunks above, per column
+    __shared__ Acc warp_total_s[WARPS][WARP * VEC];  // each warp's column totals
+    __shared__ Acc prefix_s[WARP * VEC];             // the chunks above, per column
     __shared__ int64_t tile_index_s;
     __shared__ unsigned long long landed_s;  // the copies of the tile (ASYNC)
     const int t = threadIdx.x, lane = t % WARP, warp = t / WARP;
@@ -355,13 +366,17 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
 }
 
 // The tile shape of a layout: VC the power of two >= the row's vectors,
-// at most VC_MAX.
+// at most VC_MAX - or, for a short axis, up to a warp wide while the tile
+// stays at least n rows tall (fewer rows of the tile left empty).
 template <class Shape>
 TileGeometry tile_geometry(const seg::Layout &lay, int vec) {
     TileGeometry g{};
     g.vectors = lay.inner / vec;
     g.lvc = 0;
     while ((1 << g.lvc) < Shape::VC_MAX && (int64_t(1) << g.lvc) < g.vectors) ++g.lvc;
+    while ((1 << g.lvc) < WARP && (int64_t(1) << g.lvc) < g.vectors &&
+           int64_t(Shape::THREADS >> (g.lvc + 1)) * Shape::RPT >= lay.n)
+        ++g.lvc;
     g.col_blocks = ceil_div<int64_t>(g.vectors, int64_t(1) << g.lvc);
     g.chunks = ceil_div<int64_t>(lay.n, int64_t(Shape::THREADS >> g.lvc) * Shape::RPT);
     return g;
