@@ -133,7 +133,6 @@ int main() {
         tiles<ColumnTileShape<256, 4, 8, 4>>(b, "tiles <256, 4, 8, 4, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<128, 16, 8, 4>>(b, "tiles <128, 16, 8, 4, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<128, 8, 8, 6>>(b, "tiles <128, 8, 8, 6, async>", c.outer, c.n, c.inner);
-        tiles<ColumnTileShape<512, 4, 8, 1>>(b, "tiles <512, 4, 8, 1, async>", c.outer, c.n, c.inner);
     }
     return 0;
 }

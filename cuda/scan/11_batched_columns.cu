@@ -182,7 +182,10 @@ struct ColumnTileShape {
     static constexpr int WARPS_ = THREADS / WARP;
     static constexpr int TILE_VECTORS = (RPT + 1) * THREADS;  // with the padding rows
     static_assert(THREADS % WARP == 0 && THREADS >= 128 && VC_MAX <= WARP, "a block of whole warps");
-    static_assert(TILE_VECTORS * 16 <= 40 * 1024, "static shared memory");
+    // The tile, the warps' totals (16 bytes a vector column), the prefixes
+    // and the look-back items (4 KiB): static shared memory, 48 KiB at most.
+    static_assert(TILE_VECTORS * 16 + WARPS_ * WARP * 16 + WARP * 16 + 4096 + 16 <= 48 * 1024,
+                  "static shared memory");
 };
 
 // The library's shape: a best guess, not yet measured on a GPU
@@ -219,6 +222,9 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     __shared__ uint4 tile_s[Shape::TILE_VECTORS];
     __shared__ Acc warp_total_s[WARPS][WARP * VEC];  // each warp's column totals
     __shared__ Acc prefix_s[WARP * VEC];             // the chunks above, per column
+    constexpr int GATHER = 128 / sizeof(Acc);        // columns a tile gathers at once (4 KiB of items)
+    constexpr int GATHER_EACH = (WARP * GATHER + T - 1) / T;  // items a thread polls, at most
+    __shared__ Acc items_s[WARP][GATHER];            // the look-back items, column by column
     __shared__ int64_t tile_index_s;
     __shared__ unsigned long long landed_s;  // the copies of the tile (ASYNC)
     const int t = threadIdx.x, lane = t % WARP, warp = t / WARP;
@@ -305,20 +311,60 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
         for (int i = 0; i < VEC; ++i) warp_total_s[warp][c * VEC + i] = inc[i];
     __syncthreads();
 
-    // The tile's column totals, the warps in order; thread col < VC * VEC
-    // publishes column col's and gathers its prefix.  The columns past the
-    // row (a last tile across) take no part.
-    if (t < VC * VEC && geo.chunks > 1) {
-        const int64_t col = cb * VC * VEC + t;
-        Acc p = Op::identity();
-        if (col < lay.inner) {
-            Acc total = warp_total_s[0][t];
-            for (int w = 1; w < WARPS; ++w) total = op(total, warp_total_s[w][t]);
-            const int64_t q = o * lay.inner + col;
-            seg::lane_publish_totals(cs, chunk, total, q, op);
-            if (chunk > 0) p = seg::lane_look_back(cs, chunk, q, op);
+    // The tile's column totals, the warps in order; thread col < CT (the
+    // tile's columns) publishes column col's.  Its prefix: where the tile
+    // has at most GATHER columns, the whole block polls every column's
+    // look-back items at once (seg::LookBackItems: up to 32 a column, the
+    // same slots for every column) and thread col folds its column's in
+    // order - one round of polls rather than a column's items 8 at a time
+    // (seg::lane_look_back, which wider tiles run), with the same bits.
+    // The columns past the row (a last tile across) take no part.
+    const int CT = VC * VEC;
+    const bool gather = CT <= GATHER;
+    if (geo.chunks > 1) {
+        if (t < CT) {
+            const int64_t col = cb * CT + t;
+            Acc p = Op::identity();
+            if (col < lay.inner) {
+                Acc total = warp_total_s[0][t];
+                for (int w = 1; w < WARPS; ++w) total = op(total, warp_total_s[w][t]);
+                const int64_t q = o * lay.inner + col;
+                seg::lane_publish_totals(cs, chunk, total, q, op);
+                if (chunk > 0 && !gather) p = seg::lane_look_back(cs, chunk, q, op);
+            }
+            prefix_s[t] = p;
         }
-        prefix_s[t] = p;
+        if (gather && chunk > 0) {  // uniform over the block
+            const seg::LookBackItems items(chunk);
+            const int count = items.count(), mine_col = t % CT, step = T / CT;
+            const int64_t col = cb * CT + mine_col, q = o * lay.inner + col;
+            if (col < lay.inner) {
+                Acc got[GATHER_EACH];
+                bool ok[GATHER_EACH];
+#pragma unroll
+                for (int m = 0; m < GATHER_EACH; ++m) ok[m] = t / CT + m * step >= count;
+                for (;;) {
+                    bool all = true;
+#pragma unroll
+                    for (int m = 0; m < GATHER_EACH; ++m) {
+                        if (!ok[m]) ok[m] = cs.slots.try_get(items.slot(cs, t / CT + m * step, q), got[m]);
+                        all = all && ok[m];
+                    }
+                    if (all) break;
+                    lookback::spin_pause<32>();
+                }
+#pragma unroll
+                for (int m = 0; m < GATHER_EACH; ++m)
+                    if (t / CT + m * step < count) items_s[t / CT + m * step][mine_col] = got[m];
+            }
+            __syncthreads();
+            if (t < CT && col < lay.inner) {
+                Acc p = items_s[0][t];
+                for (int i = 1; i < count; ++i) p = op(p, items_s[i][t]);
+                if ((chunk & 31) == 0) cs.slots.publish(cs.prefix(chunk, q), p);
+                prefix_s[t] = p;
+            }
+        }
     }
     __syncthreads();
 
