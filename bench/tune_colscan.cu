@@ -3,15 +3,18 @@
 //
 // For each shape (a C array's axis 0, and a middle axis), float32 inclusive
 // sums, times in one run the general column kernel (the form any strides
-// take: "strided") against the vector tiles in several shapes (threads a
-// block, rows a thread, vectors across at most, blocks an SM asked of the
-// compiler, cp.async or register loads).  CUDA events around the launches
-// only, L2 overwritten before every run, median of REPEAT runs; % roof =
-// bytes read + written / time against a device-to-device copy of 256 MiB
-// measured here.  Every candidate is checked against a float64 scan on the
-// host within the tests' bound (python/gpuprims/_numerics.py,
-// scan_tolerance; "err" is the largest error in units of eps * the prefix
-// of |x|) and for the same bits in two runs.  On the GPU machine:
+// take: "strided") and a thread a problem (batched_thread: what the
+// adaptive step runs from 2^18 columns on, AdaptiveTuning in
+// 12_segmented_adaptive.cu) against the vector tiles in several shapes
+// (threads a block, rows a thread, vectors across at most, blocks an SM
+// asked of the compiler, cp.async or register loads).  CUDA events around
+// the launches only, L2 overwritten before every run, median of REPEAT
+// runs; % roof = bytes read + written / time against a device-to-device
+// copy of 256 MiB measured here.  Every candidate is checked against a
+// float64 scan on the host within the tests' bound
+// (python/gpuprims/_numerics.py, scan_tolerance; "err" is the largest
+// error in units of eps * the prefix of |x|) and for the same bits in two
+// runs.  On the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_colscan.cu -o /tmp/tune_colscan && /tmp/tune_colscan
 #include <cmath>
 #include <cstring>
@@ -20,6 +23,14 @@
 #include "tune_common.cuh"
 
 #include "../cuda/scan/11_batched_columns.cu"
+
+// A thread a problem (step 10, what the adaptive step runs where the
+// columns alone fill the GPU), in a namespace of its own: its file-local
+// names (BLOCK) are also the columns file's.
+namespace thread_step {
+namespace gp { using namespace ::gp; }
+#include "../cuda/scan/07_batched_thread.cu"
+}  // namespace thread_step
 
 using namespace gp;
 using In = float;
@@ -124,6 +135,9 @@ int main() {
         std::printf("\n### %s\n\n| kernel | ms | GB/s | %% roof | check |\n|---|---:|---:|---:|---|\n", c.what);
         row(b, "strided (any layout)", c.outer, c.n, c.inner, [](const gp_scan_args &a) { return Strided<In, Op>::run(a); },
             [](const gp_scan_args &a) { return Strided<In, Op>::scratch(a); });
+        row(b, "a thread a problem (batched_thread)", c.outer, c.n, c.inner,
+            [](const gp_scan_args &a) { return thread_step::gp::gp_scan_batched_thread(const_cast<gp_scan_args *>(&a)); },
+            [](const gp_scan_args &) { return size_t(0); });
         tiles<ColumnTiling>(b, "tiles: library (ColumnTiling)", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 8, 8, 3>>(b, "tiles <256, 8, 8, 3, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 8, 8, 4>>(b, "tiles <256, 8, 8, 4, async>", c.outer, c.n, c.inner);
