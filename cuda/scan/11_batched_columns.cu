@@ -521,14 +521,16 @@ struct Strided {
 };
 
 // The vector tiles where the layout fits them, the general kernel
-// otherwise; the scratch covers either.
+// otherwise.  The scratch covers either: it is asked for before the
+// pointers are known (their alignment decides too).
 template <class In, class Op>
 struct Columns {
     using Acc = typename Op::type;
     static size_t scratch(const gp_scan_args &a) {
+        size_t bytes = Strided<In, Op>::scratch(a);
         if constexpr (vector_types<In, Acc>())
-            if (tiles_fit<In, Acc>(a)) return ColumnTiles<ColumnTiling, In, Op>::scratch(a);
-        return Strided<In, Op>::scratch(a);
+            bytes = std::max(bytes, ColumnTiles<ColumnTiling, In, Op>::scratch(a));
+        return bytes;
     }
     static cudaError_t run(const gp_scan_args &a) {
         if constexpr (vector_types<In, Acc>())
