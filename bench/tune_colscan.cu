@@ -139,13 +139,14 @@ int main() {
             [](const gp_scan_args &a) { return thread_step::gp::gp_scan_batched_thread(const_cast<gp_scan_args *>(&a)); },
             [](const gp_scan_args &) { return size_t(0); });
         tiles<ColumnTiling>(b, "tiles: library (ColumnTiling)", c.outer, c.n, c.inner);
+        tiles<ColumnTileShape<256, 8, 8, 2>>(b, "tiles <256, 8, 8, 2, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 8, 8, 3>>(b, "tiles <256, 8, 8, 3, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 8, 8, 4>>(b, "tiles <256, 8, 8, 4, async>", c.outer, c.n, c.inner);
-        tiles<ColumnTileShape<256, 8, 8, 2, false>>(b, "tiles <256, 8, 8, 2, loads>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 8, 32, 2>>(b, "tiles <256, 8, 32, 2, async>", c.outer, c.n, c.inner);
-        tiles<ColumnTileShape<256, 8, 4, 2>>(b, "tiles <256, 8, 4, 2, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 4, 8, 4>>(b, "tiles <256, 4, 8, 4, async>", c.outer, c.n, c.inner);
-        tiles<ColumnTileShape<128, 16, 8, 4>>(b, "tiles <128, 16, 8, 4, async>", c.outer, c.n, c.inner);
+        tiles<ColumnTileShape<128, 16, 8, 4, false>>(b, "tiles <128, 16, 8, 4, loads>", c.outer, c.n, c.inner);
+        tiles<ColumnTileShape<128, 16, 32, 4>>(b, "tiles <128, 16, 32, 4, async>", c.outer, c.n, c.inner);
+        tiles<ColumnTileShape<128, 16, 4, 4>>(b, "tiles <128, 16, 4, 4, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<128, 8, 8, 6>>(b, "tiles <128, 8, 8, 6, async>", c.outer, c.n, c.inner);
     }
     return 0;

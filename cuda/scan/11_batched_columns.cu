@@ -190,14 +190,15 @@ struct ColumnTileShape {
 
 // The library's shape: a best guess, not yet measured on a GPU
 // (bench/tune_colscan.cu times it against the alternatives).  Tiles of 32
-// KiB of input, 256 threads x 8 rows; at most 8 vectors - 128 bytes - of a
-// row across a tile, so that a wide row's tile is still 256 rows tall and
-// the look-back's reads (about 16 slots a column a tile) stay small beside
-// it; 2 blocks an SM asked, the most that needs no spills: ptxas of CUDA
-// 13.0 for sm_90 gives 79 to 95 registers for the library's combinations,
-// none spilled (3 and 4 blocks an SM cap them at 80 and 64 and spill 12 to
-// 32 bytes for the 4-byte types).
-using ColumnTiling = ColumnTileShape<256, 8, 8, 2>;
+// KiB of input, 128 threads x 16 rows; at most 8 vectors - 128 bytes - of
+// a row across a tile, so that a wide row's tile is still 256 rows tall
+// and the look-back's reads (about 16 slots a column a tile) stay small
+// beside it; 4 blocks an SM, so 128 KiB of tiles in flight an SM: ptxas of
+// CUDA 13.0 for sm_90 gives 101 to 119 registers (128 allowed) and 41.5
+// KiB of shared memory a block for the library's combinations, nothing
+// spilled.  (256 x 8 at 2 blocks an SM, half the bytes in flight, takes 79
+// to 95 registers; at 3 or 4 blocks the 4-byte types spill 12 to 32 bytes.)
+using ColumnTiling = ColumnTileShape<128, 16, 8, 4>;
 
 // Where the look-back's values of Acc live: 8-byte values in the
 // fence-free paired words (lookback.cuh), 4-byte ones packed with their

@@ -176,7 +176,7 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "For a non-last axis. Where the columns are contiguous and a row is whole aligned 16-byte "
      "vectors (a C array's axis 0 or a middle axis), a block's tile is up to 8 vectors of a row "
      "by 256 or more rows, copied in whole row segments by cp.async into shared memory, where "
-     "each thread scans 8 rows of its vector of columns; the row groups are combined with "
+     "each thread scans 16 rows of its vector of columns; the row groups are combined with "
      "shuffles and through shared memory, and a long axis is cut into chunks whose column totals "
      "chain through a deterministic look-back per column, the block polling every column's at "
      "once. Any other layout: lane l takes column l (fewer columns: the warp folds into row "
