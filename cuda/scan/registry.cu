@@ -181,7 +181,7 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "chain through a deterministic look-back per column, the block polling every column's at "
      "once. Any other layout: lane l takes column l (fewer columns: the warp folds into row "
      "groups), 16 rows a thread, each lane running its column's look-back.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_batched_columns,
+     -1, NULL, 128, GP_ON_DEVICE, (gp_any_fn)gp_scan_batched_columns,
      gp_scan_batched_columns_kernel, NULL,
      GP_BATCHED, NULL, NULL},
     {"segmented_adaptive", "The mapping chosen by layout",
