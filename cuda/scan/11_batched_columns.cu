@@ -27,12 +27,22 @@
 // Why steps 10-13 were slow here: step 10 starved the GPU when outer*inner
 // was small and kept one load in flight; steps 11-13 read a column's
 // elements with 32 different rows per warp load.
-// Still slow here: with fewer than 32 columns a warp's load covers CPW
-// columns of 32 / CPW rows RPT rows apart, each a part of a sector (the
-// rest of the sector comes from L1 on the next row); a tile waits for its
-// look-back before it writes.
+// Two forms.  The general one (scan_columns, any strides) is the mapping
+// above, each lane a column of scalars.  With fewer than 32 columns its
+// warp's load covers CPW columns of 32 / CPW rows RPT rows apart, each a
+// part of a sector, and a tile waits for its look-back with the tile in
+// registers.  Where the columns are contiguous and a row is whole aligned
+// 16-byte vectors - a C array's axis 0 or middle axis, the common case -
+// the vector tiles (scan_column_tiles, below) read and write whole row
+// segments instead: a (2^24, 4) float32 array along axis 0 is a 1-D scan
+// whose elements are float4 rows, and its tile is 2048 such rows in 32 KiB
+// of contiguous bytes, copied in by cp.async, scanned in shared memory, a
+// column's look-back its own as before.
 // Assumes: any n, any strides (coalesced where the columns are contiguous:
 // s_inner == 1, or inner == 1 and s_outer == 1); fewer than 2^35 chunks.
+#include <type_traits>
+
+#include "../async_copy.cuh"
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -135,8 +145,341 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
     }
 }
 
+// ------------------------------------------------ tiles of 16-byte vectors
+// The fast form, for a C-ordered axis (the columns contiguous: s_inner == 1)
+// whose rows are whole 16-byte vectors (inner, s_n and s_outer multiples of
+// VEC = 16 / sizeof(In), both pointers 16-byte aligned) and whose sums do
+// not widen (sizeof(In) == sizeof(Acc)): a (2^24, 4) float32 array along
+// axis 0 is a 1-D scan of float4 rows, four independent sums a vector.
+//
+// A block's tile is TR = G * RPT consecutive rows of VC neighbouring
+// vectors (VC * VEC columns: the whole row where it is at most VC_MAX
+// vectors wide, or up to 32 vectors for an axis shorter than the tile).  Thread t takes vector column c = t % VC and row group g =
+// t / VC (G = THREADS / VC groups).  Loads and stores go round by round
+// through shared memory: round j moves rows j*G ... j*G + G-1 of the tile,
+// so a warp moves 32 / VC whole row segments of VC*16 bytes (512 contiguous
+// bytes where the tile spans the row) - every load of the tile issued
+// before the first is used.  In shared memory each thread scans its own RPT
+// consecutive rows (a padding vector row after every RPT rows keeps those
+// reads free of bank conflicts), the row groups are combined with shuffles
+// (lanes VC apart) and across warps through shared memory, and the tiles
+// down a column are chained by the per-column look-back above: thread t <
+// VC * VEC publishes and looks back for column t of the tile (a scalar
+// look-back a column, all the tile's columns at once).  The results go
+// back through the same shared memory and out with evict-first stores.
+// Every element's result is the same expression of the same inputs for a
+// given layout (the shape follows n and inner only), so the bits never
+// change between runs.
+//
+// The shape knobs, one struct (ColumnTiling below has the library's):
+// THREADS a block, RPT rows a thread, VC_MAX vectors across at most,
+// BLOCKS blocks an SM asked of the compiler (__launch_bounds__), ASYNC the
+// tile copied in by cp.async (else loaded through registers).
+template <int THREADS_, int RPT_, int VC_MAX_, int BLOCKS_, bool ASYNC_ = true>
+struct ColumnTileShape {
+    static constexpr int THREADS = THREADS_, RPT = RPT_, VC_MAX = VC_MAX_, BLOCKS = BLOCKS_;
+    static constexpr bool ASYNC = ASYNC_;
+    static constexpr int WARPS_ = THREADS / WARP;
+    static constexpr int TILE_VECTORS = (RPT + 1) * THREADS;  // with the padding rows
+    static_assert(THREADS % WARP == 0 && THREADS >= 128 && VC_MAX <= WARP, "a block of whole warps");
+    // The tile, the warps' totals (16 bytes a vector column), the prefixes
+    // and the look-back items (4 KiB): static shared memory, 48 KiB at most.
+    static_assert(TILE_VECTORS * 16 + WARPS_ * WARP * 16 + WARP * 16 + 4096 + 16 <= 48 * 1024,
+                  "static shared memory");
+};
+
+// The library's shape: a best guess, not yet measured on a GPU
+// (bench/tune_colscan.cu times it against the alternatives).  Tiles of 32
+// KiB of input, 128 threads x 16 rows; at most 8 vectors - 128 bytes - of
+// a row across a tile, so that a wide row's tile is still 256 rows tall
+// and the look-back's reads (about 16 slots a column a tile) stay small
+// beside it; 4 blocks an SM, so 128 KiB of tiles in flight an SM: ptxas of
+// CUDA 13.0 for sm_90 gives 101 to 119 registers (128 allowed) and 41.5
+// KiB of shared memory a block for the library's combinations, nothing
+// spilled.  (256 x 8 at 2 blocks an SM, half the bytes in flight, takes 79
+// to 95 registers; at 3 or 4 blocks the 4-byte types spill 12 to 32 bytes.)
+using ColumnTiling = ColumnTileShape<128, 16, 8, 4>;
+
+// Where the look-back's values of Acc live: 8-byte values in the
+// fence-free paired words (lookback.cuh), 4-byte ones packed with their
+// flag, wider ones behind a flag and a fence.
+template <class Acc>
+using ColumnSlotsOf = std::conditional_t<sizeof(Acc) == 8, lookback::PairedSlots<Acc>, lookback::Slots<Acc>>;
+
+struct TileGeometry {
+    int lvc;                       // log2 of the vectors across a tile (VC)
+    int64_t col_blocks, chunks;    // tiles across a problem slab, tiles down
+    int64_t vectors;               // 16-byte vectors of a row (inner / VEC)
+};
+
+template <class Shape, class In, class Op>
+__global__ void __launch_bounds__(Shape::THREADS, Shape::BLOCKS)
+scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, TileGeometry geo,
+                  unsigned long long *ticket, seg::ColumnSlots<ColumnSlotsOf<typename Op::type>> cs) {
+    using Acc = typename Op::type;
+    static_assert(sizeof(In) == sizeof(Acc) && 16 % sizeof(Acc) == 0, "16-byte vectors of Acc");
+    constexpr int VEC = 16 / sizeof(Acc), RPT = Shape::RPT, T = Shape::THREADS, WARPS = Shape::WARPS_;
+    const Op op;
+    __shared__ uint4 tile_s[Shape::TILE_VECTORS];
+    __shared__ Acc warp_total_s[WARPS][WARP * VEC];  // each warp's column totals
+    __shared__ Acc prefix_s[WARP * VEC];             // the chunks above, per column
+    constexpr int GATHER = 128 / sizeof(Acc);        // columns a tile gathers at once (4 KiB of items)
+    constexpr int GATHER_EACH = (WARP * GATHER + T - 1) / T;  // items a thread polls, at most
+    __shared__ Acc items_s[WARP][GATHER];            // the look-back items, column by column
+    __shared__ int64_t tile_index_s;
+    __shared__ unsigned long long landed_s;  // the copies of the tile (ASYNC)
+    const int t = threadIdx.x, lane = t % WARP, warp = t / WARP;
+    const int VC = 1 << geo.lvc, G = T >> geo.lvc;  // vectors across, row groups of the block
+    const int c = t & (VC - 1), g = t >> geo.lvc;
+
+    if (t == 0) {
+        tile_index_s = int64_t(atomicAdd(ticket, 1ull));
+        async_barrier_init(&landed_s, T);
+        fence_barrier_init();
+    }
+    __syncthreads();
+    const int64_t tile = tile_index_s, across = (lay.problems / lay.inner) * geo.col_blocks;
+    const int64_t chunk = tile / across, rest = tile - chunk * across;
+    const int64_t o = rest / geo.col_blocks, cb = rest - o * geo.col_blocks;
+    const int64_t r0 = chunk * int64_t(G) * RPT;                     // the tile's first row
+    const int64_t vi = cb * VC + c;                                  // the thread's vector of the row
+    const bool col_ok = vi < geo.vectors;
+    const In *src = in + o * lay.s_outer + vi * VEC;
+    Acc *dst = out + o * lay.n * lay.inner + vi * VEC;
+    // Slot of tile row r, vector column c (one padding vector row every RPT rows).
+    const auto slot = [VC](int r, int col) { return (r + r / RPT) * VC + col; };
+
+    // The tile in, every round at once: cp.async copies (ASYNC: no
+    // registers held while they fly; they land on the block's barrier) or
+    // loads into registers, then stores.  Slots past n or past the row stay
+    // unwritten and unread.
+    if constexpr (Shape::ASYNC) {
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) {
+            const int64_t row = r0 + j * G + g;
+            if (col_ok && row < lay.n) async_copy16(&tile_s[slot(j * G + g, c)], src + row * lay.s_n);
+        }
+        async_arrive(&landed_s);
+        async_wait_landed(&landed_s, 0);
+    } else {
+        uint4 raw[RPT];
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) {
+            const int64_t row = r0 + j * G + g;
+            raw[j] = col_ok && row < lay.n ? __ldg(reinterpret_cast<const uint4 *>(src + row * lay.s_n)) : uint4{};
+        }
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) tile_s[slot(j * G + g, c)] = raw[j];
+    }
+    __syncthreads();
+
+    // The thread's RPT rows (rows past n read as identities: never
+    // written, and only after every real row of the column), read from
+    // shared memory twice - for the total now, for the scan once the
+    // prefix is known - so that no tile waits through the look-back in
+    // registers.  Both fold the rows in order: the total is the scan's last
+    // value, bit for bit.
+    const int64_t mine = r0 + int64_t(g) * RPT;  // the thread's first row
+    const auto row_of = [&](int k, Acc (&e)[VEC]) {
+        const uint4 v = tile_s[slot(g * RPT + k, c)];
+        In raw_e[VEC];
+        memcpy(raw_e, &v, 16);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) e[i] = mine + k < lay.n ? Acc(raw_e[i]) : Op::identity();
+    };
+    Acc inc[VEC], before[VEC];
+    row_of(0, inc);
+#pragma unroll
+    for (int k = 1; k < RPT; ++k) {
+        Acc e[VEC];
+        row_of(k, e);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) inc[i] = op(inc[i], e[i]);
+    }
+
+    // The row groups of the warp, column by column (lanes VC apart).
+    for (int off = VC; off < WARP; off *= 2) {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const Acc y = __shfl_up_sync(FULL_MASK, inc[i], off);
+            if (lane >= off) inc[i] = op(y, inc[i]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) before[i] = __shfl_up_sync(FULL_MASK, inc[i], VC & (WARP - 1));  // lanes >= VC
+    if (lane >= WARP - VC)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) warp_total_s[warp][c * VEC + i] = inc[i];
+    __syncthreads();
+
+    // The tile's column totals, the warps in order; thread col < CT (the
+    // tile's columns) publishes column col's.  Its prefix: where the tile
+    // has at most GATHER columns, the whole block polls every column's
+    // look-back items at once (seg::LookBackItems: up to 32 a column, the
+    // same slots for every column) and thread col folds its column's in
+    // order - one round of polls rather than a column's items 8 at a time
+    // (seg::lane_look_back, which wider tiles run), with the same bits.
+    // The columns past the row (a last tile across) take no part.
+    const int CT = VC * VEC;
+    const bool gather = CT <= GATHER;
+    if (geo.chunks > 1) {
+        if (t < CT) {
+            const int64_t col = cb * CT + t;
+            Acc p = Op::identity();
+            if (col < lay.inner) {
+                Acc total = warp_total_s[0][t];
+                for (int w = 1; w < WARPS; ++w) total = op(total, warp_total_s[w][t]);
+                const int64_t q = o * lay.inner + col;
+                seg::lane_publish_totals(cs, chunk, total, q, op);
+                if (chunk > 0 && !gather) p = seg::lane_look_back(cs, chunk, q, op);
+            }
+            prefix_s[t] = p;
+        }
+        if (gather && chunk > 0) {  // uniform over the block
+            const seg::LookBackItems items(chunk);
+            const int count = items.count(), mine_col = t % CT, step = T / CT;
+            const int64_t col = cb * CT + mine_col, q = o * lay.inner + col;
+            if (col < lay.inner) {
+                Acc got[GATHER_EACH];
+                bool ok[GATHER_EACH];
+#pragma unroll
+                for (int m = 0; m < GATHER_EACH; ++m) ok[m] = t / CT + m * step >= count;
+                for (;;) {
+                    bool all = true;
+#pragma unroll
+                    for (int m = 0; m < GATHER_EACH; ++m) {
+                        if (!ok[m]) ok[m] = cs.slots.try_get(items.slot(cs, t / CT + m * step, q), got[m]);
+                        all = all && ok[m];
+                    }
+                    if (all) break;
+                    lookback::spin_pause<32>();
+                }
+#pragma unroll
+                for (int m = 0; m < GATHER_EACH; ++m)
+                    if (t / CT + m * step < count) items_s[t / CT + m * step][mine_col] = got[m];
+            }
+            __syncthreads();
+            if (t < CT && col < lay.inner) {
+                Acc p = items_s[0][t];
+                for (int i = 1; i < count; ++i) p = op(p, items_s[i][t]);
+                if ((chunk & 31) == 0) cs.slots.publish(cs.prefix(chunk, q), p);
+                prefix_s[t] = p;
+            }
+        }
+    }
+    __syncthreads();
+
+    // Everything above the thread's first row, top to bottom: the chunks
+    // above, the warps above, the row groups above in the warp.
+    const int gw = lane >> geo.lvc;  // the group within the warp
+    Acc carry[VEC];
+    const bool have = chunk > 0 || warp > 0 || gw > 0;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        bool seen = false;
+        carry[i] = Op::identity();
+        if (chunk > 0) carry[i] = prefix_s[c * VEC + i], seen = true;
+        for (int w = 0; w < warp; ++w) {
+            const Acc a = warp_total_s[w][c * VEC + i];
+            carry[i] = seen ? op(carry[i], a) : a, seen = true;
+        }
+        if (gw > 0) carry[i] = seen ? op(carry[i], before[i]) : before[i];
+    }
+    // The rows again, scanned on from the carry, back into the thread's own
+    // slots (exclusive: each row gets what came before it).
+    Acc run[VEC];
+#pragma unroll
+    for (int k = 0; k < RPT; ++k) {
+        Acc e[VEC], r[VEC];
+        row_of(k, e);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const Acc prev = k == 0 ? carry[i] : (have ? op(carry[i], run[i]) : run[i]);
+            run[i] = k == 0 ? e[i] : op(run[i], e[i]);
+            if (inclusive) r[i] = have ? op(carry[i], run[i]) : run[i];
+            else r[i] = k == 0 ? (have ? carry[i] : Op::identity()) : prev;
+        }
+        uint4 v;
+        memcpy(&v, r, 16);
+        tile_s[slot(g * RPT + k, c)] = v;
+    }
+    __syncthreads();
+    if (!col_ok) return;
+#pragma unroll
+    for (int j = 0; j < RPT; ++j) {
+        const int64_t row = r0 + j * G + g;
+        if (row < lay.n) __stcs(reinterpret_cast<uint4 *>(dst + row * lay.inner), tile_s[slot(j * G + g, c)]);
+    }
+}
+
+// The tile shape of a layout: VC the power of two >= the row's vectors,
+// at most VC_MAX - or, for a short axis, up to a warp wide while the tile
+// stays at least n rows tall (fewer rows of the tile left empty).
+template <class Shape>
+TileGeometry tile_geometry(const seg::Layout &lay, int vec) {
+    TileGeometry g{};
+    g.vectors = lay.inner / vec;
+    g.lvc = 0;
+    while ((1 << g.lvc) < Shape::VC_MAX && (int64_t(1) << g.lvc) < g.vectors) ++g.lvc;
+    while ((1 << g.lvc) < WARP && (int64_t(1) << g.lvc) < g.vectors &&
+           int64_t(Shape::THREADS >> (g.lvc + 1)) * Shape::RPT >= lay.n)
+        ++g.lvc;
+    g.col_blocks = ceil_div<int64_t>(g.vectors, int64_t(1) << g.lvc);
+    g.chunks = ceil_div<int64_t>(lay.n, int64_t(Shape::THREADS >> g.lvc) * Shape::RPT);
+    return g;
+}
+
+// Whether the layout fits the vector tiles: the columns contiguous and
+// every row a whole number of aligned 16-byte vectors, no widening sum.
+template <class In, class Acc>
+constexpr bool vector_types() { return sizeof(In) == sizeof(Acc) && 16 % sizeof(Acc) == 0; }
+
+template <class In, class Acc>
+bool tiles_fit(const gp_scan_args &a) {
+    constexpr int64_t VEC = 16 / sizeof(Acc);
+    const gp_batch &b = a.batch;
+    return vector_types<In, Acc>() && b.offsets == nullptr && b.inner >= VEC && b.inner % VEC == 0 &&
+           b.s_inner == 1 && b.s_n % VEC == 0 && (b.outer == 1 || b.s_outer % VEC == 0) &&
+           scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
+}
+
+// The launch of one tile shape (bench/tune_colscan.cu times several).  The
+// scratch: the ticket (256 bytes), then the column slots.
+template <class Shape, class In, class Op>
+struct ColumnTiles {
+    using Acc = typename Op::type;
+    using S = ColumnSlotsOf<Acc>;
+    using CS = seg::ColumnSlots<S>;
+    static constexpr int VEC = 16 / sizeof(Acc);
+    static int64_t slots(const seg::Layout &lay, const TileGeometry &g, int64_t &levels_count) {
+        levels_count = 0;
+        return g.chunks > 1 ? CS::count(g.chunks, levels_count) * lay.problems : 0;
+    }
+    static size_t scratch(const gp_scan_args &a) {
+        const seg::Layout lay = seg::Layout::of(a);
+        int64_t lc;
+        return 256 + S::bytes(slots(lay, tile_geometry<Shape>(lay, VEC), lc));
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        const seg::Layout lay = seg::Layout::of(a);
+        const TileGeometry g = tile_geometry<Shape>(lay, VEC);
+        const int64_t tiles = g.chunks * a.batch.outer * g.col_blocks;
+        if (g.chunks >= (int64_t(1) << 35) || tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
+        int64_t lc;
+        const int64_t count = slots(lay, g, lc);
+        char *p = static_cast<char *>(a.scratch);
+        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
+        const CS cs{S(p + 256, count), g.chunks, lc, lay.problems};
+        GP_LAUNCH((scan_column_tiles<Shape, In, Op>), unsigned(tiles), Shape::THREADS, 0, a.stream,
+                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), lay, a.inclusive != 0, g,
+                  reinterpret_cast<unsigned long long *>(p), cs);
+        return cudaSuccess;
+    }
+};
+
+// The general form (any strides, widening sums): the kernel above.
 template <class In, class Op>
-struct Columns {
+struct Strided {
     using Acc = typename Op::type;
     using S = lookback::Slots<Acc>;
     using CS = seg::ColumnSlots<S>;
@@ -177,9 +520,28 @@ struct Columns {
         return cudaSuccess;
     }
 };
+
+// The vector tiles where the layout fits them, the general kernel
+// otherwise.  The scratch covers either: it is asked for before the
+// pointers are known (their alignment decides too).
+template <class In, class Op>
+struct Columns {
+    using Acc = typename Op::type;
+    static size_t scratch(const gp_scan_args &a) {
+        size_t bytes = Strided<In, Op>::scratch(a);
+        if constexpr (vector_types<In, Acc>())
+            bytes = std::max(bytes, ColumnTiles<ColumnTiling, In, Op>::scratch(a));
+        return bytes;
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        if constexpr (vector_types<In, Acc>())
+            if (tiles_fit<In, Acc>(a)) return ColumnTiles<ColumnTiling, In, Op>::run(a);
+        return Strided<In, Op>::run(a);
+    }
+};
 }  // namespace
 
 cudaError_t gp_scan_batched_columns(gp_scan_args *a) { return seg::dispatch<Columns>(a); }
 
-GP_KERNEL_OF(gp_scan_batched_columns_kernel, scan_columns<float, Sum<float>>)
+GP_KERNEL_OF(gp_scan_batched_columns_kernel, scan_column_tiles<ColumnTiling, float, Sum<float>>)
 GP_NAMESPACE_END

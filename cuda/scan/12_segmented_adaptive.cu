@@ -43,7 +43,11 @@ namespace {
 //     3512 against 3196.  Few: (2^14, 2^14) axis 0, 2^14 problems: 820
 //     against 1465 (2^14 threads: 64 blocks for 132 SMs).  So a thread a
 //     problem from THREAD_PROBLEMS = 2^18 (about 132 SMs x 2048 threads:
-//     the GPU full) on;
+//     the GPU full) on.  The columns figures are of step 14's general form
+//     (any strides); the vector tiles that contiguous float32 columns take
+//     are not measured against a thread a problem yet (bench/tune_colscan.cu
+//     times both at these shapes), so the threshold stands unmeasured for
+//     them;
 //   along, long rows: (2^14, 2^14) axis -1, a warp a row 3267 GB/s, the
 //     flat look-back 1823; (2^20, 64): 1267 against 2481 (rows of 2 rounds
 //     of a warp), (64, 2^20): 83 against 1627 (64 warps).  So a warp a row

@@ -3,7 +3,8 @@
 // dispatch from dtype codes with the scratch sized from the whole layout,
 // the segmented operator and its published slots (Flagged, SegOp,
 // FlaggedSlots) for the flat look-back, and a look-back run by each lane
-// for a column of its own (lane_publish_totals, lane_look_back) for the
+// for a column of its own (lane_publish_totals, lane_look_back, and
+// LookBackItems for a block that gathers many columns' at once) for the
 // columns kernel.
 //
 // The layout is gp_batch's (cuda/gpuprims.h).  Batched: problem p = o *
@@ -323,6 +324,28 @@ __device__ __forceinline__ void lane_publish_totals(const CS &cs, int64_t c, typ
         cs.slots.publish(cs.total(j + 1, c >> (5 * (j + 1)), q), own);
     }
 }
+
+// The items lane_look_back folds for chunk c > 0, left to right: the
+// prefix of `up` (c with its lowest non-zero digit j cleared) where up > 0,
+// then the d = digit(c, j) level-j totals of blocks b0 ... b0 + d-1.  The
+// same for every column: a block that gathers a tile's columns at once
+// polls them all in parallel and folds each column's in this order (the
+// bits of lane_look_back).
+struct LookBackItems {
+    int64_t up, b0;
+    int j, d;
+    __device__ explicit LookBackItems(int64_t c) : j(0) {
+        while (lookback::digit(c, j) == 0) ++j;
+        d = lookback::digit(c, j);
+        up = c - (int64_t(d) << (5 * j));
+        b0 = (c >> (5 * j)) - d;
+    }
+    __device__ int count() const { return d + (up > 0 ? 1 : 0); }
+    template <class CS>
+    __device__ int64_t slot(const CS &cs, int i, int64_t q) const {
+        return up > 0 ? (i == 0 ? cs.prefix(up, q) : cs.total(j, b0 + i - 1, q)) : cs.total(j, b0 + i, q);
+    }
+};
 
 // The prefix of chunk c > 0 in column q; published where c is a multiple
 // of 32.

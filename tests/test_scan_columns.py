@@ -1,0 +1,129 @@
+"""The column scan's two forms (cuda/scan/11_batched_columns.cu): the vector
+tiles, taken where the columns are contiguous and every row is whole
+aligned 16-byte vectors with no widening sum, and the general kernel every
+other layout falls back to.  Called through the core with an (outer, n,
+inner) layout as test_scan_batched.py does, against NumPy (exact for
+integers and min/max, within the prefix bound of scan_tolerance for float
+sums): edge lengths at the tiles' row boundaries (a tile is 2048 rows of
+one vector, 256 rows of 8 vectors), rows of 1 to 33 vectors (partly
+filled tiles across), chunks over two and three levels of the look-back,
+negative and padded row strides, misaligned starts, every (op, input,
+result) combination, inclusive and exclusive, the same bits every run, the
+input unmodified; and cumsum along axis 0 / a middle axis through the
+public API."""
+import numpy as np
+import pytest
+
+import gpuprims
+
+from test_scan_batched import COMBOS, check_problem, random_data, run
+
+COLUMNS = [v for v in gpuprims.variants("scan") if v.name == "batched_columns"][0]
+
+
+def check_view(buf, v, op, in_t, acc, inclusive, variant=COLUMNS):
+    """Scan the (outer, n, inner) view v of the 1-D buffer buf along n."""
+    outer, n, inner = v.shape
+    first = (v.__array_interface__["data"][0] - buf.__array_interface__["data"][0]) // buf.itemsize if v.size else 0
+    s = [st // buf.itemsize for st in v.strides]
+    got = run(variant, buf, first, v.size, op, in_t, acc, inclusive, (outer, n, inner, s[0], s[1], s[2], 0))
+    rows = v.transpose(0, 2, 1).reshape(outer * inner, n)
+    got_rows = got.reshape(outer, n, inner).transpose(0, 2, 1).reshape(outer * inner, n)
+    for p in range(outer * inner):
+        check_problem(got_rows[p], rows[p], op, inclusive, acc)
+    return got
+
+
+def c_array(outer, n, inner, dtype, seed, op="sum"):
+    buf = random_data(outer * n * inner, dtype, seed, op)
+    return buf, buf.reshape(outer, n, inner)
+
+
+@pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 2047, 2048, 2049, 3 * 2048 + 5])
+@pytest.mark.parametrize("inner", [4, 32])
+def test_tile_row_boundaries(backend, n, inner):
+    """Lengths at the tile's row boundaries: 4 columns (one vector a row:
+    tiles of 2048 rows) and 32 (8 vectors: 256 rows), a short axis (the
+    tile widened across)."""
+    buf, v = c_array(1, n, inner, "float32", n + inner)
+    for inclusive in (True, False):
+        check_view(buf, v, "sum", "float32", "float32", inclusive)
+
+
+@pytest.mark.parametrize("inner", [4, 8, 12, 20, 36, 64, 132])
+def test_partly_filled_tiles_across(backend, inner):
+    """Rows of 1, 2, 3, 5, 9, 16 and 33 vectors: the last tile across a row
+    only partly filled; several problems (outer) and chunks down."""
+    buf, v = c_array(3, 700, inner, "float32", inner)
+    check_view(buf, v, "sum", "float32", "float32", True)
+    buf, v = c_array(2, 300, inner, "int32", inner)
+    check_view(buf, v, "max", "int32", "int32", False)
+
+
+@pytest.mark.parametrize("op,in_t,acc", COMBOS)
+def test_ops_and_dtypes(backend, op, in_t, acc):
+    """Every combination: 8-byte ones (two a vector, fence-free paired
+    slots), 4-byte ones, and the widening sums (the general kernel)."""
+    buf, v = c_array(2, 1100, 8, in_t, 5, op)
+    check_view(buf, v, op, in_t, acc, True)
+    buf, v = c_array(1, 600, 12, in_t, 6, op)
+    check_view(buf, v, op, in_t, acc, False)
+
+
+def test_look_back_levels(backend):
+    """More than 32 chunks (a prefix published at each multiple of 32) and
+    more than 32^2 (three levels of the look-back's tree)."""
+    buf, v = c_array(1, 33 * 2048 + 11, 4, "float32", 21)
+    check_view(buf, v, "sum", "float32", "float32", True)
+    buf, v = c_array(1, 1025 * 256 + 3, 16, "int64", 22)  # 8 vectors a row: 256 rows a tile
+    check_view(buf, v, "sum", "int64", "int64", False)
+
+
+@pytest.mark.parametrize("case", ["reversed rows", "padded rows", "misaligned", "column slice", "every other row"])
+def test_layouts(backend, case):
+    """Negative row strides and padded rows keep the tiles; a misaligned
+    start, a row of a non-whole number of vectors and an odd row stride
+    take the general kernel - the same results either way."""
+    base = random_data(4 * 2100 * 12 + 4, "float32", 30)
+    if case == "reversed rows":  # s_n < 0, s_inner == 1
+        buf = base[: 3 * 2100 * 12]
+        v = buf.reshape(3, 2100, 12)[:, ::-1, :]
+    elif case == "padded rows":  # s_n = 12 for rows of 8
+        buf = base[: 3 * 2100 * 12]
+        v = buf.reshape(3, 2100, 12)[:, :, :8]
+    elif case == "misaligned":  # starts 4 bytes in
+        buf = base[: 3 * 2100 * 12 + 1]
+        v = buf[1:].reshape(3, 2100, 12)
+    elif case == "column slice":  # rows of 5 columns (not whole vectors)
+        buf = base[: 3 * 2100 * 12]
+        v = buf.reshape(3, 2100, 12)[:, :, 2:7]
+    else:  # s_n = 24: every other row of rows of 12
+        buf = base[: 3 * 2100 * 12]
+        v = buf.reshape(3, 1050, 24)[:, :, :12]
+    for inclusive in (True, False):
+        check_view(buf, v, "sum", "float32", "float32", inclusive)
+
+
+def test_deterministic(backend):
+    """The same bits every run (float sums over many chunks)."""
+    buf, v = c_array(2, 9000, 12, "float32", 40)
+    runs = [check_view(buf, v, "sum", "float32", "float32", True) for _ in range(3)]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r.view(np.uint32), runs[0].view(np.uint32))
+
+
+@pytest.mark.parametrize("shape,axis", [((5000, 4), 0), ((700, 64), 0), ((4, 300, 8), 1), ((3, 5, 1200, 4), 2)])
+def test_public_cumsum(backend, shape, axis):
+    """gpuprims.cumsum along axis 0 / a middle axis (what auto runs there)
+    and the named variant, against NumPy; the input unmodified."""
+    x = random_data(int(np.prod(shape)), "float32", 50).reshape(shape)
+    keep = x.copy()
+    ref = np.cumsum(x.astype(np.float64), axis=axis)
+    bound = np.cumsum(np.abs(x.astype(np.float64)), axis=axis)
+    eps = float(np.finfo(np.float32).eps)
+    depth = 2 * int(np.ceil(np.log2(shape[axis]))) + 32
+    for variant in ("auto", "batched_columns"):
+        got = gpuprims.cumsum(x, axis=axis, variant=variant)
+        assert got.shape == x.shape and got.dtype == np.float32
+        assert np.all(np.abs(got - ref) <= depth * eps * bound + eps * np.abs(ref))
+    np.testing.assert_array_equal(x, keep)
