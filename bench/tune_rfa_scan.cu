@@ -20,7 +20,6 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan
 #include <cmath>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "tune_common.cuh"
@@ -35,6 +34,8 @@
 #include "scan/reproducible.cuh"
 
 using namespace gp;
+using scanrep::TileShape;
+
 constexpr int REPEAT = 20;
 DeviceFacts facts;
 
@@ -157,32 +158,19 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 std::printf("| host rfa::sum of 6 prefixes | %s |\n", bad ? "DIFFER from the kernel" : "= the kernel");
             }
             candidate<Production>("scan_rfa (library's shape)", c);
-            // other shapes (BLOCKxITEMS, blocks an SM, look-back tiles a lane, R: RELOAD, P: PREFETCH)
-            using scanrep::TileShape;
             if constexpr (sizeof(T) == 4) {
-                candidate<scanrep::ScanRepWith<TileShape<256, 32, 2, 2, true>, T, T>>("scan_rfa 256x32 2/SM lb2 R", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 3, 1>, T, T>>("scan_rfa 256x16 3/SM lb1", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 4, 1, true>, T, T>>("scan_rfa 256x16 4/SM lb1 R", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 2, 2>, T, T>>("scan_rfa 256x16 2/SM lb2", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 32, 2, 1>, T, T>>("scan_rfa 256x32 2/SM lb1", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T>>("scan_rfa 256x8, 3/SM", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 12, 3>, T, T>>("scan_rfa 256x12, 3/SM", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 16, 2>, T, T>>("scan_rfa 256x16, 2/SM", c);
+                candidate<scanrep::ScanRepWith<TileShape<128, 16, 6>, T, T>>("scan_rfa 128x16, 6/SM", c);
             } else {
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 2, 2, true>, T, T>>("scan_rfa 256x16 2/SM lb2 R", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 2, 1>, T, T>>("scan_rfa 256x8 2/SM lb1", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 2, 2, true>, T, T>>("scan_rfa 256x8 2/SM lb2 R", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3, 1, true>, T, T>>("scan_rfa 256x8 3/SM lb1 R", c);
-                candidate<scanrep::ScanRepWith<TileShape<512, 8, 1, 2>, T, T>>("scan_rfa 512x8 1/SM lb2", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T>>("scan_rfa 256x4, 3/SM", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 1>, T, T>>("scan_rfa 256x8, 1/SM", c);
+                candidate<scanrep::ScanRepWith<TileShape<128, 8, 4>, T, T>>("scan_rfa 128x8, 4/SM", c);
             }
         }
     }
     (void)hpos;
-}
-
-template <class Sh>
-std::string shape_name() {
-    char b[64];
-    std::snprintf(b, sizeof b, "%dx%d %d/SM lb%d%s%s", Sh::BLOCK, Sh::ITEMS, Sh::BLOCKS_PER_SM, Sh::LOOKBACK,
-                  Sh::RELOAD ? " R" : "", Sh::PREFETCH ? " P" : "");
-    return b;
 }
 
 int main() {
@@ -194,13 +182,9 @@ int main() {
     void *flush = l2_flush_buffer(p, fb);
     const int64_t N = int64_t(1) << 28;
     std::printf("%s, %d SMs; x vs auto / x vs CUB: their time over this row's (above 1: faster)\n\n"
-                "The library's shapes (BLOCKxITEMS, blocks an SM, look-back tiles a lane, R: elements read again, "
-                "P: next tile prefetched): "
-                "float %s, double %s\n\n"
                 "| kernel | dtype | data | n | ms | GB/s | x vs auto | x vs CUB r2r | check |\n"
                 "|---|---|---|---|---:|---:|---:|---:|---|\n",
-                p.name, p.multiProcessorCount, shape_name<scanrep::ShapeOf<float>::type>().c_str(),
-                shape_name<scanrep::ShapeOf<double>::type>().c_str());
+                p.name, p.multiProcessorCount);
     {
         float *in, *out, *pos;
         const std::vector<float> h = random_floats(N, &in, &out);

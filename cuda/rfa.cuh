@@ -323,20 +323,21 @@ struct Rfa {
         return bits_of<T>(neg ? Bits(b | SIGN) : b);
     }
 
-    // N 2^e_lsb rounded to nearest even (an exact sum beyond the largest
-    // float rounds to +-Inf; zero is +0.0), for a count N of any signed
-    // integer type I (int64_t, __int128) and its unsigned twin U.  The
-    // rounding of convert() without arrays indexed at run time, so that on
-    // the GPU it stays in registers.
-    template <class I, class U>
-    GP_RFA_HD static T round_count(I N, int e_lsb) {
-        static_assert(sizeof(U) == sizeof(I) && U(-1) > U(0), "U: the unsigned type of I's size");
-        constexpr int NB = 8 * sizeof(U);
+    // The same rounding as convert(), with the counts summed in one 128-bit
+    // integer (|N| < 2^(63 + 2W + 2) <= 2^117): no arrays indexed at run
+    // time, so on the GPU it stays in registers.  What the scans run once
+    // per element.
+    GP_RFA_HD static T convert_fast(const State<T> &s) {
+        static_assert(K == 3 && 2 * W + 63 + 2 < 127, "three bins in 128 bits");
+        if (s.flags != 0) return convert(s);
+        using U = unsigned __int128;
+        const __int128 N = (__int128(s.bin[0]) << (2 * W)) + (__int128(s.bin[1]) << W) + __int128(s.bin[2]);
         const bool neg = N < 0;
         const U u = neg ? U(0) - U(N) : U(N);
-        const uint64_t hi = NB > 64 ? uint64_t(u >> (NB > 64 ? 64 : 0)) : 0, lo = uint64_t(u);
+        const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
         if ((hi | lo) == 0) return T(0);
         const int top = hi ? 127 - clz64(hi) : 63 - clz64(lo);
+        const int e_lsb = E0 + (s.index - (K - 1)) * W;
         int q = top + e_lsb - (P - 1) > E0 ? top + e_lsb - (P - 1) : E0;  // exponent of the result's ulp
         const int sh = q - e_lsb;
         uint64_t mant;
@@ -356,16 +357,6 @@ struct Rfa {
         else
             b = Bits(mant);  // subnormal: q == E0
         return bits_of<T>(neg ? Bits(b | SIGN) : b);
-    }
-
-    // The same rounding as convert(), with the counts summed in one 128-bit
-    // integer (|N| < 2^(63 + 2W + 2) <= 2^117).  What the scans run once
-    // per element.
-    GP_RFA_HD static T convert_fast(const State<T> &s) {
-        static_assert(K == 3 && 2 * W + 63 + 2 < 127, "three bins in 128 bits");
-        if (s.flags != 0) return convert(s);
-        const __int128 N = (__int128(s.bin[0]) << (2 * W)) + (__int128(s.bin[1]) << W) + __int128(s.bin[2]);
-        return round_count<__int128, unsigned __int128>(N, E0 + (s.index - (K - 1)) * W);
     }
 
 private:

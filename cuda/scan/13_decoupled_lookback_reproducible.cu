@@ -11,20 +11,17 @@
 // accumulator states (3 integer counts of fixed exponent bins, an index and
 // flags: 32 bytes) under their exact merge, not floats, and each element is
 // its prefix's state rounded once.  A tile's aggregate and inclusive prefix
-// are states, published as three 16-byte words that each carry the status
-// (one load round trip per look-back window, no fence: the way CUB pairs a
-// status with an 8-byte value, three times over), and a window's states
-// are merged at one bin index by integer warp sums.
+// are states; the look-back publishes them with a status word written after
+// the state (a __threadfence() between), as step 5 does for 8-byte values.
 // Step 5's look-back already combines the same totals in the same tree
 // every run, but its bits depend on the tile size, the tuning and so on the
 // GPU; here element i is bitwise gpuprims.sum(x[:i+1], determinism=
 // "gpu_to_gpu") - the same on every GPU, grid (GPUPRIMS_TEST_GRID), chunking
 // of a host array (the pipeline carries the state, gp_scan_args.carry_in)
-// and on the emulator.  The price: two passes over the tile (the deposits
-// into bins for the tile's state; then, per element, its exact value as one
-// 128-bit integer and one correctly rounded conversion - the elements read
-// again from L2, or kept in registers: TileShape's RELOAD),
-// and a look-back of 48-byte states.  What keeps it cheap: the bins are
+// and on the emulator.  The price: two passes over the tile in registers
+// (the deposits into bins for the tile's state; then, per element, its
+// exact value as one 128-bit integer and one correctly rounded conversion),
+// and a look-back of 32-byte states.  What keeps it cheap: the bins are
 // exact integers, so where the prefix of a warp already holds the warp's
 // largest magnitude (all warps but the few that raise it), the warp's
 // states are plain integer counts at one bin index - scanned as integers,

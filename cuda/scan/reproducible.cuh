@@ -58,6 +58,10 @@ __device__ inline State<Acc> shfl_up_state(const State<Acc> &s, int delta) {
     return shfl_state(s, [delta](auto v) { return __shfl_up_sync(FULL_MASK, v, delta); });
 }
 template <class Acc>
+__device__ inline State<Acc> shfl_xor_state(const State<Acc> &s, int mask) {
+    return shfl_state(s, [mask](auto v) { return __shfl_xor_sync(FULL_MASK, v, mask); });
+}
+template <class Acc>
 __device__ inline State<Acc> shfl_from_state(const State<Acc> &s, int src) {
     return shfl_state(s, [src](auto v) { return __shfl_sync(FULL_MASK, v, src); });
 }
@@ -69,6 +73,13 @@ __device__ inline State<Acc> warp_inclusive(State<Acc> s, int lane) {
         const State<Acc> y = shfl_up_state(s, d);
         if (lane >= d) s = rfa::Rfa<Acc>::merge(y, s);
     }
+    return s;
+}
+// Every lane gets the merge of all lanes' states (a butterfly).
+template <class Acc>
+__device__ inline State<Acc> warp_all(State<Acc> s) {
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1) s = rfa::Rfa<Acc>::merge(s, shfl_xor_state(s, m));
     return s;
 }
 
@@ -90,201 +101,79 @@ __device__ inline void add_items(rfa::Acc<Acc> &a, const Acc (&x)[ITEMS]) {
     }
 }
 
-// The lanes' values combined by OP over the warp (every lane gets it): the
-// largest (int) or the OR (unsigned).
-enum class WarpOp { MAX, OR };
-template <WarpOp OP, class V>
-__device__ inline V warp_combine(V v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if constexpr (OP == WarpOp::MAX) return __reduce_max_sync(FULL_MASK, v);
-    else return __reduce_or_sync(FULL_MASK, v);
-#else
-#pragma unroll
-    for (int m = 1; m < WARP; m <<= 1) {
-        const V o = __shfl_xor_sync(FULL_MASK, v, m);
-        if constexpr (OP == WarpOp::MAX) v = o > v ? o : v;
-        else v |= o;
-    }
-    return v;
-#endif
-}
-
-// ------------------------------------------------ the tile states of 1-D
-// The bins of a state moved up by d >= 0 indices (the lowest fall off), for
-// any integer type of count.
-template <class B>
-__device__ inline void raise_bins(B (&b)[3], int d) {
-    b[2] = d == 0 ? b[2] : d == 1 ? b[1] : d == 2 ? b[0] : B(0);
-    b[1] = d == 0 ? b[1] : d == 1 ? b[0] : B(0);
-    b[0] = d == 0 ? b[0] : B(0);
-}
-
-// The sum of the lanes' v over the warp (every lane gets it).
-__device__ inline int64_t warp_sum(int64_t v) {
-#pragma unroll
-    for (int m = 1; m < WARP; m <<= 1) v += int64_t(__shfl_xor_sync(FULL_MASK, (long long)v, m));
-    return v;
-}
-
-// A published state is three 16-byte words, each with a tag (0: not yet
-// written; 1: the tile's own state, its aggregate; 2: its inclusive
-// prefix), one count and one of the index and flags.  Each word is written
-// and read whole (one 16-byte access, as CUB's tile states pair a status
-// with an 8-byte value), so a reader that sees the same nonzero tag in all
-// three words has the whole state - one load round trip, no memory fence
-// and no status word to order against.  A tile's inclusive prefix
-// overwrites its aggregate in the same words: a reader that catches the
-// words half rewritten sees two tags and reads again.
-struct alignas(16) TileWord {
-    uint32_t tag;
-    int32_t meta;  // word 0: the index; word 1: the flags; word 2: 0
-    int64_t count;
-};
-
-// A test hook: GPUPRIMS_TEST_LOOKBACK=<k> lets only every k-th tile publish
-// its inclusive prefix, so that the look-back merges the aggregates of
-// up to k-1 tiles (the emulator runs the tiles one after another, where the
-// tile before always has its inclusive prefix out).
-inline int64_t test_lookback() {
-    const char *s = getenv("GPUPRIMS_TEST_LOOKBACK");
-    const long long k = s == nullptr || *s == '\0' ? 1 : atoll(s);
-    return k >= 1 ? int64_t(k) : 1;
-}
-
+// ------------------------------------------------ the tile status of 1-D
+// Per tile: a status word (0: nothing yet; 1: the tile's own state, its
+// aggregate; 2: its inclusive prefix) and the two 32-byte states.  A state
+// is stored, __threadfence(), then its status; a reader reads the status,
+// __threadfence(), then the state past L1 - the look-back protocol for
+// wide values (lookback.cuh, Slots), here with a 32-byte value.
 template <class Acc>
 struct TileStates {
-    TileWord *word;      // 3 per tile, zeroed before the launch
-    int64_t inc_every;   // 1, or the test hook's k
-    static size_t zeroed_bytes(int64_t tiles) { return align_up(size_t(tiles) * 3 * sizeof(TileWord)); }
-    static size_t bytes(int64_t tiles) { return zeroed_bytes(tiles); }
-    TileStates(char *p, int64_t) : word(reinterpret_cast<TileWord *>(p)), inc_every(test_lookback()) {}
+    unsigned *status;
+    State<Acc> *agg, *inc;
+    static size_t zeroed_bytes(int64_t tiles) { return align_up(size_t(tiles) * sizeof(unsigned)); }
+    static size_t bytes(int64_t tiles) { return zeroed_bytes(tiles) + 2 * size_t(tiles) * sizeof(State<Acc>); }
+    TileStates(char *p, int64_t tiles)
+        : status(reinterpret_cast<unsigned *>(p)),
+          agg(reinterpret_cast<State<Acc> *>(p + zeroed_bytes(tiles))), inc(agg + tiles) {}
 
-    // One word, in one 16-byte access: relaxed at GPU scope (as CUB's
-    // load_relaxed / store_relaxed of its 16-byte tile words; the "memory"
-    // clobber keeps a polling load in its loop).
-    __device__ static void store(TileWord *p, const TileWord &w) {
-        unsigned long long v[2];
-        memcpy(v, &w, sizeof v);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
-        asm volatile("st.relaxed.gpu.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(v[0]), "l"(v[1]) : "memory");
-#else
-        ulonglong2 u;
-        u.x = v[0], u.y = v[1];
-        __stcg(reinterpret_cast<ulonglong2 *>(p), u);
-#endif
+    __device__ static void store(State<Acc> *dst, const State<Acc> &s) {
+        uint4 w[2];
+        memcpy(w, &s, sizeof w);
+        __stcg(reinterpret_cast<uint4 *>(dst), w[0]);
+        __stcg(reinterpret_cast<uint4 *>(dst) + 1, w[1]);
     }
-    __device__ static TileWord load(const TileWord *p) {
-        unsigned long long v[2];
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
-        asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(v[0]), "=l"(v[1]) : "l"(p) : "memory");
-#else
-        const ulonglong2 u = __ldcg(reinterpret_cast<const ulonglong2 *>(p));
-        v[0] = u.x, v[1] = u.y;
-#endif
-        TileWord w;
-        memcpy(&w, v, sizeof w);
-        return w;
+    __device__ static State<Acc> load(const State<Acc> *src) {
+        uint4 w[2];
+        w[0] = __ldcg(reinterpret_cast<const uint4 *>(src));
+        w[1] = __ldcg(reinterpret_cast<const uint4 *>(src) + 1);
+        State<Acc> s;
+        memcpy(&s, w, sizeof w);
+        return s;
     }
-    // Lanes 0-2 of a warp write word `lane` of tile t's state s.
-    __device__ void publish(int64_t t, const State<Acc> &s, unsigned what, int lane) const {
-        if (lane >= 3) return;
-        TileWord w;
-        w.tag = what;
-        w.meta = lane == 0 ? s.index : lane == 1 ? int32_t(s.flags) : 0;
-        w.count = lane == 0 ? s.bin[0] : lane == 1 ? s.bin[1] : s.bin[2];
-        store(word + 3 * t + lane, w);
+    __device__ void publish(int64_t t, const State<Acc> &s, unsigned what) const {
+        store(what == 2 ? inc + t : agg + t, s);
+        __threadfence();
+        reinterpret_cast<volatile unsigned *>(status)[t] = what;
     }
-    // Tile p's words; returns their tag, or 0 unless all three have it.
-    __device__ unsigned read(int64_t p, TileWord (&w)[3]) const {
-#pragma unroll
-        for (int k = 0; k < 3; ++k) w[k] = load(word + 3 * p + k);
-        return w[0].tag == w[1].tag && w[0].tag == w[2].tag ? w[0].tag : 0u;
-    }
+    __device__ unsigned poll(int64_t t) const { return reinterpret_cast<volatile unsigned *>(status)[t]; }
 };
 
 // The prefix of tile t > 0 (the whole warp calls it, after the tile's
-// aggregate is out): lane l looks at tiles t-1-l, t-1-l-32, ... (LB of
-// them: a window of LB x 32 tiles, read at once), the warp waits until the
-// window's tiles have published something, merges the states up to the
-// nearest inclusive prefix (tiles past it give the identity), and steps back
-// a window while no inclusive prefix was among them - Merrill and Garland's
-// look-back.  The merge of a window: every state's counts moved up to the
-// largest index among them, then summed (the value of the exact merge,
-// rfa.cuh "MERGING", in one step).  Which tiles it happens to combine
-// varies from run to run; the value of the merge does not (exact integer
-// additions), so neither do the bits.  The inclusive prefixes advance by up
-// to a window per look-back round trip, so a wider window (LB) lets more
-// tiles run at once.
-template <int LB, class Acc>
+// aggregate is out): lane l looks at tile t-1-l, the warp waits until the
+// 32 tiles have published something, merges the states up to the nearest
+// inclusive prefix (lanes past it give the identity), and steps back 32
+// tiles while no inclusive prefix was among them - Merrill and Garland's
+// look-back.  Which tiles it happens to combine varies from run to run;
+// the value of the merge does not (exact integer additions), so neither
+// do the bits.
+template <class Acc>
 __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int lane) {
-    using R = rfa::Rfa<Acc>;
-    State<Acc> run = R::identity();
-    for (int64_t last = t - 1;; last -= int64_t(LB) * WARP) {
-        TileWord w[LB][3] = {};
-        unsigned f[LB];
-        int64_t p[LB];
-#pragma unroll
-        for (int s = 0; s < LB; ++s) {
-            p[s] = last - s * WARP - lane;
-            f[s] = p[s] >= 0 ? ts.read(p[s], w[s]) : 2u;
-        }
-        for (;;) {
-            bool ready = true;
-#pragma unroll
-            for (int s = 0; s < LB; ++s) ready &= f[s] != 0u;
-            if (__all_sync(FULL_MASK, ready)) break;
+    State<Acc> run = rfa::Rfa<Acc>::identity();
+    for (int64_t last = t - 1;; last -= WARP) {
+        const int64_t p = last - lane;
+        unsigned f = p >= 0 ? ts.poll(p) : 2u;
+        while (!__all_sync(FULL_MASK, f != 0u)) {
             lookback::spin_pause<20>();
-#pragma unroll
-            for (int s = 0; s < LB; ++s)
-                if (f[s] == 0u) f[s] = ts.read(p[s], w[s]);
+            if (f == 0u) f = ts.poll(p);
         }
-        // the nearest group of 32 with an inclusive prefix (the last where
-        // none has one), and its nearest lane with one
-        int sub = LB - 1;
-        unsigned incl = 0;
-#pragma unroll
-        for (int s = LB - 1; s >= 0; --s) {
-            const unsigned b = __ballot_sync(FULL_MASK, f[s] == 2u);
-            if (b) sub = s, incl = b;
-        }
+        __threadfence();
+        State<Acc> v = rfa::Rfa<Acc>::identity();
+        const unsigned incl = __ballot_sync(FULL_MASK, f == 2u);
         const int stop = incl ? __ffs(int(incl)) - 1 : WARP - 1;
-        bool in[LB];
-        int j = R::J_MIN;
-        unsigned fl = 0;
-#pragma unroll
-        for (int s = 0; s < LB; ++s) {
-            in[s] = (s < sub || (s == sub && lane <= stop)) && p[s] >= 0;
-            if (in[s]) {
-                j = w[s][0].meta > j ? w[s][0].meta : j;
-                fl |= uint32_t(w[s][1].meta);
-            }
-        }
-        int64_t c[3] = {0, 0, 0};
-#pragma unroll
-        for (int s = 0; s < LB; ++s) {
-            int64_t d[3] = {w[s][0].count, w[s][1].count, w[s][2].count};
-            raise_bins(d, j - w[s][0].meta);
-#pragma unroll
-            for (int k = 0; k < 3; ++k) c[k] += in[s] ? d[k] : 0;
-        }
-        State<Acc> v;
-        v.index = warp_combine<WarpOp::MAX>(j);
-        v.flags = warp_combine<WarpOp::OR>(fl);
-        raise_bins(c, v.index - j);
-#pragma unroll
-        for (int k = 0; k < 3; ++k) v.bin[k] = warp_sum(c[k]);
-        run = R::merge(run, v);
+        if (lane <= stop && p >= 0) v = TileStates<Acc>::load(f == 2u ? ts.inc + p : ts.agg + p);
+        // the nearest tile had its inclusive prefix: lane 0's state is all there is
+        run = rfa::Rfa<Acc>::merge(run, stop == 0 ? shfl_from_state(v, 0) : warp_all(v));
         if (incl) return run;
     }
 }
 
-// Warp 0's part of the chaining of tile t (agg: the tile's own state, the
-// same in every lane): the state of everything before the tile (carry_in,
-// or the identity, for the first tile; else the look-back over windows of
-// LB x 32 tiles, after the tile's aggregate is published), and the tile's
-// inclusive state published for the tiles after it (and into carry_out for
-// the last tile).
-template <int LB, class Acc>
+// Warp 0's part of the chaining of tile t (agg: the tile's own state): the
+// state of everything before the tile (carry_in, or the identity, for the
+// first tile; else the look-back, after the tile's aggregate is published),
+// and the tile's inclusive state published for the tiles after it (and into
+// carry_out for the last tile).
+template <class Acc>
 __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, int64_t tiles, int lane,
                                          const State<Acc> &agg, const State<Acc> *carry_in,
                                          State<Acc> *carry_out) {
@@ -292,12 +181,14 @@ __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, i
     if (t == 0) {
         if (carry_in != nullptr) prefix = *carry_in;
     } else {
-        ts.publish(t, agg, 1u, lane);
-        prefix = look_back<LB>(ts, t, lane);
+        if (lane == 0) ts.publish(t, agg, 1u);
+        prefix = look_back(ts, t, lane);
     }
-    const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
-    if (ts.inc_every == 1 || t % ts.inc_every == 0) ts.publish(t, inc, 2u, lane);
-    if (lane == 0 && carry_out != nullptr && t == tiles - 1) *carry_out = inc;
+    if (lane == 0) {
+        const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
+        ts.publish(t, inc, 2u);
+        if (carry_out != nullptr && t == tiles - 1) *carry_out = inc;
+    }
     return prefix;
 }
 
@@ -345,6 +236,29 @@ template <> __device__ inline float from_ull<float>(unsigned long long v) { retu
 template <> __device__ inline double from_ull<double>(unsigned long long v) { return double(v); }
 #endif
 
+// The largest value over the warp / the OR of the lanes' values.
+__device__ inline int warp_max(int v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(FULL_MASK, v);
+#else
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1) {
+        const int o = __shfl_xor_sync(FULL_MASK, v, m);
+        v = o > v ? o : v;
+    }
+    return v;
+#endif
+}
+__device__ inline unsigned warp_or(unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_or_sync(FULL_MASK, v);
+#else
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1) v |= __shfl_xor_sync(FULL_MASK, v, m);
+    return v;
+#endif
+}
+
 template <class T>
 struct Exact {
     using R = rfa::Rfa<T>;
@@ -369,6 +283,33 @@ struct Exact {
     // N of the bins of a state (in units of its lowest kept quantum).
     __device__ static I128 count(const int64_t (&bin)[K]) {
         return I128(bin[0]) * (I128(1) << (2 * W)) + I128(bin[1]) * (I128(1) << W) + I128(bin[2]);
+    }
+    // N 2^e rounded to nearest even: the tail of Rfa::convert_fast, for the
+    // rare results the fast rounding leaves (subnormal ones).
+    __device__ static T round_exact(I128 N, int e_lsb) {
+        const bool neg = N < 0;
+        const U128 u = neg ? U128(0) - U128(N) : U128(N);
+        const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
+        if ((hi | lo) == 0) return T(0);
+        const int top = hi ? 127 - rfa::clz64(hi) : 63 - rfa::clz64(lo);
+        int q = top + e_lsb - (P - 1) > E0 ? top + e_lsb - (P - 1) : E0;  // exponent of the result's ulp
+        const int sh = q - e_lsb;
+        uint64_t mant;
+        if (sh <= 0) {
+            mant = lo << -sh;
+        } else {
+            mant = uint64_t(u >> sh);
+            const bool half = (u >> (sh - 1)) & 1;
+            const bool sticky = (u & ((U128(1) << (sh - 1)) - 1)) != 0;
+            if (half && (sticky || (mant & 1))) ++mant;
+            if (mant == (uint64_t(1) << P)) mant >>= 1, ++q;
+        }
+        Bits b;
+        if (mant >= (uint64_t(1) << (P - 1)))
+            b = q + P - 1 >= EMAX ? INF : (Bits(q + P - 1 + BIAS) << (P - 1)) | Bits(mant - (uint64_t(1) << (P - 1)));
+        else
+            b = Bits(mant);
+        return rfa::bits_of<T>(neg ? Bits(b | R::SIGN) : b);
     }
     // The flags x adds to a state (rfa.cuh, SPECIAL VALUES), and the value
     // of a state with flags fl != 0 (Rfa::convert's: the counts do not matter).
@@ -456,27 +397,18 @@ struct Frame {
         }
         const T y = f * s1 * s2;
         // a subnormal result would be rounded twice: round it exactly
-        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS)))
-            return R::template round_count<I128, U128>(N, e);
+        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS))) return X::round_exact(N, e);
         return y;
     }
 };
 
-// Asks L2 for the lines of a thread's ITEMS elements from `first` (those
-// below n): prefetch.global.L2, no registers, no wait.  Nothing on the
-// emulator.
-template <int ITEMS, class In>
-__device__ inline void prefetch_l2(const In *in, int64_t first, int64_t n) {
-#ifdef __CUDA_ARCH__
-    constexpr int LINE = 128;
-    const char *p = reinterpret_cast<const char *>(in + first);
-    const int64_t left = (n - first) * int64_t(sizeof(In));  // bytes of the array from p on
-#pragma unroll
-    for (int b = 0; b < int(ITEMS * sizeof(In)); b += LINE)
-        if (b < left) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + b));
-#else
-    (void)in, (void)first, (void)n;
-#endif
+// The bins of a state moved up by d >= 0 indices (the lowest fall off), for
+// any integer type of count.
+template <class B>
+__device__ inline void raise_bins(B (&b)[3], int d) {
+    b[2] = d == 0 ? b[2] : d == 1 ? b[1] : d == 2 ? b[0] : B(0);
+    b[1] = d == 0 ? b[1] : d == 1 ? b[0] : B(0);
+    b[0] = d == 0 ? b[0] : B(0);
 }
 
 // ---------------------------------------------------------- the 1-D kernel
@@ -504,41 +436,21 @@ __device__ inline void prefetch_l2(const In *in, int64_t first, int64_t n) {
 // x[0..i]: the bits do not depend on the tile shape.  carry_in: the state
 // before element 0 (tile 0's prefix); carry_out receives the state of
 // everything (the last tile's inclusive prefix).
-//
-// The tuning of scan_rfa, all its knobs: BLOCK threads of ITEMS elements
-// each (a tile of TILE elements); BLOCKS_PER_SM (__launch_bounds__: the
-// register budget; the grid is that many blocks per SM); LOOKBACK, the
-// tiles each lane of the look-back reads at once (a window of 32 LOOKBACK
-// tiles); RELOAD, whether step 4 reads the tile's elements again (from L2,
-// where they still are) instead of keeping them in registers across the
-// barriers and the look-back (fewer registers, one more L2 round trip a
-// tile); PREFETCH, whether a block asks L2 for its next tile's elements
-// once it knows the tile (after step 2), so that their trip from memory
-// overlaps this tile's look-back and step 4.  None of them changes a bit of
-// the result.
-template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_, int LOOKBACK_ = 1, bool RELOAD_ = false,
-          bool PREFETCH_ = false>
+template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_>
 struct TileShape {
-    static constexpr int BLOCK = BLOCK_, ITEMS = ITEMS_, BLOCKS_PER_SM = BLOCKS_PER_SM_, LOOKBACK = LOOKBACK_;
-    static constexpr bool RELOAD = RELOAD_, PREFETCH = PREFETCH_;
+    static constexpr int BLOCK = BLOCK_, ITEMS = ITEMS_, BLOCKS_PER_SM = BLOCKS_PER_SM_;
     static constexpr int TILE = BLOCK * ITEMS;
 };
-// The library's shapes: a guess, not yet measured with the one-round-trip
-// look-back.  The reasoning: the inclusive prefixes advance by at most one
-// look-back window per round trip, so the elements a window covers bound
-// the speed - larger tiles (32 float or 16 double items a thread, 8192 and
-// 4096 elements) and a window of 64 tiles; the elements read again in step
-// 4 (RELOAD) so that these fit 2 blocks an SM without spills (ptxas -v for
-// sm_90: float 104 registers, double 124), and with 16 warps an SM to hide
-// the memory latency, the next tile prefetched.
-using Shape = TileShape<256, 32, 2, 2, true, true>;  // float's (the registry shows its block size)
+// float: 16 items a thread (64 bytes of loads in flight each); double: 8,
+// 2 blocks an SM (ptxas -v for sm_90: no spills at these bounds).
+using Shape = TileShape<256, 16, 3>;  // float's (the registry shows its block size)
 template <class Acc> struct ShapeOf;
 template <> struct ShapeOf<float> { using type = Shape; };
-template <> struct ShapeOf<double> { using type = TileShape<256, 16, 2, 2, true, true>; };
+template <> struct ShapeOf<double> { using type = TileShape<256, 8, 2>; };
 
 template <class Acc> struct CountOf;  // a warp's sum of deposit counts at one bin fits it
-template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 32 items x 2^20 (the kernel checks)
-template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 16 items x 2^25 > 2^31
+template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 16 items x 2^20
+template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 8 items x 2^25 > 2^31
 
 template <class Sh, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
@@ -552,19 +464,14 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
     static_assert(sizeof(C) == 8 || (int64_t(WARP) * ITEMS << (X::W - 1)) < (int64_t(1) << 31), "warp counts fit");
     __shared__ State<Acc> warp_total[WARPS];
     __shared__ State<Acc> warp_before[WARPS];
-    __shared__ unsigned long long taken[2];  // this tile's number and the next's, by turns
+    __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 
-    if (threadIdx.x == 0) taken[0] = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
-    __syncthreads();
-    for (int turn = 0;; turn ^= 1) {
-        const int64_t t = int64_t(taken[turn]);
+    for (;;) {
+        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
+        __syncthreads();
+        const int64_t t = int64_t(taken);
         if (t >= tiles) break;
-        // the number of the block's next tile, taken now (its round trip
-        // overlaps this tile; tiles are still taken in order, each by a
-        // running block, so the look-back cannot wait on a tile nobody has)
-        unsigned long long next = 0;
-        if (threadIdx.x == 0) next = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
         const int64_t first = t * Sh::TILE + int64_t(threadIdx.x) * ITEMS;
         Acc x[ITEMS];
         scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
@@ -594,8 +501,8 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         }
 
         // 2. the warp's counts at its top bin, scanned
-        const int jw = warp_combine<WarpOp::MAX>(own.index);
-        const unsigned wflags = warp_combine<WarpOp::OR>(own.flags);
+        const int jw = warp_max(own.index);
+        const unsigned wflags = warp_or(own.flags);
         C cnt[K], inc[K];
 #pragma unroll
         for (int k = 0; k < K; ++k) cnt[k] = C(own.bin[k]);
@@ -621,12 +528,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         C lower_lanes[K];  // the counts of the lanes before this one
 #pragma unroll
         for (int k = 0; k < K; ++k) lower_lanes[k] = inc[k] - cnt[k];
-        if (threadIdx.x == 0) taken[turn ^ 1] = next;  // last read at the top of the tile before, ahead of barriers
         __syncthreads();
-        if constexpr (Sh::PREFETCH) {  // the next tile's elements on their way to L2 while this one is scanned
-            const int64_t nt = int64_t(taken[turn ^ 1]);
-            if (nt < tiles) prefetch_l2<ITEMS>(in, nt * Sh::TILE + int64_t(threadIdx.x) * ITEMS, n);
-        }
 
         // 3. the warps' totals, the tile's prefix (warp 0)
         if (warp == 0) {
@@ -639,13 +541,12 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
             const State<Acc> agg = shfl_from_state(v, WARPS - 1);
             State<Acc> lower = shfl_up_state(v, 1);
             if (lane == 0) lower = R::identity();
-            const State<Acc> prefix = tile_prefix<Sh::LOOKBACK>(ts, t, tiles, lane, agg, carry_in, carry_out);
+            const State<Acc> prefix = tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
             if (lane < WARPS) warp_before[lane] = R::merge(prefix, lower);
         }
         __syncthreads();
 
         // 4. every element's state, rounded
-        if constexpr (Sh::RELOAD) scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);
         const State<Acc> before = warp_before[warp];
         if (before.flags == 0 && wflags == 0 && before.index >= jw && before.index >= X::J_FAST) {
             Acc y[ITEMS];
@@ -694,7 +595,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
                 if (inclusive) out[i] = R::convert_fast(b.state());
             }
         }
-        __syncthreads();  // warp_total, warp_before and taken[turn] are reused
+        __syncthreads();  // warp_total, warp_before and taken are reused
     }
 }
 
@@ -740,7 +641,7 @@ scan_rfa_stepwise(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, b
         before = R::merge(lower, before);
 
         if (warp == 0) {
-            const State<Acc> prefix = tile_prefix<1>(ts, t, tiles, lane, agg, carry_in, carry_out);
+            const State<Acc> prefix = tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
             if (lane == 0) tile_before = prefix;
         }
         __syncthreads();
