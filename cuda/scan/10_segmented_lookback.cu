@@ -34,6 +34,7 @@
 // Assumes: any n, any strides (a layout other than contiguous rows or
 // segments is read element by element: correct, not fast); fewer than
 // 2^35 tiles.
+#include "decoupled_lookback.cuh"
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -41,34 +42,21 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
+// ------------------------------------------------- any other layout
+// A layout whose problems do not lie end to end (a strided axis, an F
+// array's rows) is read element by element: blocks of BLOCK threads, ITEMS
+// consecutive elements of the flat order of the problems a thread, each
+// element's address computed (correct, not fast: step 14 reads columns
+// coalesced).  The thread's run restarts at its heads; the flagged thread
+// totals are scanned across the warp and the block, and a tile gets its
+// prefix from the tiles before through seg::look_back.
 constexpr int BLOCK = 256, WARPS = BLOCK / WARP;
-constexpr int MARK = 4;  // offsets a thread loads at once to mark the heads of a tile
 
-// Elements a thread: 16 4-byte accumulators (a tile of 4096), 8 wider ones;
-// half as many where each element's address is computed (a layout other
-// than contiguous rows: its addresses take the registers).  Chosen for the
-// registers, not yet timed: no spills at 3 blocks an SM for contiguous
-// 4-byte results (74-78 registers), 2 for the others (ptxas of CUDA 13.0,
+// Elements a thread: 8 4-byte accumulators, 4 wider ones (the addresses
+// take the registers): no spills at 2 blocks an SM (ptxas of CUDA 13.0,
 // sm_90).
-template <class Acc, bool CONTIGUOUS>
-__host__ __device__ constexpr int items_of() { return (sizeof(Acc) > 4 ? 8 : 16) / (CONTIGUOUS ? 1 : 2); }
-
-// The first index in [0, count) with a[index] >= key (count where none),
-// a 32-way search by the whole warp: each lane probes one of 32 evenly
-// spaced places, the ballot says between which two the answer lies.
-__device__ inline int64_t warp_lower_bound(const int64_t *a, int64_t count, int64_t key, int lane) {
-    int64_t lo = 0, cnt = count;  // the answer is in [lo, lo + cnt]
-    while (cnt > 0) {
-        const int64_t step = (cnt + WARP - 1) / WARP;
-        const int64_t probe = lo + (lane + 1) * step - 1;
-        const bool less = probe < lo + cnt && a[probe] < key;
-        const int k = __popc(__ballot_sync(FULL_MASK, less));  // the lanes below the answer
-        const int64_t next = lo + k * step;
-        cnt = (lo + cnt < next + step - 1 ? lo + cnt : next + step - 1) - next;
-        lo = next;
-    }
-    return lo;
-}
+template <class Acc>
+__host__ __device__ constexpr int items_of() { return sizeof(Acc) > 4 ? 4 : 8; }
 
 // Where element e of the flat order of the problems lies, for a layout
 // read element by element: problem p = o*inner + i, element k.
@@ -90,76 +78,36 @@ struct Cursor {
     }
 };
 
-// CONTIGUOUS: the problems lie end to end in memory (segments, a C array's
-// rows): element e is in[e] and out[e].  Otherwise each element's address
-// comes from the layout.
-template <class In, class Op, bool CONTIGUOUS>
-__global__ void __launch_bounds__(BLOCK, !CONTIGUOUS ? 2 : sizeof(typename Op::type) > 4 ? 2 : 3)
-scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, bool vector_ok,
-          unsigned long long *ticket, seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv) {
+template <class In, class Op>
+__global__ void __launch_bounds__(BLOCK, 2)
+scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, unsigned long long *ticket,
+          seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv) {
     using Acc = typename Op::type;
     using F = seg::Flagged<Acc>;
-    constexpr int ITEMS = items_of<Acc, CONTIGUOUS>(), TILE = BLOCK * ITEMS;
+    constexpr int ITEMS = items_of<Acc>(), TILE = BLOCK * ITEMS;
     const Op op;
     const seg::SegOp<Op> sop;
-    __shared__ unsigned char head_s[TILE];  // segments: 1 where a segment starts
     __shared__ F warp_total[WARPS];
     __shared__ F warp_before[WARPS];
     __shared__ F prefix_s;
-    __shared__ int64_t tile_s, lo_s;
+    __shared__ int64_t tile_s;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-    const bool segmented = lay.offsets != nullptr;
     const int64_t total = lay.elements();
 
     if (threadIdx.x == 0) tile_s = int64_t(atomicAdd(ticket, 1ull));
-    if (segmented)
-        for (int j = threadIdx.x; j < TILE; j += BLOCK) head_s[j] = 0;
     __syncthreads();
     const int64_t tile = tile_s, start = tile * TILE, end = start + TILE < total ? start + TILE : total;
     const int64_t first = start + int64_t(threadIdx.x) * ITEMS;
 
-    // The thread's elements (issued before the search of the offsets).
     Acc x[ITEMS];
     unsigned heads = 0;  // bit j: element j starts a problem
-    if constexpr (CONTIGUOUS) {
-        scan::load_items<ITEMS, Op>(in, first, total, vector_ok, x);
-    } else {
+    {
         Cursor c(lay, first < total ? first : 0);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             x[j] = first + j < total ? Acc(in[c.in(lay)]) : Op::identity();
+            if (c.k == 0 && first + j < end) heads |= 1u << j;
             c.next(lay);
-        }
-    }
-    if (segmented) {
-        if (warp == 0) {
-            const int64_t lo = warp_lower_bound(lay.offsets, lay.problems + 1, start, lane);
-            if (lane == 0) lo_s = lo;
-        }
-        __syncthreads();
-        // MARK offsets a thread loaded together, then marked (the offsets
-        // are sorted: once the last of a group is past the tile, so is
-        // every later one).  One offset at a time, a tile of segments of
-        // mean 4 (1024 offsets) waited for 4 loads in a row a thread.
-        for (int64_t s0 = lo_s + threadIdx.x;; s0 += MARK * BLOCK) {
-            int64_t at[MARK];
-#pragma unroll
-            for (int u = 0; u < MARK; ++u) at[u] = s0 + u * BLOCK <= lay.problems ? lay.offsets[s0 + u * BLOCK] : end;
-#pragma unroll
-            for (int u = 0; u < MARK; ++u)
-                if (at[u] < end) head_s[at[u] - start] = 1;
-            if (at[MARK - 1] >= end) break;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (first + j < end && head_s[threadIdx.x * ITEMS + j]) heads |= 1u << j;
-    } else {
-        int64_t k = first % lay.n;
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            if (k == 0 && first + j < end) heads |= 1u << j;
-            k = k + 1 == lay.n ? 0 : k + 1;
         }
     }
 
@@ -180,7 +128,7 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
         // Publish the tile's total, then (unless the tile starts a problem)
         // gather its prefix from the tiles before.
         seg::publish_totals(tile, tile_total, slots, lv, sop, lane);
-        const bool starts = segmented ? head_s[0] != 0 : start % lay.n == 0;
+        const bool starts = start % lay.n == 0;
         F p = seg::SegOp<Op>::identity();
         if (tile > 0 && !starts) p = seg::look_back(tile, slots, lv, sop, lane);
         if (lane == 0) prefix_s = p;
@@ -208,53 +156,320 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
             x[j] = ((heads >> j) & 1u) ? Op::identity() : prev;
         }
     }
-    if constexpr (CONTIGUOUS) {
-        scan::store_items(out, first, total, vector_ok, x);
-    } else {
-        Cursor c(lay, first < total ? first : 0);
+    Cursor c(lay, first < total ? first : 0);
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            if (first + j < total) out[c.out(lay)] = x[j];
-            c.next(lay);
+    for (int j = 0; j < ITEMS; ++j) {
+        if (first + j < total) out[c.out(lay)] = x[j];
+        c.next(lay);
+    }
+}
+
+// ------------------------------------------------ contiguous problems
+// The problems lie end to end in memory (segments; a C array's rows), so
+// the elements are read and written as one 1-D array, with the 1-D scan's
+// machinery (decoupled_lookback.cuh): persistent warps, each with a ring
+// of STAGES tiles in shared memory filled by bulk (sm_90+) or cp.async
+// copies, so that the next tiles load while a warp scans one and waits for
+// its prefix; evict-first stores.  A tile is a warp's: VPT rounds of a
+// 16-byte vector a lane (lane l's vector of round v holds the elements
+// (v*32 + l)*VEC ... + VEC-1 of the tile), no block barrier anywhere.
+//
+// The heads of a tile: for rows of n, element e starts a row where e % n
+// == 0 - one division a lane a tile, then a running remainder; for
+// segments, the offsets that fall in the tile, offsets[bounds[t] ..
+// bounds[t+1]) (bounds: each tile's first offset, found once for all tiles
+// by a binary search before the scan), marked as bytes in the warp's part
+// of shared memory and read back as bits, VEC a vector.
+//
+// The scan of a round: each lane scans its vector, restarting at its heads;
+// the vectors' flagged totals are scanned across the warp by Hillis and
+// Steele's doubling, where lane i takes in the lanes d before it only if
+// no head lies in the lanes it holds, (i-d, i] - one ballot of "a head in
+// my vector" a round says which (no shuffle of the flags); rounds chain by
+// a flagged carry.  The tile's flagged total (its carry after the last
+// round) is published, then the prefix gathered where the tile's first
+// element continues a problem (seg::look_back: always the same tree of
+// totals, so the same bits every run).
+//
+// FlatShape: the 1-D scan's shape (lookback::LookbackShape: WARPS warps a
+// block, VPT vectors a lane, STAGES stages a ring, BLOCKS blocks an SM,
+// BULK copies, STREAM stores); its other flags are not used here.
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true>
+struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_, STREAM_> {};
+
+// The production shapes: a best guess until measured (bench/tune_segscan.cu
+// times them against others), the 1-D scan's large-input tunings
+// (lookback_tuning.cuh) - 8 KiB of input a tile for 4-byte results, 6
+// blocks an SM; for 8-byte results, 4 blocks an SM with 3 stages (8-byte
+// inputs) or 4 stages of 4 KiB (4-byte inputs summed into 8 bytes).
+template <class In, class Acc>
+using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 16, 3, 4>,
+                                      std::conditional_t<sizeof(In) == sizeof(Acc), FlatShape<2, 16, 3, 4>,
+                                                         FlatShape<2, 8, 4, 4>>>;
+
+// The first index in [0, count) with a[index] >= key (count where none).
+__device__ inline int64_t lower_bound(const int64_t *a, int64_t count, int64_t key) {
+    int64_t lo = 0;
+    while (count > 0) {
+        const int64_t half = count / 2;
+        if (a[lo + half] < key) lo += half + 1, count -= half + 1;
+        else count = half;
+    }
+    return lo;
+}
+
+// Before the scan (which may start meanwhile, GP_LAUNCH_EARLY, and waits
+// for this grid before it takes a tile): zero words [0, words) (the tile
+// counter and the slots) and, for segments, bounds[t] = the first offset
+// at or past tile t's first element, t = 0 ... tiles.
+template <class Word>
+__global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets, int64_t problems, int64_t tile,
+                              int64_t *bounds, int64_t tiles) {
+    allow_dependent_launch();
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += stride) zero[i] = 0;
+    if (offsets != nullptr)
+        for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t <= tiles; t += stride)
+            bounds[t] = lower_bound(offsets, problems + 1, t * tile);
+}
+
+// Rows of n (SEGMENTS false; round_step = (WARP*VEC) % n, pattern: the
+// heads of a vector whose first element starts a row) or segments
+// (offsets, bounds), `total` elements in all.
+template <class Shape, class In, class Op, bool SEGMENTS>
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
+scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64_t round_step, unsigned pattern,
+           const int64_t *offsets, const int64_t *bounds, bool inclusive, bool vector_ok, unsigned *next_tile,
+           seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv, unsigned tiles) {
+    using Acc = typename Op::type;
+    using F = seg::Flagged<Acc>;
+#ifdef GP_BULK_COPIES
+    constexpr bool BULK = Shape::BULK;
+#else
+    constexpr bool BULK = false;
+#endif
+    using W = lookback::WarpRing<Shape, In, BULK>;
+    constexpr int VPT = Shape::VPT, VEC = W::R::VEC, TILE = W::R::TILE;
+    static_assert(VEC <= 4 && VPT * VEC <= 64 && VPT <= 32, "a vector's head bytes read as one word; the heads in 64 bits");
+    constexpr unsigned VMASK = (1u << VEC) - 1u;
+    const Op op;
+    const seg::SegOp<Op> sop;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    __shared__ unsigned long long barriers[Shape::BARRIERS];
+    __shared__ uint4 head_s[SEGMENTS ? Shape::WARPS : 1][SEGMENTS ? TILE / 16 : 1];  // a byte an element
+    unsigned t[W::STAGES];
+    W ring(in, total, vector_ok, next_tile, tiles, lane, warp, barriers, t);
+    ring.start(warp);
+
+    while (t[0] < tiles) {
+        const int64_t tile = t[0], start = tile * TILE;
+        // The heads (bit v*VEC + k: element k of the lane's vector v),
+        // found while the tile lands.
+        unsigned long long heads = 0;
+        if constexpr (SEGMENTS) {
+            unsigned char *hs = reinterpret_cast<unsigned char *>(head_s[warp]);
+            __syncwarp();  // every lane has read the last tile's heads
+            for (int i = lane; i < TILE / 16; i += WARP) head_s[warp][i] = uint4{0u, 0u, 0u, 0u};
+            __syncwarp();
+            const int64_t hi = bounds[tile + 1];
+            for (int64_t j = bounds[tile] + lane; j < hi; j += WARP) {
+                const int64_t e = offsets[j];
+                if (e < total) hs[e - start] = 1;
+            }
+            __syncwarp();
+#pragma unroll
+            for (int v = 0; v < VPT; ++v) {
+                unsigned w = 0;
+                memcpy(&w, hs + (v * WARP + lane) * VEC, VEC);
+                unsigned long long b = 0;
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) b |= ((w >> (8 * k)) & 1ull) << k;
+                heads |= b << (v * VEC);
+            }
+        } else {
+            // r: the vector's first element's place in its row; the row's
+            // next head is k0 elements on, then every n (`pattern`: bit j*n
+            // for each j*n < VEC).
+            int64_t r = (start + int64_t(lane) * VEC) % n;
+#pragma unroll
+            for (int v = 0; v < VPT; ++v) {
+                const int64_t k0 = r == 0 ? 0 : n - r;
+                if (k0 < VEC) heads |= (static_cast<unsigned long long>(pattern << int(k0)) & VMASK) << (v * VEC);
+                r += round_step;
+                if (r >= n) r -= n;
+            }
+        }
+        // The tile's first element starts a problem: no prefix to gather.
+        const bool starts = __shfl_sync(FULL_MASK, unsigned(heads & 1u), 0) != 0;
+
+        ring.wait_oldest();
+        Acc x[VPT][VEC];
+        ring.template read_oldest<Op>(x);
+        // base[v]: what comes before the lane's vector v in the tile; bit v
+        // of base_head: a head is among it (for the tile's first vector:
+        // nothing comes before).
+        Acc base[VPT];
+        unsigned base_head = 0;
+        F carry = seg::SegOp<Op>::identity();
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const unsigned hv = unsigned(heads >> (v * VEC)) & VMASK;
+#pragma unroll
+            for (int k = 1; k < VEC; ++k)
+                if (!((hv >> k) & 1u)) x[v][k] = op(x[v][k - 1], x[v][k]);
+            const unsigned mask = __ballot_sync(FULL_MASK, hv != 0);
+            const unsigned upto = mask & ((2u << lane) - 1u);  // lanes 0 ... lane (lane 31: all)
+            const int from = upto ? 31 - __clz(int(upto)) : 0;  // the last head at or before the lane
+            Acc val = x[v][VEC - 1];
+#pragma unroll
+            for (int d = 1; d < WARP; d <<= 1) {
+                const Acc y = __shfl_up_sync(FULL_MASK, val, d);
+                if (lane - d >= from) val = op(y, val);
+            }
+            const Acc exc = __shfl_up_sync(FULL_MASK, val, 1);
+            const Acc round_total = __shfl_sync(FULL_MASK, val, WARP - 1);
+            const bool head_before = (mask & ((1u << lane) - 1u)) != 0;
+            const bool bh = lane == 0 ? carry.head != 0 : (head_before || (v > 0 && carry.head));
+            base[v] = lane == 0 ? carry.value : (v == 0 || head_before) ? exc : op(carry.value, exc);
+            base_head |= unsigned(bh) << v;
+            if (v == 0 || mask != 0) carry = F{round_total, mask != 0 ? 1u : 0u};
+            else carry = F{op(carry.value, round_total), carry.head};
+        }
+        seg::publish_totals(tile, carry, slots, lv, sop, lane);
+        const int s = ring.retire_oldest();
+        ring.refill(s);
+        const bool has_prefix = tile > 0 && !starts;
+        Acc p = Op::identity();
+        if (has_prefix) p = seg::look_back(tile, slots, lv, sop, lane).value;
+
+        // Write: the elements before the vector's first head take what
+        // comes before the vector in their problem.
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const unsigned hv = unsigned(heads >> (v * VEC)) & VMASK;
+            const int first_head = hv ? __ffs(int(hv)) - 1 : VEC;
+            bool use = true;
+            Acc b = base[v];
+            if (v == 0 && lane == 0) use = has_prefix, b = p;
+            else if (has_prefix && !((base_head >> v) & 1u)) b = op(p, b);
+            Acc r[VEC];
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) {
+                const Acc inc = (k < first_head && use) ? op(b, x[v][k]) : x[v][k];
+                if (inclusive) {
+                    r[k] = inc;
+                } else if ((hv >> k) & 1u) {
+                    r[k] = Op::identity();
+                } else {
+                    r[k] = k == 0 ? (use ? b : Op::identity()) : ((k - 1 < first_head && use) ? op(b, x[v][k - 1]) : x[v][k - 1]);
+                }
+            }
+            const int64_t i0 = W::R::first(tile, v, lane);
+            if (vector_ok && i0 + VEC <= total) {
+                uint4 w[VEC * sizeof(Acc) / 16];
+                memcpy(w, r, sizeof r);
+#pragma unroll
+                for (int q = 0; q < int(VEC * sizeof(Acc) / 16); ++q) {
+                    uint4 *dst = reinterpret_cast<uint4 *>(out + i0) + q;
+                    if (Shape::STREAM) __stcs(dst, w[q]);
+                    else *dst = w[q];
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k)
+                    if (i0 + k < total) out[i0 + k] = r[k];
+            }
         }
     }
 }
+
+// The launch of scan_tiles with a shape.  The scratch: the tile counter
+// (256 bytes), the slots, then (segments) the tiles' bounds.
+template <class Shape, class In, class Op>
+struct TilesWith {
+    using Acc = typename Op::type;
+    using S = seg::FlaggedSlots<Acc>;
+    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
+    static int64_t tiles(const seg::Layout &lay) { return ceil_div<int64_t>(lay.elements(), TILE); }
+    static size_t scratch(const seg::Layout &lay) {
+        int64_t count;
+        lookback::Levels::of(tiles(lay), count);
+        return 256 + align_up(S::bytes(count)) + align_up(size_t(tiles(lay) + 1) * 8);
+    }
+    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
+        const seg::Layout lay = seg::Layout::of(a);
+        const int64_t total = lay.elements(), nt = tiles(lay);
+        if (nt > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
+        int64_t count;
+        const lookback::Levels lv = lookback::Levels::of(nt, count);
+        char *p = static_cast<char *>(a.scratch);
+        const S slots(p + 256, count);
+        int64_t *bounds = reinterpret_cast<int64_t *>(p + 256 + align_up(S::bytes(count)));
+        const bool segments = lay.offsets != nullptr;
+        const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
+        const int64_t work = std::max(words, segments ? nt + 1 : 0);
+        GP_LAUNCH(flat_prologue<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(work, 256), 1024)),
+                  256, 0, a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems,
+                  TILE, bounds, nt);
+        const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
+        const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
+        const int64_t n = segments ? total : lay.n;  // rows: the row length (total: one row)
+        constexpr int VEC = 16 / sizeof(In);
+        const int64_t round_step = (int64_t(WARP) * VEC) % n;
+        unsigned pattern = 0;  // bit j*n for each j*n < VEC: the heads after one at 0 in a vector
+        for (int64_t k = 0; k < VEC; k += n) pattern |= 1u << k;
+        const In *in = static_cast<const In *>(a.in);
+        Acc *out = static_cast<Acc *>(a.out);
+        unsigned *ticket = reinterpret_cast<unsigned *>(p);
+        const auto go = [&](auto kernel) -> cudaError_t {
+#ifndef GP_EMULATOR
+            // The opt-in: the rings and the static shared memory together
+            // pass the 48 KiB a launch gets without it.
+            if (Shape::SMEM + Shape::BARRIERS * 8 + Shape::WARPS * TILE > 48 * 1024)
+                GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
+#endif
+            GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream, in,
+                            out, total, n, round_step, pattern, lay.offsets, bounds, a.inclusive != 0, vec, ticket, slots, lv,
+                            unsigned(nt));
+            return cudaSuccess;
+        };
+        return segments ? go(scan_tiles<Shape, In, Op, true>) : go(scan_tiles<Shape, In, Op, false>);
+    }
+};
 
 template <class In, class Op>
 struct FlatLookback {
     using Acc = typename Op::type;
     using S = seg::FlaggedSlots<Acc>;
-    // Contiguous problems: 16-byte loads straight from the input.
+    using Tiles = TilesWith<FlatTuning<In, Acc>, In, Op>;
+    // Contiguous problems: scan_tiles; any other layout: scan_flat.
     static bool contiguous(const seg::Layout &lay) { return lay.offsets != nullptr || lay.contiguous_rows(); }
-    static int64_t tile(const seg::Layout &lay) {
-        return int64_t(BLOCK) * (contiguous(lay) ? items_of<Acc, true>() : items_of<Acc, false>());
-    }
-    static lookback::Levels levels(const seg::Layout &lay, int64_t &count) {
-        return lookback::Levels::of(ceil_div<int64_t>(lay.elements(), tile(lay)), count);
+    static int64_t strided_tiles(const seg::Layout &lay) {
+        return ceil_div<int64_t>(lay.elements(), int64_t(BLOCK) * items_of<Acc>());
     }
     static size_t scratch(const gp_scan_args &a) {
+        const seg::Layout lay = seg::Layout::of(a);
+        if (contiguous(lay)) return Tiles::scratch(lay);
         int64_t count;
-        levels(seg::Layout::of(a), count);
+        lookback::Levels::of(strided_tiles(lay), count);
         return 256 + S::bytes(count);
     }
     static cudaError_t run(const gp_scan_args &a) {
         const seg::Layout lay = seg::Layout::of(a);
-        const int64_t tiles = ceil_div<int64_t>(lay.elements(), tile(lay));
+        if (contiguous(lay)) {
+            DeviceFacts d;
+            GP_TRY(device_facts(d));
+            return Tiles::run(a, d);
+        }
+        const int64_t tiles = strided_tiles(lay);
         if (tiles >= (int64_t(1) << 35) || tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
         int64_t count;
-        const lookback::Levels lv = levels(lay, count);
+        const lookback::Levels lv = lookback::Levels::of(tiles, count);
         char *p = static_cast<char *>(a.scratch);
         GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
-        const In *in = static_cast<const In *>(a.in);
         unsigned long long *ticket = reinterpret_cast<unsigned long long *>(p);
-        if (contiguous(lay)) {
-            const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-            GP_LAUNCH((scan_flat<In, Op, true>), unsigned(tiles), BLOCK, 0, a.stream, in, static_cast<Acc *>(a.out),
-                      lay, a.inclusive != 0, vec, ticket, S(p + 256, count), lv);
-        } else {
-            GP_LAUNCH((scan_flat<In, Op, false>), unsigned(tiles), BLOCK, 0, a.stream, in,
-                      static_cast<Acc *>(a.out), lay, a.inclusive != 0, false, ticket, S(p + 256, count), lv);
-        }
+        GP_LAUNCH((scan_flat<In, Op>), unsigned(tiles), BLOCK, 0, a.stream, static_cast<const In *>(a.in),
+                  static_cast<Acc *>(a.out), lay, a.inclusive != 0, ticket, S(p + 256, count), lv);
         return cudaSuccess;
     }
 };
@@ -262,5 +477,5 @@ struct FlatLookback {
 
 cudaError_t gp_scan_segmented_lookback(gp_scan_args *a) { return seg::dispatch<FlatLookback>(a); }
 
-GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_flat<float, Sum<float>, true>)
+GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_tiles<FlatTuning<float, float>, float, Sum<float>, false>)
 GP_NAMESPACE_END
