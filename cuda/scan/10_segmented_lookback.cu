@@ -191,11 +191,25 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
 // element continues a problem (seg::look_back: always the same tree of
 // totals, so the same bits every run).
 //
+// Where rows of n divide the tile (n = 4, 64, ...) every tile starts a
+// row: no tile needs a prefix, and none publishes a total.  Where a tile
+// of rows holds no head (long rows), its flagged total is its plain total
+// with no head: with EARLY it is published as soon as the tile lands (the
+// 1-D scan's pairwise total of the stage, Ring::total), by the warp that
+// holds it, before its scan and while the warp waits for a prefix - so the
+// tiles after it wait less; a tile with heads (and every tile of segments,
+// whose heads are known only once marked) publishes the carry of its scan.
+// Either way each tile's total is always the same function of its
+// elements: the same bits every run.
+//
 // FlatShape: the 1-D scan's shape (lookback::LookbackShape: WARPS warps a
 // block, VPT vectors a lane, STAGES stages a ring, BLOCKS blocks an SM,
-// BULK copies, STREAM stores); its other flags are not used here.
-template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true>
-struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_, STREAM_> {};
+// BULK copies, STREAM stores; its other flags are not used here) and
+// EARLY.
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool EARLY_ = true, bool BULK_ = true, bool STREAM_ = true>
+struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_, STREAM_> {
+    static constexpr bool EARLY = EARLY_;
+};
 
 // The production shapes: a best guess until measured (bench/tune_segscan.cu
 // times them against others), the 1-D scan's large-input tunings
@@ -235,11 +249,12 @@ __global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets,
 
 // Rows of n (SEGMENTS false; round_step = (WARP*VEC) % n, pattern: the
 // heads of a vector whose first element starts a row) or segments
-// (offsets, bounds), `total` elements in all.
+// (offsets, bounds), `total` elements in all; `chained`: some tile needs
+// a prefix (else no tile publishes a total).
 template <class Shape, class In, class Op, bool SEGMENTS>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64_t round_step, unsigned pattern,
-           const int64_t *offsets, const int64_t *bounds, bool inclusive, bool vector_ok, unsigned *next_tile,
+           const int64_t *offsets, const int64_t *bounds, bool chained, bool inclusive, bool vector_ok, unsigned *next_tile,
            seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
     using F = seg::Flagged<Acc>;
@@ -260,6 +275,24 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
     unsigned t[W::STAGES];
     W ring(in, total, vector_ok, next_tile, tiles, lane, warp, barriers, t);
     ring.start(warp);
+    // Rows (EARLY): publish the totals of the landed head-free tiles of the
+    // ring, oldest first, up to the first that has not landed.
+    const auto publish_landed = [&]() {
+        if constexpr (!SEGMENTS && Shape::EARLY) {
+#pragma unroll
+            for (int q = 0; q < W::STAGES; ++q) {
+                if ((ring.published >> q) & 1u) continue;
+                if (t[q] >= tiles || !ring.landed(q)) break;
+                const int64_t r = (int64_t(t[q]) * TILE) % n;
+                if (r == 0 || n - r < TILE) continue;  // a head in the tile: published after its scan
+                const Acc sum = W::R::total(ring.mine + ring.stage_of(q) * W::SB, t[q], total, op, lane);
+                seg::publish_totals(int64_t(t[q]), F{sum, 0u}, slots, lv, sop, lane);
+                ring.published |= 1u << q;
+            }
+        }
+    };
+    int64_t lo = 0, hi = 0;  // segments: the offsets of the tile, [lo, hi) (fetched a tile ahead)
+    if (SEGMENTS && t[0] < tiles) lo = __ldg(bounds + t[0]), hi = __ldg(bounds + t[0] + 1);
 
     while (t[0] < tiles) {
         const int64_t tile = t[0], start = tile * TILE;
@@ -271,9 +304,9 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             __syncwarp();  // every lane has read the last tile's heads
             for (int i = lane; i < TILE / 16; i += WARP) head_s[warp][i] = uint4{0u, 0u, 0u, 0u};
             __syncwarp();
-            const int64_t hi = bounds[tile + 1];
-            for (int64_t j = bounds[tile] + lane; j < hi; j += WARP) {
-                const int64_t e = offsets[j];
+#pragma unroll 4
+            for (int64_t j = lo + lane; j < hi; j += WARP) {
+                const int64_t e = __ldg(offsets + j);
                 if (e < total) hs[e - start] = 1;
             }
             __syncwarp();
@@ -303,6 +336,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
         const bool starts = __shfl_sync(FULL_MASK, unsigned(heads & 1u), 0) != 0;
 
         ring.wait_oldest();
+        if (chained) publish_landed();
         Acc x[VPT][VEC];
         ring.template read_oldest<Op>(x);
         // base[v]: what comes before the lane's vector v in the tile; bit v
@@ -335,12 +369,20 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             if (v == 0 || mask != 0) carry = F{round_total, mask != 0 ? 1u : 0u};
             else carry = F{op(carry.value, round_total), carry.head};
         }
-        seg::publish_totals(tile, carry, slots, lv, sop, lane);
+        if (chained && !(ring.published & 1u)) seg::publish_totals(tile, carry, slots, lv, sop, lane);
         const int s = ring.retire_oldest();
         ring.refill(s);
-        const bool has_prefix = tile > 0 && !starts;
+        if (SEGMENTS && t[0] < tiles) lo = __ldg(bounds + t[0]), hi = __ldg(bounds + t[0] + 1);
+        const bool has_prefix = chained && tile > 0 && !starts;
         Acc p = Op::identity();
-        if (has_prefix) p = seg::look_back(tile, slots, lv, sop, lane).value;
+        if (has_prefix) {
+            // While it waits, the warp publishes what lands in its ring.
+            const bool pending = !SEGMENTS && Shape::EARLY && ring.pending();
+            p = seg::look_back(tile, slots, lv, sop, lane, [&]() {
+                    if (pending) publish_landed();
+                    else lookback::spin_pause<32>();
+                }).value;
+        }
 
         // Write: the elements before the vector's first head take what
         // comes before the vector in their problem.
@@ -416,6 +458,7 @@ struct TilesWith {
         const int64_t n = segments ? total : lay.n;  // rows: the row length (total: one row)
         constexpr int VEC = 16 / sizeof(In);
         const int64_t round_step = (int64_t(WARP) * VEC) % n;
+        const bool chained = segments || TILE % n != 0;
         unsigned pattern = 0;  // bit j*n for each j*n < VEC: the heads after one at 0 in a vector
         for (int64_t k = 0; k < VEC; k += n) pattern |= 1u << k;
         const In *in = static_cast<const In *>(a.in);
@@ -429,7 +472,7 @@ struct TilesWith {
                 GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
 #endif
             GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream, in,
-                            out, total, n, round_step, pattern, lay.offsets, bounds, a.inclusive != 0, vec, ticket, slots, lv,
+                            out, total, n, round_step, pattern, lay.offsets, bounds, chained, a.inclusive != 0, vec, ticket, slots, lv,
                             unsigned(nt));
             return cudaSuccess;
         };

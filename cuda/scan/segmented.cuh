@@ -199,9 +199,10 @@ __device__ __forceinline__ void publish_totals(int64_t tile, typename Op::type t
     }
 }
 
-template <class S, class Op>
+// idle(): what the warp does between two rounds of polls (warp-uniform).
+template <class S, class Op, class Idle>
 __device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &slots, const lookback::Levels &lv, Op op,
-                                              int lane) {
+                                              int lane, Idle idle) {
     using Acc = typename Op::type;
     Acc got[lookback::LEVELS];
     bool ok[lookback::LEVELS];
@@ -216,7 +217,7 @@ __device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &sl
             all = all && ok[k];
         }
         if (__all_sync(FULL_MASK, all)) break;
-        lookback::spin_pause<32>();
+        idle();
     }
     Acc p = Op::identity();
     bool seen = false;
@@ -229,6 +230,12 @@ __device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &sl
         seen = true;
     }
     return p;
+}
+
+template <class S, class Op>
+__device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &slots, const lookback::Levels &lv, Op op,
+                                              int lane) {
+    return seg::look_back(tile, slots, lv, op, lane, [] { lookback::spin_pause<32>(); });
 }
 
 // ---------------------------------------------- a look-back for each lane
