@@ -196,19 +196,21 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
 // of rows holds no head (long rows), its flagged total is its plain total
 // with no head: with EARLY it is published as soon as the tile lands (the
 // 1-D scan's pairwise total of the stage, Ring::total), by the warp that
-// holds it, before its scan and while the warp waits for a prefix - so the
-// tiles after it wait less; a tile with heads (and every tile of segments,
+// holds it, before its scan (and with MEANWHILE while the warp waits for a
+// prefix: its tile's registers are live then, and the publication's code
+// with them spills) - so the tiles after it wait less; a tile with heads (and every tile of segments,
 // whose heads are known only once marked) publishes the carry of its scan.
 // Either way each tile's total is always the same function of its
 // elements: the same bits every run.
 //
 // FlatShape: the 1-D scan's shape (lookback::LookbackShape: WARPS warps a
 // block, VPT vectors a lane, STAGES stages a ring, BLOCKS blocks an SM,
-// BULK copies, STREAM stores; its other flags are not used here) and
-// EARLY.
-template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool EARLY_ = true, bool BULK_ = true, bool STREAM_ = true>
+// BULK copies, STREAM stores; its other flags are not used here), EARLY
+// and MEANWHILE.
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool EARLY_ = true, bool MEANWHILE_ = false,
+          bool BULK_ = true, bool STREAM_ = true>
 struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_, STREAM_> {
-    static constexpr bool EARLY = EARLY_;
+    static constexpr bool EARLY = EARLY_, MEANWHILE = EARLY_ && MEANWHILE_;
 };
 
 // The production shapes: a best guess until measured (bench/tune_segscan.cu
@@ -220,6 +222,12 @@ template <class In, class Acc>
 using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 16, 3, 4>,
                                       std::conditional_t<sizeof(In) == sizeof(Acc), FlatShape<2, 16, 3, 4>,
                                                          FlatShape<2, 8, 4, 4>>>;
+
+// a % n for a >= 0, n > 0: a 32-bit remainder where both fit in 32 bits
+// (a 64-bit one is a long sequence of its own).
+__device__ __forceinline__ int64_t rem(int64_t a, int64_t n) {
+    return ((a | n) >> 32) == 0 ? int64_t(unsigned(a) % unsigned(n)) : a % n;
+}
 
 // The first index in [0, count) with a[index] >= key (count where none).
 __device__ inline int64_t lower_bound(const int64_t *a, int64_t count, int64_t key) {
@@ -283,7 +291,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             for (int q = 0; q < W::STAGES; ++q) {
                 if ((ring.published >> q) & 1u) continue;
                 if (t[q] >= tiles || !ring.landed(q)) break;
-                const int64_t r = (int64_t(t[q]) * TILE) % n;
+                const int64_t r = rem(int64_t(t[q]) * TILE, n);
                 if (r == 0 || n - r < TILE) continue;  // a head in the tile: published after its scan
                 const Acc sum = W::R::total(ring.mine + ring.stage_of(q) * W::SB, t[q], total, op, lane);
                 seg::publish_totals(int64_t(t[q]), F{sum, 0u}, slots, lv, sop, lane);
@@ -323,7 +331,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             // r: the vector's first element's place in its row; the row's
             // next head is k0 elements on, then every n (`pattern`: bit j*n
             // for each j*n < VEC).
-            int64_t r = (start + int64_t(lane) * VEC) % n;
+            int64_t r = rem(start + int64_t(lane) * VEC, n);
 #pragma unroll
             for (int v = 0; v < VPT; ++v) {
                 const int64_t k0 = r == 0 ? 0 : n - r;
@@ -377,7 +385,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
         Acc p = Op::identity();
         if (has_prefix) {
             // While it waits, the warp publishes what lands in its ring.
-            const bool pending = !SEGMENTS && Shape::EARLY && ring.pending();
+            const bool pending = !SEGMENTS && Shape::MEANWHILE && ring.pending();
             p = seg::look_back(tile, slots, lv, sop, lane, [&]() {
                     if (pending) publish_landed();
                     else lookback::spin_pause<32>();
