@@ -3,37 +3,38 @@
 // Sources: segmented scan with head flags (Sengupta, Harris, Zhang and
 // Owens, "Scan primitives for GPU computing", Graphics Hardware 2007);
 // decoupled look-back (Merrill and Garland, NVR-2016-002, 2016), with the
-// deterministic tree of tile totals of step 9 (lookback.cuh).
+// deterministic tree of tile totals and the warp-owned tiles of step 9
+// (lookback.cuh, decoupled_lookback.cuh).
 //
 // What changed from step 12: the work is no longer cut by problem.  The
 // problems, laid end to end (a C array's rows, or the segments of a ragged
-// array), are cut into fixed tiles of TILE elements, one block each, taken
-// in order from a ticket: every block does the same work whatever the
-// lengths, so 2^24 rows of 4 and 4 rows of 2^24 keep the same number of
-// blocks busy.  Inside a tile an element may start a problem (a "head":
-// k == 0 of a row; an offset of a segment, which the block finds with a
-// 32-way search of the offsets by one warp and marks in shared memory), and
-// the scan restarts there: each thread scans its ITEMS consecutive elements
-// (16-byte loads where the data is contiguous), the thread totals - a
-// value and "a head is in here" - are scanned across the warp and the
-// block with the segmented operator (a run with a head in it discards what
-// came before).  A tile whose first element continues a problem gets the
-// running value from the tiles before through step 9's look-back: tiles
-// publish their flagged totals, and a tile's prefix is always the same
-// tree of them (so the bits are the same every run), in which a head
-// discards everything earlier.  Input read once, output written once.
+// array), are scanned as one 1-D array by step 9's machinery - persistent
+// warps, each scanning fixed tiles taken in order from a counter, the next
+// tiles landing in a ring in shared memory meanwhile - so every warp does
+// the same work whatever the lengths: 2^24 rows of 4 and 4 rows of 2^24
+// keep the same number of warps busy.  Inside a tile an element may start a
+// problem (a "head": k % n == 0 for rows of n, computed; an offset of a
+// segment, marked from the offsets that fall in the tile), and the scan
+// restarts there: with the segmented operator (a run with a head in it
+// discards what came before) the lanes' vectors are scanned across the
+// warp.  A tile whose first element continues a problem gets the running
+// value from the tiles before through the look-back: tiles publish their
+// flagged totals, and a tile's prefix is always the same tree of them (so
+// the bits are the same every run), in which a head discards everything
+// earlier.  Where the rows divide the tile, no tile continues one: nothing
+// is published, nothing waited for.  Input read once, output written once.
 // Why step 12 was slow: a block per problem leaves the GPU idle when the
 // problems are few (4 rows of 2^24: 4 blocks), and wastes warps when they
 // are short; a block's problems are as long as they are, so ragged
 // segments leave blocks waiting for their longest.
 // Still slow here: along a non-last axis (columns), the elements of a
-// problem are a row apart; step 14 reads those coalesced.  A tile starts
-// with a search of the offsets (segments) and pays for the look-back's
-// polls (every problem-continuing tile), and short segments add 8 bytes of
-// offset per segment to the traffic.
+// problem are a row apart (read element by element below; step 14 reads
+// them coalesced).  Segments read their offsets besides the data (8 bytes
+// a segment: as much again as the data for segments of 2), and a tile
+// waits for them before it scans.
 // Assumes: any n, any strides (a layout other than contiguous rows or
-// segments is read element by element: correct, not fast); fewer than
-// 2^35 tiles.
+// segments is read element by element: correct, not fast); fewer than 2^31
+// tiles.
 #include "decoupled_lookback.cuh"
 #include "segmented.cuh"
 
@@ -529,4 +530,14 @@ struct FlatLookback {
 cudaError_t gp_scan_segmented_lookback(gp_scan_args *a) { return seg::dispatch<FlatLookback>(a); }
 
 GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_tiles<FlatTuning<float, float>, float, Sum<float>, false>)
+// The dynamic shared memory of that kernel (its rings), after its opt-in to
+// more than 48 KiB as run() makes it: an occupancy query sees it as launched.
+size_t gp_scan_segmented_lookback_smem(int) {
+    using Shape = FlatTuning<float, float>;
+#ifndef GP_EMULATOR
+    cudaFuncSetAttribute(scan_tiles<Shape, float, Sum<float>, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         Shape::SMEM);
+#endif
+    return Shape::SMEM;
+}
 GP_NAMESPACE_END
