@@ -7,8 +7,9 @@
 // (uniform in [0, 2 mean], means 4, 64, 1024, 65536) - times every
 // candidate shape of scan_tiles (FlatShape: warps a block x vectors a lane,
 // stages a ring, blocks an SM, EARLY publication, MEANWHILE, bulk copies)
-// and, for one row of 2^26, the 1-D look-back scan (decoupled_lookback, the
-// speed to approach).  CUDA events around the launches only, L2 overwritten before
+// and, for rows of 2^20 or more, the 1-D look-back scan once a row
+// (decoupled_lookback: the speed to approach, and what segmented_adaptive
+// runs for rows of 2^23 or more).  CUDA events around the launches only, L2 overwritten before
 // every run, median of REPEAT runs; % roof = (bytes read + written of the
 // data) / time against a device-to-device copy's rate measured in this run
 // (segments also read 8 bytes of offset a segment: the last column counts
@@ -184,14 +185,22 @@ int main() {
         reference(b, starts);
         std::printf("\n### (%lld, %lld) axis=-1\n\n%s", (long long)s.rows, (long long)s.n, HEAD);
         candidates(b, c);
-        if (s.rows == 1) {  // the same problem through the 1-D scan
-            using L = lookback::Lookback<float, Op>;
-            if (L::scratch(c.total) <= b.scratch_bytes)
-                row(b, "1-D decoupled_lookback (Lookback)", c, [&](gp_scan_args x) {
-                    x.batch = gp_batch{};
-                    return L::run(x, b.facts);
+        // The same rows through the 1-D scan, once a row (what
+        // segmented_adaptive runs for rows of 2^23 or more).
+        using L = lookback::Lookback<float, Op>;
+        if (s.n >= (1 << 20) && L::scratch(s.n) <= b.scratch_bytes)
+            row(b, s.rows == 1 ? "1-D decoupled_lookback" : "1-D decoupled_lookback, a launch a row", c,
+                [&](gp_scan_args x) {
+                    for (int64_t r = 0; r < s.rows; ++r) {
+                        gp_scan_args y = x;
+                        y.in = static_cast<const float *>(x.in) + r * s.n;
+                        y.out = static_cast<float *>(x.out) + r * s.n;
+                        y.batch = gp_batch{};
+                        const cudaError_t e = L::run(y, b.facts);
+                        if (e != cudaSuccess) return e;
+                    }
+                    return cudaSuccess;
                 });
-        }
     }
 
     int64_t *d_off;

@@ -12,7 +12,7 @@ import pytest
 
 import gpuprims
 
-from test_scan_batched import backend, check_batched, check_segmented, run  # noqa: F401  (backend: the fixture)
+from test_scan_batched import check_batched, check_segmented, run
 
 FLAT = next(v for v in gpuprims.variants("scan") if v.name == "segmented_lookback")
 
