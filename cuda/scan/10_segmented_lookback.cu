@@ -215,10 +215,13 @@ struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_
 };
 
 // The production shapes: a best guess until measured (bench/tune_segscan.cu
-// times them against others), the 1-D scan's large-input tunings
-// (lookback_tuning.cuh) - 8 KiB of input a tile for 4-byte results, 6
-// blocks an SM; for 8-byte results, 4 blocks an SM with 3 stages (8-byte
-// inputs) or 4 stages of 4 KiB (4-byte inputs summed into 8 bytes).
+// times them against others on rows and segments).  2 warps a block, 16
+// vectors a lane (a tile of 8 KiB of 4-byte input), 3 stages, 4 blocks an
+// SM: the shape of the 1-D scan's 8-byte tuning (lookback_tuning.cuh).  The
+// 1-D scan's 4-byte shape (2 stages, 6 blocks an SM: 168 registers a
+// thread) spills here, where the head flags and the flagged look-back take
+// registers of their own; 4 blocks allow 255.  4-byte inputs summed into 8
+// bytes: 2 x 8 vectors, 4 stages (the 1-D's WideningTuning).
 template <class In, class Acc>
 using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 16, 3, 4>,
                                       std::conditional_t<sizeof(In) == sizeof(Acc), FlatShape<2, 16, 3, 4>,
