@@ -303,8 +303,23 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             }
         }
     };
-    int64_t lo = 0, hi = 0;  // segments: the offsets of the tile, [lo, hi) (fetched a tile ahead)
+    // Segments: the offsets of tile t[0] are [lo, hi), of t[1] [lo2, hi2);
+    // pre[]: t[0]'s first PRE x 32 of them (those below hi) - each fetched
+    // while the warp still works on the tile before.
+    constexpr int PRE = 2;
+    int64_t lo = 0, hi = 0, lo2 = 0, hi2 = 0, pre[SEGMENTS ? PRE : 1];
+    const auto prefetch = [&]() {
+        if constexpr (SEGMENTS) {
+            if (t[1] < tiles) lo2 = __ldg(bounds + t[1]), hi2 = __ldg(bounds + t[1] + 1);
+#pragma unroll
+            for (int i = 0; i < PRE; ++i) {
+                const int64_t j = lo + lane + i * WARP;
+                pre[i] = j < hi ? __ldg(offsets + j) : total;
+            }
+        }
+    };
     if (SEGMENTS && t[0] < tiles) lo = __ldg(bounds + t[0]), hi = __ldg(bounds + t[0] + 1);
+    prefetch();
 
     while (t[0] < tiles) {
         const int64_t tile = t[0], start = tile * TILE;
@@ -316,8 +331,11 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             __syncwarp();  // every lane has read the last tile's heads
             for (int i = lane; i < TILE / 16; i += WARP) head_s[warp][i] = uint4{0u, 0u, 0u, 0u};
             __syncwarp();
+#pragma unroll
+            for (int i = 0; i < PRE; ++i)
+                if (pre[i] < total) hs[pre[i] - start] = 1;
 #pragma unroll 4
-            for (int64_t j = lo + lane; j < hi; j += WARP) {
+            for (int64_t j = lo + lane + PRE * WARP; j < hi; j += WARP) {
                 const int64_t e = __ldg(offsets + j);
                 if (e < total) hs[e - start] = 1;
             }
@@ -384,7 +402,8 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
         if (chained && !(ring.published & 1u)) seg::publish_totals(tile, carry, slots, lv, sop, lane);
         const int s = ring.retire_oldest();
         ring.refill(s);
-        if (SEGMENTS && t[0] < tiles) lo = __ldg(bounds + t[0]), hi = __ldg(bounds + t[0] + 1);
+        lo = lo2, hi = hi2;
+        prefetch();
         const bool has_prefix = chained && tile > 0 && !starts;
         Acc p = Op::identity();
         if (has_prefix) {
