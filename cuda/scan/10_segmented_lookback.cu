@@ -3,37 +3,39 @@
 // Sources: segmented scan with head flags (Sengupta, Harris, Zhang and
 // Owens, "Scan primitives for GPU computing", Graphics Hardware 2007);
 // decoupled look-back (Merrill and Garland, NVR-2016-002, 2016), with the
-// deterministic tree of tile totals of step 9 (lookback.cuh).
+// deterministic tree of tile totals and the warp-owned tiles of step 9
+// (lookback.cuh, decoupled_lookback.cuh).
 //
 // What changed from step 12: the work is no longer cut by problem.  The
 // problems, laid end to end (a C array's rows, or the segments of a ragged
-// array), are cut into fixed tiles of TILE elements, one block each, taken
-// in order from a ticket: every block does the same work whatever the
-// lengths, so 2^24 rows of 4 and 4 rows of 2^24 keep the same number of
-// blocks busy.  Inside a tile an element may start a problem (a "head":
-// k == 0 of a row; an offset of a segment, which the block finds with a
-// 32-way search of the offsets by one warp and marks in shared memory), and
-// the scan restarts there: each thread scans its ITEMS consecutive elements
-// (16-byte loads where the data is contiguous), the thread totals - a
-// value and "a head is in here" - are scanned across the warp and the
-// block with the segmented operator (a run with a head in it discards what
-// came before).  A tile whose first element continues a problem gets the
-// running value from the tiles before through step 9's look-back: tiles
-// publish their flagged totals, and a tile's prefix is always the same
-// tree of them (so the bits are the same every run), in which a head
-// discards everything earlier.  Input read once, output written once.
+// array), are scanned as one 1-D array by step 9's machinery - persistent
+// warps, each scanning fixed tiles taken in order from a counter, the next
+// tiles landing in a ring in shared memory meanwhile - so every warp does
+// the same work whatever the lengths: 2^24 rows of 4 and 4 rows of 2^24
+// keep the same number of warps busy.  Inside a tile an element may start a
+// problem (a "head": k % n == 0 for rows of n, computed; an offset of a
+// segment, marked from the offsets that fall in the tile), and the scan
+// restarts there: with the segmented operator (a run with a head in it
+// discards what came before) the lanes' vectors are scanned across the
+// warp.  A tile whose first element continues a problem gets the running
+// value from the tiles before through the look-back: tiles publish their
+// flagged totals, and a tile's prefix is always the same tree of them (so
+// the bits are the same every run), in which a head discards everything
+// earlier.  Where the rows divide the tile, no tile continues one: nothing
+// is published, nothing waited for.  Input read once, output written once.
 // Why step 12 was slow: a block per problem leaves the GPU idle when the
 // problems are few (4 rows of 2^24: 4 blocks), and wastes warps when they
 // are short; a block's problems are as long as they are, so ragged
 // segments leave blocks waiting for their longest.
 // Still slow here: along a non-last axis (columns), the elements of a
-// problem are a row apart; step 14 reads those coalesced.  A tile starts
-// with a search of the offsets (segments) and pays for the look-back's
-// polls (every problem-continuing tile), and short segments add 8 bytes of
-// offset per segment to the traffic.
+// problem are a row apart (read element by element below; step 14 reads
+// them coalesced).  Segments read their offsets besides the data (8 bytes
+// a segment: as much again as the data for segments of 2), and a tile
+// waits for them before it scans.
 // Assumes: any n, any strides (a layout other than contiguous rows or
-// segments is read element by element: correct, not fast); fewer than
-// 2^35 tiles.
+// segments is read element by element: correct, not fast); fewer than 2^31
+// tiles.
+#include "decoupled_lookback.cuh"
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -41,34 +43,21 @@ GP_NAMESPACE_BEGIN
 namespace {
 using namespace gp;
 
+// ------------------------------------------------- any other layout
+// A layout whose problems do not lie end to end (a strided axis, an F
+// array's rows) is read element by element: blocks of BLOCK threads, ITEMS
+// consecutive elements of the flat order of the problems a thread, each
+// element's address computed (correct, not fast: step 14 reads columns
+// coalesced).  The thread's run restarts at its heads; the flagged thread
+// totals are scanned across the warp and the block, and a tile gets its
+// prefix from the tiles before through seg::look_back.
 constexpr int BLOCK = 256, WARPS = BLOCK / WARP;
-constexpr int MARK = 4;  // offsets a thread loads at once to mark the heads of a tile
 
-// Elements a thread: 16 4-byte accumulators (a tile of 4096), 8 wider ones;
-// half as many where each element's address is computed (a layout other
-// than contiguous rows: its addresses take the registers).  Chosen for the
-// registers, not yet timed: no spills at 3 blocks an SM for contiguous
-// 4-byte results (74-78 registers), 2 for the others (ptxas of CUDA 13.0,
+// Elements a thread: 8 4-byte accumulators, 4 wider ones (the addresses
+// take the registers): no spills at 2 blocks an SM (ptxas of CUDA 13.0,
 // sm_90).
-template <class Acc, bool CONTIGUOUS>
-__host__ __device__ constexpr int items_of() { return (sizeof(Acc) > 4 ? 8 : 16) / (CONTIGUOUS ? 1 : 2); }
-
-// The first index in [0, count) with a[index] >= key (count where none),
-// a 32-way search by the whole warp: each lane probes one of 32 evenly
-// spaced places, the ballot says between which two the answer lies.
-__device__ inline int64_t warp_lower_bound(const int64_t *a, int64_t count, int64_t key, int lane) {
-    int64_t lo = 0, cnt = count;  // the answer is in [lo, lo + cnt]
-    while (cnt > 0) {
-        const int64_t step = (cnt + WARP - 1) / WARP;
-        const int64_t probe = lo + (lane + 1) * step - 1;
-        const bool less = probe < lo + cnt && a[probe] < key;
-        const int k = __popc(__ballot_sync(FULL_MASK, less));  // the lanes below the answer
-        const int64_t next = lo + k * step;
-        cnt = (lo + cnt < next + step - 1 ? lo + cnt : next + step - 1) - next;
-        lo = next;
-    }
-    return lo;
-}
+template <class Acc>
+__host__ __device__ constexpr int items_of() { return sizeof(Acc) > 4 ? 4 : 8; }
 
 // Where element e of the flat order of the problems lies, for a layout
 // read element by element: problem p = o*inner + i, element k.
@@ -90,76 +79,36 @@ struct Cursor {
     }
 };
 
-// CONTIGUOUS: the problems lie end to end in memory (segments, a C array's
-// rows): element e is in[e] and out[e].  Otherwise each element's address
-// comes from the layout.
-template <class In, class Op, bool CONTIGUOUS>
-__global__ void __launch_bounds__(BLOCK, !CONTIGUOUS ? 2 : sizeof(typename Op::type) > 4 ? 2 : 3)
-scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, bool vector_ok,
-          unsigned long long *ticket, seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv) {
+template <class In, class Op>
+__global__ void __launch_bounds__(BLOCK, 2)
+scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, unsigned long long *ticket,
+          seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv) {
     using Acc = typename Op::type;
     using F = seg::Flagged<Acc>;
-    constexpr int ITEMS = items_of<Acc, CONTIGUOUS>(), TILE = BLOCK * ITEMS;
+    constexpr int ITEMS = items_of<Acc>(), TILE = BLOCK * ITEMS;
     const Op op;
     const seg::SegOp<Op> sop;
-    __shared__ unsigned char head_s[TILE];  // segments: 1 where a segment starts
     __shared__ F warp_total[WARPS];
     __shared__ F warp_before[WARPS];
     __shared__ F prefix_s;
-    __shared__ int64_t tile_s, lo_s;
+    __shared__ int64_t tile_s;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-    const bool segmented = lay.offsets != nullptr;
     const int64_t total = lay.elements();
 
     if (threadIdx.x == 0) tile_s = int64_t(atomicAdd(ticket, 1ull));
-    if (segmented)
-        for (int j = threadIdx.x; j < TILE; j += BLOCK) head_s[j] = 0;
     __syncthreads();
     const int64_t tile = tile_s, start = tile * TILE, end = start + TILE < total ? start + TILE : total;
     const int64_t first = start + int64_t(threadIdx.x) * ITEMS;
 
-    // The thread's elements (issued before the search of the offsets).
     Acc x[ITEMS];
     unsigned heads = 0;  // bit j: element j starts a problem
-    if constexpr (CONTIGUOUS) {
-        scan::load_items<ITEMS, Op>(in, first, total, vector_ok, x);
-    } else {
+    {
         Cursor c(lay, first < total ? first : 0);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             x[j] = first + j < total ? Acc(in[c.in(lay)]) : Op::identity();
+            if (c.k == 0 && first + j < end) heads |= 1u << j;
             c.next(lay);
-        }
-    }
-    if (segmented) {
-        if (warp == 0) {
-            const int64_t lo = warp_lower_bound(lay.offsets, lay.problems + 1, start, lane);
-            if (lane == 0) lo_s = lo;
-        }
-        __syncthreads();
-        // MARK offsets a thread loaded together, then marked (the offsets
-        // are sorted: once the last of a group is past the tile, so is
-        // every later one).  One offset at a time, a tile of segments of
-        // mean 4 (1024 offsets) waited for 4 loads in a row a thread.
-        for (int64_t s0 = lo_s + threadIdx.x;; s0 += MARK * BLOCK) {
-            int64_t at[MARK];
-#pragma unroll
-            for (int u = 0; u < MARK; ++u) at[u] = s0 + u * BLOCK <= lay.problems ? lay.offsets[s0 + u * BLOCK] : end;
-#pragma unroll
-            for (int u = 0; u < MARK; ++u)
-                if (at[u] < end) head_s[at[u] - start] = 1;
-            if (at[MARK - 1] >= end) break;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (first + j < end && head_s[threadIdx.x * ITEMS + j]) heads |= 1u << j;
-    } else {
-        int64_t k = first % lay.n;
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            if (k == 0 && first + j < end) heads |= 1u << j;
-            k = k + 1 == lay.n ? 0 : k + 1;
         }
     }
 
@@ -180,7 +129,7 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
         // Publish the tile's total, then (unless the tile starts a problem)
         // gather its prefix from the tiles before.
         seg::publish_totals(tile, tile_total, slots, lv, sop, lane);
-        const bool starts = segmented ? head_s[0] != 0 : start % lay.n == 0;
+        const bool starts = start % lay.n == 0;
         F p = seg::SegOp<Op>::identity();
         if (tile > 0 && !starts) p = seg::look_back(tile, slots, lv, sop, lane);
         if (lane == 0) prefix_s = p;
@@ -208,53 +157,393 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
             x[j] = ((heads >> j) & 1u) ? Op::identity() : prev;
         }
     }
-    if constexpr (CONTIGUOUS) {
-        scan::store_items(out, first, total, vector_ok, x);
-    } else {
-        Cursor c(lay, first < total ? first : 0);
+    Cursor c(lay, first < total ? first : 0);
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            if (first + j < total) out[c.out(lay)] = x[j];
-            c.next(lay);
+    for (int j = 0; j < ITEMS; ++j) {
+        if (first + j < total) out[c.out(lay)] = x[j];
+        c.next(lay);
+    }
+}
+
+// ------------------------------------------------ contiguous problems
+// The problems lie end to end in memory (segments; a C array's rows), so
+// the elements are read and written as one 1-D array, with the 1-D scan's
+// machinery (decoupled_lookback.cuh): persistent warps, each with a ring
+// of STAGES tiles in shared memory filled by bulk (sm_90+) or cp.async
+// copies, so that the next tiles load while a warp scans one and waits for
+// its prefix; evict-first stores.  A tile is a warp's: VPT rounds of a
+// 16-byte vector a lane (lane l's vector of round v holds the elements
+// (v*32 + l)*VEC ... + VEC-1 of the tile), no block barrier anywhere.
+//
+// The heads of a tile: for rows of n, element e starts a row where e % n
+// == 0 - one division a lane a tile, then a running remainder; for
+// segments, the offsets that fall in the tile, offsets[bounds[t] ..
+// bounds[t+1]) (bounds: each tile's first offset, found once for all tiles
+// by a binary search before the scan), marked as bytes in the warp's part
+// of shared memory and read back as bits, VEC a vector.
+//
+// The scan of a round: each lane scans its vector, restarting at its heads;
+// the vectors' flagged totals are scanned across the warp by Hillis and
+// Steele's doubling, where lane i takes in the lanes d before it only if
+// no head lies in the lanes it holds, (i-d, i] - one ballot of "a head in
+// my vector" a round says which (no shuffle of the flags); rounds chain by
+// a flagged carry.  The tile's flagged total (its carry after the last
+// round) is published, then the prefix gathered where the tile's first
+// element continues a problem (seg::look_back: always the same tree of
+// totals, so the same bits every run).
+//
+// Where rows of n divide the tile (n = 4, 64, ...) every tile starts a
+// row: no tile needs a prefix, and none publishes a total.  Where a tile
+// of rows holds no head (long rows), its flagged total is its plain total
+// with no head: with EARLY it is published as soon as the tile lands (the
+// 1-D scan's pairwise total of the stage, Ring::total), by the warp that
+// holds it, before its scan (and with MEANWHILE while the warp waits for a
+// prefix: its tile's registers are live then, and the publication's code
+// with them spills) - so the tiles after it wait less; a tile with heads (and every tile of segments,
+// whose heads are known only once marked) publishes the carry of its scan.
+// Either way each tile's total is always the same function of its
+// elements: the same bits every run.
+//
+// FlatShape: the 1-D scan's shape (lookback::LookbackShape: WARPS warps a
+// block, VPT vectors a lane, STAGES stages a ring, BLOCKS blocks an SM,
+// BULK copies, STREAM stores; its other flags are not used here), EARLY
+// and MEANWHILE.
+template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool EARLY_ = true, bool MEANWHILE_ = false,
+          bool BULK_ = true, bool STREAM_ = true>
+struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_, STREAM_> {
+    static constexpr bool EARLY = EARLY_, MEANWHILE = EARLY_ && MEANWHILE_;
+};
+
+// The production shapes: a best guess until measured (bench/tune_segscan.cu
+// times them against others on rows and segments).  2 warps a block, 16
+// vectors a lane (a tile of 8 KiB of 4-byte input), 3 stages, 4 blocks an
+// SM: the shape of the 1-D scan's 8-byte tuning (lookback_tuning.cuh).  The
+// 1-D scan's 4-byte shape (2 stages, 6 blocks an SM: 168 registers a
+// thread) spills here, where the head flags and the flagged look-back take
+// registers of their own; 4 blocks allow 255.  4-byte inputs summed into 8
+// bytes: 2 x 8 vectors, 4 stages (the 1-D's WideningTuning).
+template <class In, class Acc>
+using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 16, 3, 4>,
+                                      std::conditional_t<sizeof(In) == sizeof(Acc), FlatShape<2, 16, 3, 4>,
+                                                         FlatShape<2, 8, 4, 4>>>;
+
+// a % n for a >= 0, n > 0: a 32-bit remainder where both fit in 32 bits
+// (a 64-bit one is a long sequence of its own).
+__device__ __forceinline__ int64_t rem(int64_t a, int64_t n) {
+    return ((a | n) >> 32) == 0 ? int64_t(unsigned(a) % unsigned(n)) : a % n;
+}
+
+// The first index in [0, count) with a[index] >= key (count where none).
+__device__ inline int64_t lower_bound(const int64_t *a, int64_t count, int64_t key) {
+    int64_t lo = 0;
+    while (count > 0) {
+        const int64_t half = count / 2;
+        if (a[lo + half] < key) lo += half + 1, count -= half + 1;
+        else count = half;
+    }
+    return lo;
+}
+
+// Before the scan (which may start meanwhile, GP_LAUNCH_EARLY, and waits
+// for this grid before it takes a tile): zero words [0, words) (the tile
+// counter and the slots) and, for segments, bounds[t] = the first offset
+// at or past tile t's first element, t = 0 ... tiles.
+template <class Word>
+__global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets, int64_t problems, int64_t tile,
+                              int64_t *bounds, int64_t tiles) {
+    allow_dependent_launch();
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += stride) zero[i] = 0;
+    if (offsets != nullptr)
+        for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t <= tiles; t += stride)
+            bounds[t] = lower_bound(offsets, problems + 1, t * tile);
+}
+
+// Rows of n (SEGMENTS false; round_step = (WARP*VEC) % n, pattern: the
+// heads of a vector whose first element starts a row) or segments
+// (offsets, bounds), `total` elements in all; `chained`: some tile needs
+// a prefix (else no tile publishes a total).
+template <class Shape, class In, class Op, bool SEGMENTS>
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
+scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64_t round_step, unsigned pattern,
+           const int64_t *offsets, const int64_t *bounds, bool chained, bool inclusive, bool vector_ok, unsigned *next_tile,
+           seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv, unsigned tiles) {
+    using Acc = typename Op::type;
+    using F = seg::Flagged<Acc>;
+#ifdef GP_BULK_COPIES
+    constexpr bool BULK = Shape::BULK;
+#else
+    constexpr bool BULK = false;
+#endif
+    using W = lookback::WarpRing<Shape, In, BULK>;
+    constexpr int VPT = Shape::VPT, VEC = W::R::VEC, TILE = W::R::TILE;
+    static_assert(VEC <= 4 && VPT * VEC <= 64 && VPT <= 32, "a vector's head bytes read as one word; the heads in 64 bits");
+    constexpr unsigned VMASK = (1u << VEC) - 1u;
+    const Op op;
+    const seg::SegOp<Op> sop;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    __shared__ unsigned long long barriers[Shape::BARRIERS];
+    __shared__ uint4 head_s[SEGMENTS ? Shape::WARPS : 1][SEGMENTS ? TILE / 16 : 1];  // a byte an element
+    unsigned t[W::STAGES];
+    W ring(in, total, vector_ok, next_tile, tiles, lane, warp, barriers, t);
+    ring.start(warp);
+    // Rows (EARLY): publish the totals of the landed head-free tiles of the
+    // ring, oldest first, up to the first that has not landed.
+    const auto publish_landed = [&]() {
+        if constexpr (!SEGMENTS && Shape::EARLY) {
+#pragma unroll
+            for (int q = 0; q < W::STAGES; ++q) {
+                if ((ring.published >> q) & 1u) continue;
+                if (t[q] >= tiles || !ring.landed(q)) break;
+                const int64_t r = rem(int64_t(t[q]) * TILE, n);
+                if (r == 0 || n - r < TILE) continue;  // a head in the tile: published after its scan
+                const Acc sum = W::R::total(ring.mine + ring.stage_of(q) * W::SB, t[q], total, op, lane);
+                seg::publish_totals(int64_t(t[q]), F{sum, 0u}, slots, lv, sop, lane);
+                ring.published |= 1u << q;
+            }
+        }
+    };
+    // Segments: the offsets of tile t[0] are [lo, hi), of t[1] [lo2, hi2);
+    // pre[]: t[0]'s first PRE x 32 of them (those below hi) - each fetched
+    // while the warp still works on the tile before.
+    constexpr int PRE = 2;
+    int64_t lo = 0, hi = 0, lo2 = 0, hi2 = 0, pre[SEGMENTS ? PRE : 1];
+    const auto prefetch = [&]() {
+        if constexpr (SEGMENTS) {
+            if (t[1] < tiles) lo2 = __ldg(bounds + t[1]), hi2 = __ldg(bounds + t[1] + 1);
+#pragma unroll
+            for (int i = 0; i < PRE; ++i) {
+                const int64_t j = lo + lane + i * WARP;
+                pre[i] = j < hi ? __ldg(offsets + j) : total;
+            }
+        }
+    };
+    if (SEGMENTS && t[0] < tiles) lo = __ldg(bounds + t[0]), hi = __ldg(bounds + t[0] + 1);
+    prefetch();
+
+    while (t[0] < tiles) {
+        const int64_t tile = t[0], start = tile * TILE;
+        // The heads (bit v*VEC + k: element k of the lane's vector v),
+        // found while the tile lands.
+        unsigned long long heads = 0;
+        if constexpr (SEGMENTS) {
+            unsigned char *hs = reinterpret_cast<unsigned char *>(head_s[warp]);
+            __syncwarp();  // every lane has read the last tile's heads
+            for (int i = lane; i < TILE / 16; i += WARP) head_s[warp][i] = uint4{0u, 0u, 0u, 0u};
+            __syncwarp();
+#pragma unroll
+            for (int i = 0; i < PRE; ++i)
+                if (pre[i] < total) hs[pre[i] - start] = 1;
+#pragma unroll 4
+            for (int64_t j = lo + lane + PRE * WARP; j < hi; j += WARP) {
+                const int64_t e = __ldg(offsets + j);
+                if (e < total) hs[e - start] = 1;
+            }
+            __syncwarp();
+#pragma unroll
+            for (int v = 0; v < VPT; ++v) {
+                unsigned w = 0;
+                memcpy(&w, hs + (v * WARP + lane) * VEC, VEC);
+                unsigned long long b = 0;
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) b |= ((w >> (8 * k)) & 1ull) << k;
+                heads |= b << (v * VEC);
+            }
+        } else {
+            // r: the vector's first element's place in its row; the row's
+            // next head is k0 elements on, then every n (`pattern`: bit j*n
+            // for each j*n < VEC).
+            int64_t r = rem(start + int64_t(lane) * VEC, n);
+#pragma unroll
+            for (int v = 0; v < VPT; ++v) {
+                const int64_t k0 = r == 0 ? 0 : n - r;
+                if (k0 < VEC) heads |= (static_cast<unsigned long long>(pattern << int(k0)) & VMASK) << (v * VEC);
+                r += round_step;
+                if (r >= n) r -= n;
+            }
+        }
+        // The tile's first element starts a problem: no prefix to gather.
+        const bool starts = __shfl_sync(FULL_MASK, unsigned(heads & 1u), 0) != 0;
+
+        ring.wait_oldest();
+        if (chained) publish_landed();
+        Acc x[VPT][VEC];
+        ring.template read_oldest<Op>(x);
+        // base[v]: what comes before the lane's vector v in the tile; bit v
+        // of base_head: a head is among it (for the tile's first vector:
+        // nothing comes before).
+        Acc base[VPT];
+        unsigned base_head = 0;
+        F carry = seg::SegOp<Op>::identity();
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const unsigned hv = unsigned(heads >> (v * VEC)) & VMASK;
+#pragma unroll
+            for (int k = 1; k < VEC; ++k)
+                if (!((hv >> k) & 1u)) x[v][k] = op(x[v][k - 1], x[v][k]);
+            const unsigned mask = __ballot_sync(FULL_MASK, hv != 0);
+            const unsigned upto = mask & ((2u << lane) - 1u);  // lanes 0 ... lane (lane 31: all)
+            const int from = upto ? 31 - __clz(int(upto)) : 0;  // the last head at or before the lane
+            Acc val = x[v][VEC - 1];
+#pragma unroll
+            for (int d = 1; d < WARP; d <<= 1) {
+                const Acc y = __shfl_up_sync(FULL_MASK, val, d);
+                if (lane - d >= from) val = op(y, val);
+            }
+            const Acc exc = __shfl_up_sync(FULL_MASK, val, 1);
+            const Acc round_total = __shfl_sync(FULL_MASK, val, WARP - 1);
+            const bool head_before = (mask & ((1u << lane) - 1u)) != 0;
+            const bool bh = lane == 0 ? carry.head != 0 : (head_before || (v > 0 && carry.head));
+            base[v] = lane == 0 ? carry.value : (v == 0 || head_before) ? exc : op(carry.value, exc);
+            base_head |= unsigned(bh) << v;
+            if (v == 0 || mask != 0) carry = F{round_total, mask != 0 ? 1u : 0u};
+            else carry = F{op(carry.value, round_total), carry.head};
+        }
+        if (chained && !(ring.published & 1u)) seg::publish_totals(tile, carry, slots, lv, sop, lane);
+        const int s = ring.retire_oldest();
+        ring.refill(s);
+        lo = lo2, hi = hi2;
+        prefetch();
+        const bool has_prefix = chained && tile > 0 && !starts;
+        Acc p = Op::identity();
+        if (has_prefix) {
+            // While it waits, the warp publishes what lands in its ring.
+            const bool pending = !SEGMENTS && Shape::MEANWHILE && ring.pending();
+            p = seg::look_back(tile, slots, lv, sop, lane, [&]() {
+                    if (pending) publish_landed();
+                    else lookback::spin_pause<32>();
+                }).value;
+        }
+
+        // Write: the elements before the vector's first head take what
+        // comes before the vector in their problem.
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const unsigned hv = unsigned(heads >> (v * VEC)) & VMASK;
+            const int first_head = hv ? __ffs(int(hv)) - 1 : VEC;
+            bool use = true;
+            Acc b = base[v];
+            if (v == 0 && lane == 0) use = has_prefix, b = p;
+            else if (has_prefix && !((base_head >> v) & 1u)) b = op(p, b);
+            Acc r[VEC];
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) {
+                const Acc inc = (k < first_head && use) ? op(b, x[v][k]) : x[v][k];
+                if (inclusive) {
+                    r[k] = inc;
+                } else if ((hv >> k) & 1u) {
+                    r[k] = Op::identity();
+                } else {
+                    r[k] = k == 0 ? (use ? b : Op::identity()) : ((k - 1 < first_head && use) ? op(b, x[v][k - 1]) : x[v][k - 1]);
+                }
+            }
+            const int64_t i0 = W::R::first(tile, v, lane);
+            if (vector_ok && i0 + VEC <= total) {
+                uint4 w[VEC * sizeof(Acc) / 16];
+                memcpy(w, r, sizeof r);
+#pragma unroll
+                for (int q = 0; q < int(VEC * sizeof(Acc) / 16); ++q) {
+                    uint4 *dst = reinterpret_cast<uint4 *>(out + i0) + q;
+                    if (Shape::STREAM) __stcs(dst, w[q]);
+                    else *dst = w[q];
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k)
+                    if (i0 + k < total) out[i0 + k] = r[k];
+            }
         }
     }
 }
+
+// The launch of scan_tiles with a shape.  The scratch: the tile counter
+// (256 bytes), the slots, then (segments) the tiles' bounds.
+template <class Shape, class In, class Op>
+struct TilesWith {
+    using Acc = typename Op::type;
+    using S = seg::FlaggedSlots<Acc>;
+    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
+    static int64_t tiles(const seg::Layout &lay) { return ceil_div<int64_t>(lay.elements(), TILE); }
+    static size_t scratch(const seg::Layout &lay) {
+        int64_t count;
+        lookback::Levels::of(tiles(lay), count);
+        return 256 + align_up(S::bytes(count)) + align_up(size_t(tiles(lay) + 1) * 8);
+    }
+    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
+        const seg::Layout lay = seg::Layout::of(a);
+        const int64_t total = lay.elements(), nt = tiles(lay);
+        if (nt > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
+        int64_t count;
+        const lookback::Levels lv = lookback::Levels::of(nt, count);
+        char *p = static_cast<char *>(a.scratch);
+        const S slots(p + 256, count);
+        int64_t *bounds = reinterpret_cast<int64_t *>(p + 256 + align_up(S::bytes(count)));
+        const bool segments = lay.offsets != nullptr;
+        const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
+        const int64_t work = std::max(words, segments ? nt + 1 : 0);
+        GP_LAUNCH(flat_prologue<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(work, 256), 1024)),
+                  256, 0, a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems,
+                  TILE, bounds, nt);
+        const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
+        const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
+        const int64_t n = segments ? total : lay.n;  // rows: the row length (total: one row)
+        constexpr int VEC = 16 / sizeof(In);
+        const int64_t round_step = (int64_t(WARP) * VEC) % n;
+        const bool chained = segments || TILE % n != 0;
+        unsigned pattern = 0;  // bit j*n for each j*n < VEC: the heads after one at 0 in a vector
+        for (int64_t k = 0; k < VEC; k += n) pattern |= 1u << k;
+        const In *in = static_cast<const In *>(a.in);
+        Acc *out = static_cast<Acc *>(a.out);
+        unsigned *ticket = reinterpret_cast<unsigned *>(p);
+        const auto go = [&](auto kernel) -> cudaError_t {
+#ifndef GP_EMULATOR
+            // The opt-in: the rings and the static shared memory together
+            // pass the 48 KiB a launch gets without it.
+            if (Shape::SMEM + Shape::BARRIERS * 8 + Shape::WARPS * TILE > 48 * 1024)
+                GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
+#endif
+            GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream, in,
+                            out, total, n, round_step, pattern, lay.offsets, bounds, chained, a.inclusive != 0, vec, ticket, slots, lv,
+                            unsigned(nt));
+            return cudaSuccess;
+        };
+        return segments ? go(scan_tiles<Shape, In, Op, true>) : go(scan_tiles<Shape, In, Op, false>);
+    }
+};
 
 template <class In, class Op>
 struct FlatLookback {
     using Acc = typename Op::type;
     using S = seg::FlaggedSlots<Acc>;
-    // Contiguous problems: 16-byte loads straight from the input.
+    using Tiles = TilesWith<FlatTuning<In, Acc>, In, Op>;
+    // Contiguous problems: scan_tiles; any other layout: scan_flat.
     static bool contiguous(const seg::Layout &lay) { return lay.offsets != nullptr || lay.contiguous_rows(); }
-    static int64_t tile(const seg::Layout &lay) {
-        return int64_t(BLOCK) * (contiguous(lay) ? items_of<Acc, true>() : items_of<Acc, false>());
-    }
-    static lookback::Levels levels(const seg::Layout &lay, int64_t &count) {
-        return lookback::Levels::of(ceil_div<int64_t>(lay.elements(), tile(lay)), count);
+    static int64_t strided_tiles(const seg::Layout &lay) {
+        return ceil_div<int64_t>(lay.elements(), int64_t(BLOCK) * items_of<Acc>());
     }
     static size_t scratch(const gp_scan_args &a) {
+        const seg::Layout lay = seg::Layout::of(a);
+        if (contiguous(lay)) return Tiles::scratch(lay);
         int64_t count;
-        levels(seg::Layout::of(a), count);
+        lookback::Levels::of(strided_tiles(lay), count);
         return 256 + S::bytes(count);
     }
     static cudaError_t run(const gp_scan_args &a) {
         const seg::Layout lay = seg::Layout::of(a);
-        const int64_t tiles = ceil_div<int64_t>(lay.elements(), tile(lay));
+        if (contiguous(lay)) {
+            DeviceFacts d;
+            GP_TRY(device_facts(d));
+            return Tiles::run(a, d);
+        }
+        const int64_t tiles = strided_tiles(lay);
         if (tiles >= (int64_t(1) << 35) || tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
         int64_t count;
-        const lookback::Levels lv = levels(lay, count);
+        const lookback::Levels lv = lookback::Levels::of(tiles, count);
         char *p = static_cast<char *>(a.scratch);
         GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
-        const In *in = static_cast<const In *>(a.in);
         unsigned long long *ticket = reinterpret_cast<unsigned long long *>(p);
-        if (contiguous(lay)) {
-            const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-            GP_LAUNCH((scan_flat<In, Op, true>), unsigned(tiles), BLOCK, 0, a.stream, in, static_cast<Acc *>(a.out),
-                      lay, a.inclusive != 0, vec, ticket, S(p + 256, count), lv);
-        } else {
-            GP_LAUNCH((scan_flat<In, Op, false>), unsigned(tiles), BLOCK, 0, a.stream, in,
-                      static_cast<Acc *>(a.out), lay, a.inclusive != 0, false, ticket, S(p + 256, count), lv);
-        }
+        GP_LAUNCH((scan_flat<In, Op>), unsigned(tiles), BLOCK, 0, a.stream, static_cast<const In *>(a.in),
+                  static_cast<Acc *>(a.out), lay, a.inclusive != 0, ticket, S(p + 256, count), lv);
         return cudaSuccess;
     }
 };
@@ -262,5 +551,15 @@ struct FlatLookback {
 
 cudaError_t gp_scan_segmented_lookback(gp_scan_args *a) { return seg::dispatch<FlatLookback>(a); }
 
-GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_flat<float, Sum<float>, true>)
+GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_tiles<FlatTuning<float, float>, float, Sum<float>, false>)
+// The dynamic shared memory of that kernel (its rings), after its opt-in to
+// more than 48 KiB as run() makes it: an occupancy query sees it as launched.
+size_t gp_scan_segmented_lookback_smem(int) {
+    using Shape = FlatTuning<float, float>;
+#ifndef GP_EMULATOR
+    cudaFuncSetAttribute(scan_tiles<Shape, float, Sum<float>, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         Shape::SMEM);
+#endif
+    return Shape::SMEM;
+}
 GP_NAMESPACE_END

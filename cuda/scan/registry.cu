@@ -48,6 +48,7 @@ const void *gp_scan_batched_thread_kernel(void);
 const void *gp_scan_segmented_warp_kernel(void);
 const void *gp_scan_segmented_block_kernel(void);
 const void *gp_scan_segmented_lookback_kernel(void);
+size_t gp_scan_segmented_lookback_smem(int);
 const void *gp_scan_batched_columns_kernel(void);
 const void *gp_scan_decoupled_lookback_reproducible_kernel(void);
 const void *gp_scan_segmented_reproducible_kernel(void);
@@ -161,14 +162,17 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"segmented_lookback", "Flat tiles, head flags, single-pass look-back",
      "Sengupta et al., Scan primitives for GPU computing (2007: head flags); Merrill & Garland, "
      "decoupled look-back (2016)",
-     "The problems laid end to end are cut into fixed tiles of 4096 elements (2048 for 8-byte "
-     "results; half that for strided layouts), one block each, whatever the lengths: elements that start a problem (row starts, "
-     "or segment offsets found by a 32-way warp search) restart the scan, the thread, warp and "
-     "block totals are combined with the segmented operator, and a tile continuing a problem gets "
-     "its prefix from the tiles before through the deterministic look-back. Input read once, "
-     "output written once.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_lookback,
-     gp_scan_segmented_lookback_kernel, NULL,
+     "The problems laid end to end (C rows, segments) are scanned as one array by decoupled_lookback's "
+     "persistent warps, whatever the lengths: warp tiles of 2048 elements (1024 for 8-byte data or "
+     "results) "
+     "taken in order, the next ones landing in a ring in shared memory. Elements that start a "
+     "problem (row starts computed from the row length, segment offsets marked per tile) restart "
+     "the scan, the lanes' vectors are combined across the warp with the segmented operator, and "
+     "a tile continuing a problem gets its prefix from the tiles before through the deterministic "
+     "look-back (none where the rows divide the tile). Other layouts: blocks of 256 threads, "
+     "element by element. Input read once, output written once.",
+     -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_lookback,
+     gp_scan_segmented_lookback_kernel, gp_scan_segmented_lookback_smem,
      GP_BATCHED | GP_SEGMENTED, NULL, NULL},
     {"batched_columns", "Lanes across columns, chunks chained by look-back",
      "the column mapping of batched_thread; Merrill & Garland, decoupled look-back (2016), one "

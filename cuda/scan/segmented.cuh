@@ -200,24 +200,27 @@ __device__ __forceinline__ void publish_totals(int64_t tile, typename Op::type t
     }
 }
 
-template <class S, class Op>
+// idle(): what the warp does between two rounds of polls (warp-uniform).
+template <class S, class Op, class Idle>
 __device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &slots, const lookback::Levels &lv, Op op,
-                                              int lane) {
+                                              int lane, Idle idle) {
     using Acc = typename Op::type;
-    Acc got[lookback::LEVELS];
-    bool ok[lookback::LEVELS];
+    // The levels' values, and their flags as bits (ok: fetched or not
+    // needed; head): bits in one register, where an array of flags would
+    // take a register each.
+    decltype(Acc::value) got[lookback::LEVELS];
+    unsigned ok = 0, head = 0;
 #pragma unroll
-    for (int k = 0; k < lookback::LEVELS; ++k) ok[k] = lane >= lookback::digit(tile, k);
+    for (int k = 0; k < lookback::LEVELS; ++k) ok |= unsigned(lane >= lookback::digit(tile, k)) << k;
     for (;;) {
-        bool all = true;
 #pragma unroll
         for (int k = 0; k < lookback::LEVELS; ++k) {
-            if (!ok[k])
-                ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - lookback::digit(tile, k) + lane), got[k]);
-            all = all && ok[k];
+            Acc g;
+            if (!((ok >> k) & 1u) && slots.try_get(lv.slot(k, (tile >> (5 * k)) - lookback::digit(tile, k) + lane), g))
+                got[k] = g.value, ok |= 1u << k, head |= (g.head ? 1u : 0u) << k;
         }
-        if (__all_sync(FULL_MASK, all)) break;
-        lookback::spin_pause<32>();
+        if (__all_sync(FULL_MASK, ok == (1u << lookback::LEVELS) - 1u)) break;
+        idle();
     }
     Acc p = Op::identity();
     bool seen = false;
@@ -225,11 +228,17 @@ __device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &sl
     for (int k = lookback::LEVELS - 1; k >= 0; --k) {
         const int d = lookback::digit(tile, k);
         if (d == 0) continue;
-        const Acc part = ordered_reduce(lane < d ? got[k] : Op::identity(), op);
+        const Acc part = ordered_reduce(lane < d ? Acc{got[k], (head >> k) & 1u} : Op::identity(), op);
         p = seen ? op(p, part) : part;
         seen = true;
     }
     return p;
+}
+
+template <class S, class Op>
+__device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &slots, const lookback::Levels &lv, Op op,
+                                              int lane) {
+    return seg::look_back(tile, slots, lv, op, lane, [] { lookback::spin_pause<32>(); });
 }
 
 // ---------------------------------------------- a look-back for each lane

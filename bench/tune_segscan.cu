@@ -1,0 +1,232 @@
+// tune_segscan.cu - the evidence for FlatTuning, the shapes of the flat
+// look-back scan on contiguous problems (cuda/scan/10_segmented_lookback.cu:
+// rows of a C array along the last axis, ragged segments).
+//
+// float32 inclusive cumsum.  For each case - C arrays (rows, n) scanned
+// along their rows, and 2^26 elements cut into segments of random lengths
+// (uniform in [0, 2 mean], means 4, 64, 1024, 65536) - times every
+// candidate shape of scan_tiles (FlatShape: warps a block x vectors a lane,
+// stages a ring, blocks an SM, EARLY publication, MEANWHILE, bulk copies)
+// and, for rows of 2^20 or more, the 1-D look-back scan once a row
+// (decoupled_lookback: the speed to approach, and what segmented_adaptive
+// runs for rows of 2^23 or more).  CUDA events around the launches only, L2 overwritten before
+// every run, median of REPEAT runs; % roof = (bytes read + written of the
+// data) / time against a device-to-device copy's rate measured in this run
+// (segments also read 8 bytes of offset a segment: the last column counts
+// them).  Every candidate's result is checked on the device against a
+// float64 scan made on the host (|got - want| <= 4 (log2(len) + 1) eps
+// sum|x| + eps |want|, len the problem's length) and against a second run
+// (same bits).
+// Build and run on the GPU machine (under 90 s on an H200):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_segscan.cu -o /tmp/tune_segscan && /tmp/tune_segscan
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tune_common.cuh"
+
+#include "../cuda/scan/10_segmented_lookback.cu"
+
+using namespace gp;
+using Op = Sum<float>;
+
+constexpr int REPEAT = 20;
+
+// Elements where |got - want| > bound, and the largest |got - want| / bound
+// (as the bits of a non-negative float, which order as integers).
+__global__ void check_kernel(const float *got, const double *want, const double *bound, int64_t n,
+                             unsigned long long *bad, unsigned *worst) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+        const double e = fabs(double(got[i]) - want[i]);
+        if (!(e <= bound[i])) atomicAdd(bad, 1ull);
+        const float r = float(e / bound[i]);
+        if (r == r) atomicMax(worst, __float_as_uint(r));
+    }
+}
+
+// Elements whose bits differ.
+__global__ void differ_kernel(const unsigned *a, const unsigned *b, int64_t n, unsigned long long *count) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        if (a[i] != b[i]) atomicAdd(count, 1ull);
+}
+
+struct Bench {
+    float *in, *out, *out2;
+    double *want, *bound;
+    void *scratch;
+    size_t scratch_bytes;
+    unsigned long long *counts;
+    void *flush;
+    size_t fb;
+    double roof_gbps;
+    DeviceFacts facts;
+    std::vector<float> host;
+};
+
+struct Case {
+    gp_scan_args a;
+    int64_t total, segments;
+};
+
+// Times run(a), then checks its result and a second run's bits.
+template <class F>
+void row(Bench &b, const char *name, const Case &c, F run) {
+    gp_scan_args a = c.a;
+    a.scratch = b.scratch;
+    a.out = b.out;
+    CHECK(cudaMemset(b.out, 0xff, c.total * 4));
+    CHECK(run(a));
+    CHECK(cudaDeviceSynchronize());
+    const float ms = median_ms([&] { CHECK(run(a)); }, b.flush, b.fb, REPEAT);
+    CHECK(cudaMemset(b.out2, 0xff, c.total * 4));
+    a.out = b.out2;
+    CHECK(run(a));
+    CHECK(cudaMemset(b.counts, 0, 24));
+    const unsigned grid = unsigned(std::min<int64_t>(ceil_div<int64_t>(c.total, 256), 8192));
+    check_kernel<<<grid, 256>>>(b.out, b.want, b.bound, c.total, b.counts, reinterpret_cast<unsigned *>(b.counts + 1));
+    differ_kernel<<<grid, 256>>>(reinterpret_cast<const unsigned *>(b.out), reinterpret_cast<const unsigned *>(b.out2),
+                                 c.total, b.counts + 2);
+    CHECK(cudaGetLastError());
+    unsigned long long h[3];
+    CHECK(cudaMemcpy(h, b.counts, 24, cudaMemcpyDeviceToHost));
+    unsigned wbits = unsigned(h[1]);
+    float worst;
+    std::memcpy(&worst, &wbits, 4);
+    char check[96];
+    std::snprintf(check, sizeof check, "%s (worst %.2f of bound), %s", h[0] ? "WRONG" : "ok", worst,
+                  h[2] ? "BITS DIFFER" : "same bits");
+    const double data = 8.0 * double(c.total), offs = 8.0 * double(c.segments ? c.segments + 1 : 0);
+    const double gbps = data / ms / 1e6;
+    std::printf("| %-40s | %8.4f | %6.0f | %6.1f | %6.1f | %s |\n", name, ms, gbps, 100 * gbps / b.roof_gbps,
+                100 * (data + offs) / ms / 1e6 / b.roof_gbps, check);
+}
+
+template <class Shape>
+void candidate(Bench &b, const char *name, const Case &c) {
+    using T = TilesWith<Shape, float, Op>;
+    if (T::scratch(seg::Layout::of(c.a)) > b.scratch_bytes) {
+        std::printf("| %-40s | scratch too small |\n", name);
+        return;
+    }
+    row(b, name, c, [&](gp_scan_args x) { return T::run(x, b.facts); });
+}
+
+// The shapes compared: FlatShape<warps, vectors a lane, stages, blocks an
+// SM, EARLY, MEANWHILE, BULK>.
+void candidates(Bench &b, const Case &c) {
+    candidate<FlatTuning<float, float>>(b, "FlatTuning (the library's)", c);
+    candidate<FlatShape<2, 16, 3, 4>>(b, "2x16 s3 b4", c);
+    candidate<FlatShape<2, 16, 3, 4, false>>(b, "2x16 s3 b4, no EARLY", c);
+    candidate<FlatShape<2, 16, 3, 4, true, true>>(b, "2x16 s3 b4, MEANWHILE", c);
+    candidate<FlatShape<2, 16, 3, 4, true, false, false>>(b, "2x16 s3 b4, cp.async", c);
+    candidate<FlatShape<2, 16, 2, 6>>(b, "2x16 s2 b6 (the 1-D's)", c);
+    candidate<FlatShape<2, 16, 2, 6, true, true>>(b, "2x16 s2 b6, MEANWHILE", c);
+    candidate<FlatShape<2, 12, 2, 6>>(b, "2x12 s2 b6", c);
+    candidate<FlatShape<2, 8, 3, 6>>(b, "2x8 s3 b6", c);
+    candidate<FlatShape<4, 8, 2, 4>>(b, "4x8 s2 b4", c);
+}
+
+// The float64 scan of each problem ([starts[p], starts[p+1]) of the host
+// data) and its bound, uploaded.
+void reference(Bench &b, const std::vector<int64_t> &starts) {
+    const double eps = std::ldexp(1.0, -24);
+    const int64_t total = starts.back();
+    std::vector<double> want(total), bound(total);
+    for (size_t p = 0; p + 1 < starts.size(); ++p) {
+        const int64_t len = starts[p + 1] - starts[p];
+        const double depth = std::ceil(std::log2(double(len > 1 ? len : 1))) + 1;
+        double s = 0, m = 0;
+        for (int64_t i = starts[p]; i < starts[p + 1]; ++i) {
+            s += b.host[i], m += std::fabs(b.host[i]);
+            want[i] = s, bound[i] = 4 * depth * eps * m + eps * std::fabs(s);
+        }
+    }
+    CHECK(cudaMemcpy(b.want, want.data(), total * 8, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(b.bound, bound.data(), total * 8, cudaMemcpyHostToDevice));
+}
+
+const char *HEAD = "| shape | ms | GB/s | % roof | % roof with offsets | check |\n|---|---:|---:|---:|---:|---|\n";
+
+int main() {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    Bench b{};
+    CHECK(device_facts(b.facts));
+    b.flush = l2_flush_buffer(prop, b.fb);
+    const int64_t most = int64_t(1) << 28;  // 16384^2
+    b.host = random_floats(most, &b.in, &b.out);
+    CHECK(cudaMalloc(&b.out2, most * 4));
+    CHECK(cudaMalloc(&b.want, most * 8));
+    CHECK(cudaMalloc(&b.bound, most * 8));
+    CHECK(cudaMalloc(&b.counts, 24));
+    b.scratch_bytes = size_t(64) << 20;
+    CHECK(cudaMalloc(&b.scratch, b.scratch_bytes));
+    {  // the copy roof: read + write of 512 MiB
+        const size_t bytes = size_t(1) << 29;
+        const float ms = median_ms([&] { CHECK(cudaMemcpyAsync(b.out, b.in, bytes, cudaMemcpyDeviceToDevice)); },
+                                   b.flush, b.fb, REPEAT);
+        b.roof_gbps = 2.0 * bytes / ms / 1e6;
+    }
+    std::printf("%s, %d SMs; copy roof %.0f GB/s (read + write); float32 inclusive cumsum\n", prop.name,
+                prop.multiProcessorCount, b.roof_gbps);
+
+    struct Shape { int64_t rows, n; };
+    const Shape shapes[] = {{1 << 24, 4}, {1 << 20, 64}, {1 << 14, 1 << 14}, {64, 1 << 20}, {4, 1 << 24}, {1, 1 << 26}};
+    for (const Shape s : shapes) {
+        Case c{};
+        c.total = s.rows * s.n;
+        gp_scan_args &a = c.a;
+        a.in = b.in, a.n = s.n, a.in_t = GP_FLOAT32, a.acc_t = GP_FLOAT32, a.op = GP_SUM, a.inclusive = 1;
+        a.batch = gp_batch{s.rows, 1, s.n, 1, 1, nullptr};
+        std::vector<int64_t> starts;
+        for (int64_t r = 0; r <= s.rows; ++r) starts.push_back(r * s.n);
+        reference(b, starts);
+        std::printf("\n### (%lld, %lld) axis=-1\n\n%s", (long long)s.rows, (long long)s.n, HEAD);
+        candidates(b, c);
+        // The same rows through the 1-D scan, once a row (what
+        // segmented_adaptive runs for rows of 2^23 or more).
+        using L = lookback::Lookback<float, Op>;
+        if (s.n >= (1 << 20) && L::scratch(s.n) <= b.scratch_bytes)
+            row(b, s.rows == 1 ? "1-D decoupled_lookback" : "1-D decoupled_lookback, a launch a row", c,
+                [&](gp_scan_args x) {
+                    for (int64_t r = 0; r < s.rows; ++r) {
+                        gp_scan_args y = x;
+                        y.in = static_cast<const float *>(x.in) + r * s.n;
+                        y.out = static_cast<float *>(x.out) + r * s.n;
+                        y.batch = gp_batch{};
+                        const cudaError_t e = L::run(y, b.facts);
+                        if (e != cudaSuccess) return e;
+                    }
+                    return cudaSuccess;
+                });
+    }
+
+    int64_t *d_off;
+    const int64_t total = int64_t(1) << 26;
+    CHECK(cudaMalloc(&d_off, (total + 1) * 8));
+    for (int64_t mean : {int64_t(4), int64_t(64), int64_t(1024), int64_t(65536)}) {
+        std::vector<int64_t> off{0};
+        unsigned r = unsigned(mean) * 2654435761u;
+        while (true) {
+            r = r * 1664525u + 1013904223u;
+            const int64_t len = int64_t(r >> 8) % (2 * mean + 1);
+            if (off.back() + len > total) break;
+            off.push_back(off.back() + len);
+        }
+        Case c{};
+        c.segments = int64_t(off.size()) - 1;
+        c.total = off.back();
+        CHECK(cudaMemcpy(d_off, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
+        gp_scan_args &a = c.a;
+        a.in = b.in, a.n = c.total, a.in_t = GP_FLOAT32, a.acc_t = GP_FLOAT32, a.op = GP_SUM, a.inclusive = 1;
+        a.batch = gp_batch{c.segments, 1, 0, 1, 0, d_off};
+        reference(b, off);
+        std::printf("\n### segments of mean length %lld: %lld segments, %lld elements, offsets %.1f MiB\n\n%s",
+                    (long long)mean, (long long)c.segments, (long long)c.total, 8.0 * (c.segments + 1) / (1 << 20),
+                    HEAD);
+        candidates(b, c);
+    }
+    return 0;
+}

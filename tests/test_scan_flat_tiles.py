@@ -1,0 +1,76 @@
+"""The flat look-back scan (segmented_lookback) on contiguous problems: its
+tiles are a warp's (2048 elements for 4-byte inputs and results, 1024
+otherwise), its heads computed from the row length or marked from the
+offsets, so the cases here sit at those edges: rows shorter than a 16-byte
+vector (1, 2, 3), rows that do not divide a warp's round of vectors, rows
+starting mid-tile over many tiles (the look-back's second level), an input
+not 16-byte aligned, segments with runs of empty ones at tile boundaries
+and offsets past the last tile; inclusive and exclusive, against NumPy.
+The checks are test_scan_batched.py's."""
+import numpy as np
+import pytest
+
+import gpuprims
+
+from test_scan_batched import check_batched, check_segmented, run
+
+FLAT = next(v for v in gpuprims.variants("scan") if v.name == "segmented_lookback")
+
+
+@pytest.mark.parametrize("outer,n", [(700, 1), (501, 2), (333, 3), (211, 5), (40, 127), (33, 129), (3, 2047),
+                                     (2, 2049), (5, 4099), (1, 70001)])
+def test_rows(backend, outer, n):
+    check_batched(FLAT, "C", outer, n, 1, "sum", "float32", "float32", True, seed=n)
+    check_batched(FLAT, "C", outer, n, 1, "sum", "int32", "int64", False, seed=n + 1)
+    check_batched(FLAT, "C", outer, n, 1, "max", "float64", "float64", False, seed=n + 2)
+
+
+def test_rows_over_many_tiles(backend):
+    """Rows of 3 * 2^15 + 5 floats: each starts mid-tile and spans 48 tiles
+    (level-1 totals of 32 tiles in every row's prefix)."""
+    check_batched(FLAT, "C", 3, 3 * 2 ** 15 + 5, 1, "sum", "float32", "float32", True, seed=21)
+    check_batched(FLAT, "C", 2, 3 * 2 ** 15 + 5, 1, "min", "int32", "int32", False, seed=22)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_unaligned_input(backend, dtype):
+    """Element 0 of the rows one element into the buffer: no 16-byte vectors."""
+    rng = np.random.default_rng(23)
+    n, outer = 301, 17
+    buf = rng.standard_normal(outer * n + 1).astype(dtype) if dtype == "float32" else \
+        rng.integers(-1000, 1000, outer * n + 1).astype(dtype)
+    got = run(FLAT, buf, 1, outer * n, "sum", dtype, dtype, True, (outer, n, 1, n, 1, 1, 0))
+    want = np.cumsum(buf[1:].reshape(outer, n), axis=1, dtype=dtype).ravel()
+    if dtype == "float32":
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.sqrt(n))
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+SEGMENTS = {
+    "empties at tile edges": [2048, 0, 0, 0, 1, 2047, 0, 2048, 0, 1023, 1025, 0],
+    "short ones over many tiles": list(np.random.default_rng(24).integers(0, 9, 20000)),
+    "one element each": [1] * 5000,
+    "long then short": [70001] + list(np.random.default_rng(25).integers(0, 70, 300)),
+}
+
+
+@pytest.mark.parametrize("case", list(SEGMENTS))
+def test_segments(backend, case):
+    lengths = SEGMENTS[case]
+    check_segmented(FLAT, lengths, "sum", "float32", "float32", True, seed=26)
+    check_segmented(FLAT, lengths, "sum", "int32", "int64", False, seed=27)
+    check_segmented(FLAT, lengths, "max", "float64", "float64", True, seed=28)
+
+
+def test_segments_deterministic(backend):
+    """The same bits every run for ragged segments over many tiles."""
+    rng = np.random.default_rng(29)
+    lengths = list(rng.integers(0, 5000, 40))
+    offs = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    buf = rng.standard_normal(int(offs[-1])).astype(np.float32)
+    d_offs = gpuprims.to_device(offs)
+    layout = (len(lengths), buf.size, 1, 0, 1, 0, d_offs.ptr)
+    runs = [run(FLAT, buf, 0, buf.size, "sum", "float32", "float32", True, layout) for _ in range(3)]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r.view(np.uint32), runs[0].view(np.uint32))
