@@ -6,7 +6,10 @@
 // chose before the one-pass kernels (the "old" rows: a thread per row,
 // groups of 16-byte lanes, the split with its combine, the column tiles or
 // 16-byte columns) against the one-pass kernels with several tunings, and
-// what the library's adaptive step runs now ("auto"); then segmented sums
+// what the library's adaptive step runs now ("auto"), after a reference
+// row: step 9's single pass over the same 2^26 floats as one vector (the
+// rate an axis case can aim at; reduce_rows_split and reduce_columns_flat
+// read their rows or columns with its loop); then segmented sums
 // over 2^26 elements of random lengths (means 4, 64, 1024, 65536) through
 // the adaptive step.  CUDA events around the launches only, L2 overwritten
 // before every run, median of REPEAT runs; % roof = bytes read / time
@@ -22,6 +25,7 @@
 #include "tune_common.cuh"
 
 #include "../cuda/reduce/17_segmented_adaptive.cu"
+#include "../cuda/reduce/single_pass.cuh"
 
 using namespace gp;
 using namespace gp::reduce::seg;
@@ -106,6 +110,19 @@ int main() {
     std::printf("%s, %d SMs; copy roof %.0f GB/s (read + write)\n", prop.name, prop.multiProcessorCount,
                 b.roof_gbps);
     const double eps = std::ldexp(1.0, -23);
+    {  // the reference: step 9 on the 2^26 floats whole
+        const int64_t m = int64_t(1) << 26;
+        double want = 0, mag = 0;
+        for (int64_t k = 0; k < m; ++k) want += b.host[k], mag += std::fabs(b.host[k]);
+        const std::vector<double> w{want}, bound{4 * 27 * eps * mag + eps * std::fabs(want)};
+        gp_reduce_args a{};
+        a.in = b.in, a.out = b.out, a.in_t = GP_FLOAT32, a.acc_t = GP_FLOAT32, a.op = GP_SUM;
+        a.n = m, a.counter = b.counter;
+        a.batch = gp_batch{1, 1, 0, 1, 0, nullptr};  // for row()'s byte count only
+        std::printf("\n### reference: 2^26 floats as one vector\n\n| mapping | ms | GB/s | %% roof | check |\n|---|---:|---:|---:|---|\n");
+        row(b, "single_pass (step 9, SinglePassTuning)", a, 1, w, bound,
+            [](gp_reduce_args x) { return gp::SinglePass<In, Op>::run(x); });
+    }
     struct Shape { int64_t rows, cols; };
     const Shape shapes[] = {{1 << 24, 4}, {1 << 20, 64}, {1 << 14, 1 << 14}, {64, 1 << 20}, {4, 1 << 24}};
     for (const Shape s : shapes) {
@@ -154,6 +171,12 @@ int main() {
                     });
                 }
                 if (rows_long_ok<In>(a, P)) {
+                    row(b, "rows_split 256 x 8/SM, U=4", a, count, want, bound,
+                        [&](gp_reduce_args x) { return launch_rows_split<In, Op, 256, 4>(x, P); });
+                    row(b, "rows_split 256 x 8/SM, U=8", a, count, want, bound,
+                        [&](gp_reduce_args x) { return launch_rows_split<In, Op, 256, 8>(x, P); });
+                    row(b, "rows_split 512 x 4/SM, U=4", a, count, want, bound,
+                        [&](gp_reduce_args x) { return launch_rows_split<In, Op, 512, 4>(x, P); });
                     row(b, "rows_long 256 x 8/SM, U=4", a, count, want, bound,
                         [&](gp_reduce_args x) { return launch_rows_long<In, Op, 256, 4>(x, P); });
                     row(b, "rows_long 256 x 8/SM, U=8", a, count, want, bound,

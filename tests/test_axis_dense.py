@@ -1,6 +1,6 @@
 """The one-pass kernels of the adaptive axis reduction (segmented.cuh):
 aligned rows of 1..32 vectors (reduce_rows_dense), few long aligned rows
-(reduce_rows_long) and dense columns (reduce_columns_flat), reached
+(reduce_rows_split, or reduce_rows_long: DenseTuning::LONG_PER_ROW) and dense columns (reduce_columns_flat), reached
 through segmented_adaptive with the shapes that choose them and their
 edges (one row, a tail of fewer than 4 elements, odd and prime counts,
 grids of one block), and the unaligned or strided views that must take
@@ -26,6 +26,10 @@ SHAPES = [
     # several blocks on the emulator's 2 SMs: the last-block finishes
     (1, 65536), (2, 65536),  # long rows, 16 blocks: 4 and 2 lanes per row in the finish
     (16411, 4), (2053, 64), (40001, 2),  # dense columns, 2 blocks (a tail of 2 in the last)
+    # long rows, B blocks a row (16 blocks shared among them): B = 5, 2, 1;
+    # rows that end inside the U-load trips (the one-at-a-time trips)
+    (3, 65540), (7, 40004), (16, 8192),
+    (301, 256), (4097, 128),  # dense columns, 2 blocks: 64 and 32 column groups (Q > 32, Q = 32)
 ]
 # (op, input dtype, accumulator dtype): 4- and 8-byte inputs (4 and 2 a vector)
 COMBOS = [("sum", "float32", "float32"), ("max", "float32", "float32"), ("min", "float64", "float64"),

@@ -32,12 +32,15 @@
 //                                                      fill the GPU)
 //   otherwise, by L:
 //     L <= THREAD_MAX (8)                           -> a thread per problem (11)
-//     L <= 32 x LANE_ITEMS (128)                    -> L / 4 lanes (14, 13)
+//     L <= 32 x LANE_ITEMS (512)                    -> L / 16 lanes (14, 13)
 //     L <= WARP_MAX and the problems fill the GPU   -> a warp per problem (13)
-//     aligned rows at least a block's share long   -> the rows cut evenly
-//                                                      over one grid as one flat
-//                                                      range, the last block
-//                                                      combines (reduce_rows_long)
+//     aligned rows at least a block's share long   -> the resident blocks shared
+//                                                      evenly among the rows, each
+//                                                      row read as step 9 reads a
+//                                                      vector, the last block
+//                                                      combines (reduce_rows_split;
+//                                                      or one flat range cut evenly,
+//                                                      reduce_rows_long: DenseTuning)
 //     else                                          -> a block per problem,
 //                                                      or several (12, 15)
 //
@@ -139,7 +142,8 @@ struct Adaptive {
     static size_t scratch(const gp_reduce_args &a, const Problems &P) {
         const Plan p = plan(a, P);
         if (p.kind == COLUMNS_FLAT) return columns_flat_bytes<In, Op>(P);
-        if (p.kind == ROWS_LONG) return rows_long_bytes<In, Op>(P);
+        if (p.kind == ROWS_LONG)
+            return DenseTuning::LONG_PER_ROW ? rows_split_bytes<In, Op>(P) : rows_long_bytes<In, Op>(P);
         return partial_bytes<Op>(P, p.kind == COLUMNS ? p.columns.chunks : p.chunks) +
                defer_bytes<Op>(p.defer);
     }
@@ -158,7 +162,8 @@ struct Adaptive {
             case ROWS_DENSE:
                 return launch_rows_dense<In, Op>(a, P, p.lanes);
             case ROWS_LONG:
-                return launch_rows_long<In, Op>(a, P);
+                return DenseTuning::LONG_PER_ROW ? launch_rows_split<In, Op>(a, P)
+                                                 : launch_rows_long<In, Op>(a, P);
             case BLOCKS:
                 GP_TRY((launch_blocks<In, Op>(a, P, p.chunks, D)));
                 break;

@@ -40,9 +40,12 @@ namespace seg {
 //     (86.7%), 2 lanes per row 2155 GB/s (52%); segments of mean 4: a thread
 //     2922 GB/s (70.6%), 2 lanes 1815 GB/s (43.8%).  8 is interpolated: a
 //     thread's row of 8 is one 32-byte sector.
-//   LANE_ITEMS = 4: rows of 64, (2^20, 64) axis -1: 16 lanes (4 elements a
-//     lane) 2443 GB/s (59%), a warp (2 a lane) 1646 GB/s (39.7%); segments
-//     of mean 64: 16 lanes 1640 GB/s (39.6%), a warp 1075 GB/s (25.9%).
+//   LANE_ITEMS = 16: segments of mean 64, bench/tune_axis.cu on an H200
+//     (bench/results/tune-axis-nvidia-h200-2026-11-23.md): scalar groups of
+//     4 lanes (16 elements a lane) 0.1313 ms, 8 lanes 0.1409, 2 lanes
+//     0.1467, 16 lanes (4 a lane) 0.1719, a warp 0.2504; mean 1024 (past
+//     32 x 16: a warp) a warp 0.1059, 16 lanes 0.1317.  Aligned rows of 64
+//     floats take reduce_rows_dense instead.
 //   COLUMN_THREAD_MAX = 8: columns of 4 rows, (4, 2^24) axis 0: a thread
 //     per column 3272 GB/s (79%), column tiles 1756 GB/s (42.4%: a block
 //     reads 4 KB and exits); columns of 64 rows, (64, 2^20) axis 0: tiles
@@ -70,7 +73,7 @@ struct SegTuning {
     static constexpr int64_t MIN_CHUNK = 4096;  // splits: elements per block, at least (16/thread)
     static constexpr int64_t MIN_ROWS = 16;     // columns: rows per thread of a split, at least
     static constexpr int64_t THREAD_MAX = 8;    // adaptive: a thread per row up to this length
-    static constexpr int64_t LANE_ITEMS = 4;    // adaptive: elements per lane of a sub-warp group
+    static constexpr int64_t LANE_ITEMS = 16;   // adaptive: elements per lane of a sub-warp group
     static constexpr int64_t COLUMN_THREAD_MAX = 8;  // adaptive: a thread per column up to this
     static constexpr int64_t VEC_MIN_ROW = 16;   // adaptive: vector loads for rows from this length
     static constexpr int64_t WARP_MAX = 4096;   // adaptive: lanes per problem up to this length
@@ -642,20 +645,129 @@ reduce_rows_long(const In *__restrict__ in, int64_t count, int64_t rv, int64_t s
     if (threadIdx.x == 0) *ticket = 0;  // ready for the next launch on this stream
 }
 
+// Few long rows, each row its own single-pass grid (the alternative to
+// reduce_rows_long's contiguous block ranges; DenseTuning::LONG_PER_ROW
+// picks): B blocks per row, block b = r B + j reads vectors j BLOCK + t,
+// + B BLOCK, ... of row r, U loads in flight and then the last trips one
+// at a time, exactly the loop of the 1-D single-pass kernel (step 9) with
+// a grid of B blocks on a vector of rv.  So at any moment the blocks of a
+// row read one window of it, as step 9's grid reads one window of its
+// vector, where reduce_rows_long's blocks each stream their own range.
+// Then the block tree, one partial per block (partial[b]: a row's B
+// partials side by side), and the last block (ticket) folds each row's
+// partials in block order, wf lanes a row (8 loads in flight a lane),
+// the group's tree.  The order of the adds is fixed by rv and B.
+template <int BLOCK, int U, class In, class Op>
+__global__ void __launch_bounds__(BLOCK)
+reduce_rows_split(const In *__restrict__ in, int64_t count, int64_t rv, int64_t s_row, int B,
+                  typename Op::type *partial, unsigned *ticket, typename Op::type *out) {
+    using Acc = typename Op::type;
+    constexpr int V = int(16 / sizeof(In));
+    const Op op;
+    __shared__ Acc warp_results[BLOCK / WARP];
+    __shared__ bool last;
+    const int64_t r = blockIdx.x / B, j = blockIdx.x - r * B, stride = int64_t(B) * BLOCK;
+    const In *row = in + r * s_row;
+    Acc acc = Op::identity();
+    const auto add = [&](const uint4 &x) {
+        In v[V];
+        memcpy(v, &x, 16);
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc = op(acc, Acc(v[k]));
+    };
+    int64_t i = j * BLOCK + threadIdx.x;
+    for (; i + (U - 1) * stride < rv; i += U * stride) {
+        uint4 x[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) x[u] = ldg16(row + (i + u * stride) * V);
+#pragma unroll
+        for (int u = 0; u < U; ++u) add(x[u]);
+    }
+    for (; i < rv; i += stride) add(ldg16(row + i * V));
+    acc = block_reduce<BLOCK>(acc, op, warp_results);
+    if (gridDim.x == 1) {  // one row, one block: no ticket
+        if (threadIdx.x == 0) *out = acc;
+        return;
+    }
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = acc;
+        __threadfence();  // the partial is visible before the ticket is taken
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;  // uniform over the block
+    int wf = 1;  // lanes a row: 8 partials a lane at most where a warp can
+    while (wf < WARP && wf * 8 < B) wf *= 2;
+    const int lane = threadIdx.x % wf;
+    for (int64_t base = 0; base < count; base += BLOCK / wf) {  // uniform over the block
+        const int64_t rr = base + threadIdx.x / wf;
+        const Acc *p = partial + rr * B;
+        Acc v = Op::identity();
+        for (int c = lane; rr < count && c < B; c += 8 * wf) {
+            Acc y[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) y[u] = c + u * wf < B ? __ldcg(p + c + u * wf) : Op::identity();
+#pragma unroll
+            for (int u = 0; u < 8; ++u) v = op(v, y[u]);
+        }
+        for (int offset = wf / 2; offset > 0; offset >>= 1)  // the same steps for the warp
+            v = op(v, __shfl_down_sync(FULL_MASK, v, offset, wf));
+        if (lane == 0 && rr < count) out[rr] = v;
+    }
+    if (threadIdx.x == 0) *ticket = 0;  // ready for the next launch on this stream
+}
+
+// The end of a dense-columns pass: thread t of the block holds acc[m], m <
+// M, partials of column (t mod Q) M + m (Q a power of two, inner = Q M), so
+// threads t and t + Q, t + 2Q, ... hold partials of the same columns.
+// First within each warp by shuffles (lanes l and l + off for off = 16, 8,
+// ..., Q: lane l < min(Q, 32) then holds the warp's share), then each live
+// lane writes its M values to cell[c inner + column] (copy c: the warp, or
+// t / Q where Q > 32), and after one barrier thread j < inner folds the
+// copies of column j in copy order.  Returns column j's value in thread j
+// (identity elsewhere).  Two barriers in all, whatever inner is, where a
+// shared-memory tree would take log2(BLOCK / Q) a column.  cell holds
+// BLOCK / max(Q, 32) x inner <= BLOCK x V values.
+template <int BLOCK, int V, class Acc, class Op>
+__device__ inline Acc combine_copies(Acc (&acc)[V], int M, int Q, Acc *cell, Op op) {
+    const int t = threadIdx.x, lane = t % WARP, inner = Q * M;
+#pragma unroll
+    for (int off = WARP / 2; off >= 1; off >>= 1)
+        if (off >= Q) {  // uniform
+#pragma unroll
+            for (int m = 0; m < V; ++m)
+                if (m < M) acc[m] = op(acc[m], __shfl_down_sync(FULL_MASK, acc[m], off));
+        }
+    const int live = Q < WARP ? Q : WARP, copies = BLOCK / (Q > WARP ? Q : WARP);
+    if (lane < live) {
+        const int c = Q <= WARP ? t / WARP : t / Q, g = t % Q;
+#pragma unroll
+        for (int m = 0; m < V; ++m)
+            if (m < M) cell[c * inner + g * M + m] = acc[m];
+    }
+    __syncthreads();
+    Acc v = Op::identity();
+    if (t < inner)
+        for (int c = 0; c < copies; ++c) v = op(v, cell[c * inner + t]);
+    __syncthreads();  // cell is read before anyone writes it again
+    return v;
+}
+
 // Dense columns (axis 0 of a C array (rows, inner), inner a power of two up
 // to BLOCK, columns_flat_ok): the whole array is one flat vector of
 // n = rows x inner elements, read as the 1-D single-pass kernel reads it:
-// thread i of the grid loads vectors i, i + stride, ... (U in flight),
-// stride = gridDim.x x BLOCK.  Each vector is V neighbouring elements of
-// one row: columns (i mod Q) V .. + V - 1 for inner = Q V >= V, or V / inner
-// rows of columns 0 .. inner - 1 for inner < V.  Q divides the stride, so a
-// thread meets the same columns in every vector and keeps one accumulator
-// per element of its vectors: no index arithmetic in the loop.  Then: the
-// accumulators of one column folded within the thread (inner < V), the
-// threads of one column group combined in a shared-memory tree (threads t
-// and t + half, half >= Q), one partial per column per block, and the last
-// block (ticket) folds each column's partials in block order.  The order
-// of the adds is fixed by the shape and the grid size.
+// thread i of the grid loads vectors i, i + stride, ... (U in flight, then
+// the last trips one at a time), stride = gridDim.x x BLOCK.  Each vector
+// is V neighbouring elements of one row: columns (i mod Q) V .. + V - 1
+// for inner = Q V >= V, or V / inner rows of columns 0 .. inner - 1 for
+// inner < V.  Q divides the stride, so a thread meets the same columns in
+// every vector and keeps one accumulator per element of its vectors: no
+// index arithmetic in the loop.  Then: the accumulators of one column
+// folded within the thread (inner < V), the block's copies of each column
+// combined (combine_copies: shuffles, then one pass over shared memory),
+// one partial per column per block, and the last block (ticket) folds
+// each column's partials in block order the same way.  The order of the
+// adds is fixed by the shape and the grid size.
 template <int BLOCK, int U, class In, class Op>
 __global__ void __launch_bounds__(BLOCK)
 reduce_columns_flat(const In *__restrict__ in, int64_t n, int inner, typename Op::type *partial,
@@ -663,7 +775,7 @@ reduce_columns_flat(const In *__restrict__ in, int64_t n, int inner, typename Op
     using Acc = typename Op::type;
     constexpr int V = int(16 / sizeof(In));
     const Op op;
-    __shared__ Acc cell[BLOCK];
+    __shared__ Acc cell[BLOCK * V];
     __shared__ bool last;
     const int Q = inner >= V ? inner / V : 1, M = inner < V ? inner : V;
     const int t = threadIdx.x;
@@ -671,21 +783,21 @@ reduce_columns_flat(const In *__restrict__ in, int64_t n, int inner, typename Op
     Acc acc[V];
 #pragma unroll
     for (int j = 0; j < V; ++j) acc[j] = Op::identity();
-    for (int64_t i = int64_t(blockIdx.x) * BLOCK + t; i < nvec; i += U * stride) {
+    const auto add = [&](const uint4 &x) {
+        In v[V];
+        memcpy(v, &x, 16);
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = op(acc[j], Acc(v[j]));
+    };
+    int64_t i = int64_t(blockIdx.x) * BLOCK + t;
+    for (; i + (U - 1) * stride < nvec; i += U * stride) {  // as step 9: no predicate
         uint4 x[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u)
-            x[u] = i + u * stride < nvec ? ldg16(in + (i + u * stride) * V) : uint4{0, 0, 0, 0};
+        for (int u = 0; u < U; ++u) x[u] = ldg16(in + (i + u * stride) * V);
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            if (i + u * stride < nvec) {
-                In v[V];
-                memcpy(v, &x[u], 16);
-#pragma unroll
-                for (int j = 0; j < V; ++j) acc[j] = op(acc[j], Acc(v[j]));
-            }
-        }
+        for (int u = 0; u < U; ++u) add(x[u]);
     }
+    for (; i < nvec; i += stride) add(ldg16(in + i * V));
     // The last n mod V elements (inner < V only): element nvec V + j is
     // column j mod inner, the column of accumulator j.
     if (blockIdx.x == 0) {
@@ -700,33 +812,26 @@ reduce_columns_flat(const In *__restrict__ in, int64_t n, int inner, typename Op
 #pragma unroll
             for (int j = 0; j < h; ++j) acc[j] = op(acc[j], acc[j + h]);
         }
-    const bool one = gridDim.x == 1;  // uniform: one block writes the results
-#pragma unroll
-    for (int m = 0; m < V; ++m) {
-        if (m >= M) break;  // uniform
-        cell[t] = acc[m];
-        __syncthreads();
-        for (int half = BLOCK / 2; half >= Q; half >>= 1) {
-            if (t < half) cell[t] = op(cell[t], cell[t + half]);
-            __syncthreads();
-        }
-        if (t < Q) {  // column t V + m (m where inner < V, Q = 1)
-            if (one) out[t * V + m] = cell[t];
-            else partial[blockIdx.x * int64_t(inner) + t * V + m] = cell[t];
-        }
-        __syncthreads();  // cell is read before the next m writes it
+    const Acc mine = combine_copies<BLOCK>(acc, M, Q, cell, op);  // column t, t < inner
+    if (gridDim.x == 1) {  // uniform: one block writes the results
+        if (t < inner) out[t] = mine;
+        return;
     }
-    if (one) return;
-    if (t < Q) __threadfence();  // this thread's partials are visible before the ticket
+    if (t < inner) {
+        partial[blockIdx.x * int64_t(inner) + t] = mine;
+        __threadfence();  // this thread's partial is visible before the ticket
+    }
     __syncthreads();
     if (t == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     __syncthreads();
     if (!last) return;  // uniform over the block
     // Thread t folds column t mod inner over blocks t / inner, + BLOCK /
-    // inner, ... (U loads in flight), then the threads of a column meet in
-    // the tree.
+    // inner, ... (U loads in flight), then the threads of a column meet as
+    // above (one accumulator a thread: M = 1, Q = inner).
     const int c = t % inner, step = BLOCK / inner;
-    Acc v = Op::identity();
+    Acc v[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) v[j] = Op::identity();
     for (int64_t k = t / inner; k < gridDim.x; k += int64_t(U) * step) {
         Acc y[U];
 #pragma unroll
@@ -734,15 +839,10 @@ reduce_columns_flat(const In *__restrict__ in, int64_t n, int inner, typename Op
             y[u] = k + u * step < gridDim.x ? __ldcg(partial + (k + u * step) * inner + c)
                                             : Op::identity();
 #pragma unroll
-        for (int u = 0; u < U; ++u) v = op(v, y[u]);
+        for (int u = 0; u < U; ++u) v[0] = op(v[0], y[u]);
     }
-    cell[t] = v;
-    __syncthreads();
-    for (int half = BLOCK / 2; half >= inner; half >>= 1) {
-        if (t < half) cell[t] = op(cell[t], cell[t + half]);
-        __syncthreads();
-    }
-    if (t < inner) out[t] = cell[t];
+    const Acc total = combine_copies<BLOCK>(v, 1, inner, cell, op);
+    if (t < inner) out[t] = total;
     if (t == 0) *ticket = 0;  // ready for the next launch on this stream
 }
 
@@ -1007,8 +1107,16 @@ cudaError_t launch_columns_vec(const gp_reduce_args &a, const Problems &P) {
 // Tunables of the dense kernels (bench/tune_axis.cu times the choices).
 struct DenseTuning {
     static constexpr int ROWS_U = 4;        // rows_dense: rows per group in flight
-    static constexpr int LONG_BLOCK = 256;  // rows_long: threads per block
-    static constexpr int LONG_U = 4;        // rows_long: 16-byte loads in flight per thread
+    static constexpr int LONG_BLOCK = 256;  // rows_long, rows_split: threads per block
+    static constexpr int LONG_U = 4;        // rows_long, rows_split: 16-byte loads in flight per thread
+    // Few long rows: each row its own interleaved single-pass grid
+    // (reduce_rows_split, true) or one flat range cut into contiguous block
+    // ranges (reduce_rows_long, false).  A best guess, not yet timed:
+    // the split keeps step 9's access pattern (a window a row instead of a
+    // stream a block), which step 9 reads at 0.0746 ms on 2^26 floats on
+    // an H200 where reduce_rows_long read the same bytes as 4 or 64 rows in
+    // 0.079-0.081 ms (bench/results/tune-axis-nvidia-h200-2026-11-23.md).
+    static constexpr bool LONG_PER_ROW = true;
     static constexpr int COL_BLOCK = 1024;  // columns_flat: threads per block
     static constexpr int COL_PER_SM = 1;    // columns_flat: blocks per SM (fewer partials)
     static constexpr int COL_U = 8;         // columns_flat: 16-byte loads in flight per thread
@@ -1075,6 +1183,37 @@ inline bool rows_long_ok(const gp_reduce_args &a, const Problems &P) {
     if (!rows_aligned<In>(a, P) || P.len == 0) return false;
     const int64_t rv = P.len / int64_t(16 / sizeof(In)), nv = rv * P.count;
     return rv >= ceil_div<int64_t>(nv, resident_grid<BLOCK, U>(nv));
+}
+
+// reduce_rows_split's blocks per row: the resident blocks shared evenly
+// among the rows (count <= the resident blocks: rows_long_ok), no more
+// than a row's vectors need at U loads a thread.
+template <int BLOCK, int U>
+inline int64_t split_blocks(int64_t count, int64_t rv) {
+    const int64_t cap = int64_t(sms()) * (2048 / BLOCK);
+    const int64_t b = count < cap ? cap / count : 1, want = ceil_div<int64_t>(rv, int64_t(BLOCK) * U);
+    return b < want ? b : want < 1 ? 1 : want;
+}
+
+template <class In, class Op, int BLOCK = DenseTuning::LONG_BLOCK, int U = DenseTuning::LONG_U>
+size_t rows_split_bytes(const Problems &P) {
+    const int64_t rv = P.len / int64_t(16 / sizeof(In));
+    return align_up(size_t(P.count * split_blocks<BLOCK, U>(P.count, rv)) *
+                    sizeof(typename Op::type)) +
+           sizeof(unsigned);
+}
+
+template <class In, class Op, int BLOCK = DenseTuning::LONG_BLOCK, int U = DenseTuning::LONG_U>
+cudaError_t launch_rows_split(const gp_reduce_args &a, const Problems &P) {
+    using Acc = typename Op::type;
+    const int64_t rv = P.len / int64_t(16 / sizeof(In)), B = split_blocks<BLOCK, U>(P.count, rv);
+    const int64_t grid = P.count * B;
+    unsigned *ticket = nullptr;
+    if (grid > 1) GP_TRY(ticket_of(a, align_up(size_t(grid) * sizeof(Acc)), ticket));
+    GP_LAUNCH((reduce_rows_split<BLOCK, U, In, Op>), unsigned(grid), BLOCK, 0, a.stream,
+              static_cast<const In *>(a.in), P.count, rv, P.s_inner, int(B),
+              static_cast<Acc *>(a.scratch), ticket, static_cast<Acc *>(a.out));
+    return cudaSuccess;
 }
 
 template <class In, class Op, int BLOCK = DenseTuning::LONG_BLOCK, int U = DenseTuning::LONG_U>
