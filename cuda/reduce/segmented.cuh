@@ -1111,15 +1111,21 @@ struct DenseTuning {
     static constexpr int LONG_U = 4;        // rows_long, rows_split: 16-byte loads in flight per thread
     // Few long rows: each row its own interleaved single-pass grid
     // (reduce_rows_split, true) or one flat range cut into contiguous block
-    // ranges (reduce_rows_long, false).  A best guess, not yet timed:
-    // the split keeps step 9's access pattern (a window a row instead of a
-    // stream a block), which step 9 reads at 0.0746 ms on 2^26 floats on
-    // an H200 where reduce_rows_long read the same bytes as 4 or 64 rows in
-    // 0.079-0.081 ms (bench/results/tune-axis-nvidia-h200-2026-11-23.md).
+    // ranges (reduce_rows_long, false).  The split keeps step 9's access
+    // pattern (a window a row instead of a stream a block).  H200, 2^26
+    // float32 sums (bench/results/tune-axis-nvidia-h200-2026-11-23-run2.md,
+    // % of the copy roof for the bytes read): (64, 2^20) along axis -1 0.0742
+    // ms (87.2%) split against 0.0786 (82.4%) in contiguous ranges, (4,
+    // 2^24) 0.0746 (86.7%) against 0.0804 (80.5%); step 9 reads the same
+    // 2^26 floats as one vector in 0.0740 ms (87.4%).
     static constexpr bool LONG_PER_ROW = true;
+    // A few dense columns read as one flat vector: 1024 threads, one block
+    // an SM, 4 loads in flight a thread.  Same run: (2^24, 4) along axis 0
+    // 0.0752 ms (86.1%; 8 loads 0.0763, 2 blocks an SM 0.0754), (2^20, 64)
+    // 0.0757 ms (85.5%; 8 loads 0.0767, 256 threads x 8 blocks 0.0973).
     static constexpr int COL_BLOCK = 1024;  // columns_flat: threads per block
     static constexpr int COL_PER_SM = 1;    // columns_flat: blocks per SM (fewer partials)
-    static constexpr int COL_U = 8;         // columns_flat: 16-byte loads in flight per thread
+    static constexpr int COL_U = 4;         // columns_flat: 16-byte loads in flight per thread
     // The core lends each thread 64 KiB of preallocated device scratch
     // (csrc/glue.h); a plan whose scratch fits it allocates nothing.
     static constexpr size_t SMALL_SCRATCH = 48 << 10;
