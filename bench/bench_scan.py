@@ -11,6 +11,7 @@ sums of 2^26 float32 with random segment lengths of mean 4, 64, 1024 and
 
     python bench/bench_scan.py              # both sections
     python bench/bench_scan.py batched      # the batched and segmented section only
+    python bench/bench_scan.py batched --rows segmented_adaptive,batched_columns   # only those rows
     python bench/bench_scan.py --dry        # the batched section on the emulator, tiny shapes, no times
     python bench/bench_scan.py wide         # 8-byte accumulators: decoupled_lookback, cub, cub_deterministic
     python bench/bench_scan.py wide --dtype float64,int32   # the same for some input dtypes
@@ -163,9 +164,9 @@ def cupy_cumsum_ms(x, axis, flush):
         return None, f"CuPy failed: {type(e).__name__}: {e}"[:120]
 
 
-def batched_section(parts, data, dry=False):
+def batched_section(parts, data, dry=False, only=None):
     rng = np.random.default_rng(15)
-    rows_v = [v for v in gpuprims.variants("scan") if v.batched or v.segmented]
+    rows_v = [v for v in gpuprims.variants("scan") if (v.batched or v.segmented) and (not only or v.name in only)]
     timer = Timer(dry)
     shapes = [(64, 4), (16, 64), (128, 128), (4, 1024), (2, 4096)] if dry else SHAPES
     means = [4, 64, 1024] if dry else SEGMENT_MEANS
@@ -296,7 +297,7 @@ def main(argv):
         journey_tables("scan", [(f"\n## float32 inclusive sum, n = {n} (2^{n.bit_length() - 1})", {"n": n})
                                 for n in SIZES], parts, data, dtype="float32", op="sum", repeat=30, k=3,
                        variants=one_d_rows())
-    batched_section(parts, data)
+    batched_section(parts, data, only=argv[argv.index("--rows") + 1].split(",") if "--rows" in argv else None)
     status = save_results("scan" if "batched" not in argv else "scan-axis", info, date, parts, data)
     bad = [r["variant"] for t in data["tables"] if "case" in t for r in t["rows"] if r["matches"] is False]
     if bad:
