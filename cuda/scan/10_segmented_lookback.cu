@@ -214,8 +214,9 @@ struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_
     static constexpr bool EARLY = EARLY_, MEANWHILE = EARLY_ && MEANWHILE_;
 };
 
-// The production shapes: a best guess until measured (bench/tune_segscan.cu
-// times them against others on rows and segments).  2 warps a block, 16
+// The shapes of segments (and of rows with 8-byte sums): not yet timed on
+// segments (bench/tune_segscan.cu times them against others on rows and
+// segments; its first run measured rows only).  2 warps a block, 16
 // vectors a lane (a tile of 8 KiB of 4-byte input), 3 stages, 4 blocks an
 // SM: the shape of the 1-D scan's 8-byte tuning (lookback_tuning.cuh).  The
 // 1-D scan's 4-byte shape (2 stages, 6 blocks an SM: 168 registers a
@@ -226,6 +227,17 @@ template <class In, class Acc>
 using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 16, 3, 4>,
                                       std::conditional_t<sizeof(In) == sizeof(Acc), FlatShape<2, 16, 3, 4>,
                                                          FlatShape<2, 8, 4, 4>>>;
+// Float32 sums of rows of a C array take the 1-D scan's own 4-byte shape
+// (2 stages, 6 blocks an SM) even though it spills 4 bytes a thread there:
+// on an H200 (bench/results/tune-segscan-nvidia-h200-2026-11-23.md, float32
+// inclusive cumsum, % of a copy of the bytes read + written) (2^24, 4) and
+// (2^20, 64) along axis -1 took 0.1448 and 0.1447 ms (88.5%) against 0.1599
+// and 0.1594 ms (80.1-80.4%) with FlatTuning's 3 stages at 4 blocks.  The
+// other ops and types spill more with it (20-56 bytes; ptxas of CUDA 13.0,
+// sm_90) and were not timed: they keep FlatTuning, as segments do.
+template <class In, class Op>
+using RowTuning = std::conditional_t<std::is_same<In, float>::value && std::is_same<Op, Sum<float>>::value,
+                                     FlatShape<2, 16, 2, 6>, FlatTuning<In, typename Op::type>>;
 
 // a % n for a >= 0, n > 0: a 32-bit remainder where both fit in 32 bits
 // (a 64-bit one is a long sequence of its own).
@@ -515,7 +527,8 @@ template <class In, class Op>
 struct FlatLookback {
     using Acc = typename Op::type;
     using S = seg::FlaggedSlots<Acc>;
-    using Tiles = TilesWith<FlatTuning<In, Acc>, In, Op>;
+    using Tiles = TilesWith<FlatTuning<In, Acc>, In, Op>;     // segments
+    using RowTiles = TilesWith<RowTuning<In, Op>, In, Op>;   // rows of a C array
     // Contiguous problems: scan_tiles; any other layout: scan_flat.
     static bool contiguous(const seg::Layout &lay) { return lay.offsets != nullptr || lay.contiguous_rows(); }
     static int64_t strided_tiles(const seg::Layout &lay) {
@@ -523,7 +536,7 @@ struct FlatLookback {
     }
     static size_t scratch(const gp_scan_args &a) {
         const seg::Layout lay = seg::Layout::of(a);
-        if (contiguous(lay)) return Tiles::scratch(lay);
+        if (contiguous(lay)) return lay.offsets != nullptr ? Tiles::scratch(lay) : RowTiles::scratch(lay);
         int64_t count;
         lookback::Levels::of(strided_tiles(lay), count);
         return 256 + S::bytes(count);
@@ -533,7 +546,7 @@ struct FlatLookback {
         if (contiguous(lay)) {
             DeviceFacts d;
             GP_TRY(device_facts(d));
-            return Tiles::run(a, d);
+            return lay.offsets != nullptr ? Tiles::run(a, d) : RowTiles::run(a, d);
         }
         const int64_t tiles = strided_tiles(lay);
         if (tiles >= (int64_t(1) << 35) || tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
@@ -551,11 +564,11 @@ struct FlatLookback {
 
 cudaError_t gp_scan_segmented_lookback(gp_scan_args *a) { return seg::dispatch<FlatLookback>(a); }
 
-GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_tiles<FlatTuning<float, float>, float, Sum<float>, false>)
+GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_tiles<RowTuning<float, Sum<float>>, float, Sum<float>, false>)
 // The dynamic shared memory of that kernel (its rings), after its opt-in to
 // more than 48 KiB as run() makes it: an occupancy query sees it as launched.
 size_t gp_scan_segmented_lookback_smem(int) {
-    using Shape = FlatTuning<float, float>;
+    using Shape = RowTuning<float, Sum<float>>;
 #ifndef GP_EMULATOR
     cudaFuncSetAttribute(scan_tiles<Shape, float, Sum<float>, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          Shape::SMEM);
