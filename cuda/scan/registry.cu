@@ -195,8 +195,8 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "1-D decoupled_lookback once per row for rows of 2^23 or more, else segmented_lookback, "
      "which also takes segments (their lengths live on the device). Thresholds measured on an "
      "H200. What auto runs for an axis or segments.",
-     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_adaptive,
-     gp_scan_segmented_lookback_kernel, NULL,
+     -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_adaptive,
+     gp_scan_segmented_lookback_kernel, gp_scan_segmented_lookback_smem,
      GP_BATCHED | GP_SEGMENTED | GP_AUTO_BATCHED, NULL, NULL},
     {"decoupled_lookback_reproducible", "Decoupled look-back, reproducible: a scan of binned accumulators",
      "Merrill & Garland, decoupled look-back (2016); Ahrens, Demmel, Nguyen, Algorithms for Efficient "
