@@ -44,10 +44,11 @@ namespace {
 //     against 1465 (2^14 threads: 64 blocks for 132 SMs).  So a thread a
 //     problem from THREAD_PROBLEMS = 2^18 (about 132 SMs x 2048 threads:
 //     the GPU full) on.  The columns figures are of step 14's general form
-//     (any strides); the vector tiles that contiguous float32 columns take
-//     are not measured against a thread a problem yet (bench/tune_colscan.cu
-//     times both at these shapes), so the threshold stands unmeasured for
-//     them;
+//     (any strides); its vector tiles, which contiguous float32 columns
+//     take, against a thread a problem (bench/results/tune-colscan-nvidia-
+//     h200-2026-11-23.md): (64, 2^20) axis 0 0.146 ms against 0.153, but
+//     (4, 2^24) 1.11 ms against 0.159 - the problems alone do not say which
+//     wins (the axis's length does too), so the threshold stays;
 //   along, long rows: (2^14, 2^14) axis -1, a warp a row 3267 GB/s, the
 //     flat look-back 1823; (2^20, 64): 1267 against 2481 (rows of 2 rounds
 //     of a warp), (64, 2^20): 83 against 1627 (64 warps).  So a warp a row
