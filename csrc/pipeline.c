@@ -678,7 +678,7 @@ static int make_plan(gp_job *j, gp_plan *p)
              * output, unpacked by all the host threads, and its input is
              * read in runs of tc elements.  Else blocks of whole rows
              * (their output lands in tc runs of tr elements). */
-            if (rows <= m) {
+            if (rows > 0 && rows <= m) {
                 p->tr = rows;
                 p->tc = m / rows < cols ? m / rows : cols;
             } else {
