@@ -544,27 +544,31 @@ def _states_before(totals, acc, who):
 
 
 class _ChunkScanFrom:
-    """gpuprims.scan of one 1-D chunk with determinism="gpu_to_gpu",
-    continuing from the binned state of the chunks before it."""
+    """gpuprims.scan of one 1-D chunk continuing from carry[0], what comes
+    before the chunk: with determinism="gpu_to_gpu" the binned state of the
+    chunks before it (a float sum); else the op of their totals, one value
+    that the host pipeline puts in front of the chunk (a NumPy chunk), so
+    that the chunk's output is final as it leaves the GPU."""
 
-    def __init__(self, inclusive, dtype, who):
-        self.inclusive, self.dtype, self.who = inclusive, dtype, who
-        self.__name__ = f"gpuprims-{who}-g2g"
+    def __init__(self, op, inclusive, dtype, determinism, who):
+        self.op, self.inclusive, self.dtype, self.determinism, self.who = op, inclusive, dtype, determinism, who
+        self.__name__ = f"gpuprims-{who}-{'g2g' if determinism == 'gpu_to_gpu' else 'carried'}"
 
     def __call__(self, chunk, carry):
         from . import _scan
         if chunk.size == 0:
-            return _xp(chunk).empty(chunk.shape, dtype=_axes.DtypePlan("sum", chunk.dtype, self.dtype,
+            return _xp(chunk).empty(chunk.shape, dtype=_axes.DtypePlan(self.op, chunk.dtype, self.dtype,
                                                                         self.who).result)
-        r = _scan.scan(chunk, "sum", inclusive=self.inclusive, dtype=self.dtype, determinism="gpu_to_gpu",
+        r = _scan.scan(chunk, self.op, inclusive=self.inclusive, dtype=self.dtype, determinism=self.determinism,
                        _who=self.who, _carry_in=carry[0])
         return _like(r, chunk)
 
     def __dask_tokenize__(self):
-        return ("gpuprims.dask._ChunkScanFrom", self.inclusive, str(self.dtype), self.who)
+        return ("gpuprims.dask._ChunkScanFrom", self.op, self.inclusive, str(self.dtype), self.determinism,
+                self.who)
 
     def __reduce__(self):
-        return (_ChunkScanFrom, (self.inclusive, self.dtype, self.who))
+        return (_ChunkScanFrom, (self.op, self.inclusive, self.dtype, self.determinism, self.who))
 
 
 def _carries_before(totals, op, ident):
@@ -573,44 +577,32 @@ def _carries_before(totals, op, ident):
     return _before_each(totals, np.asarray(ident, totals.dtype), _BINOPS[op])
 
 
-class _ChunkScanCarried:
-    """gpuprims.scan of one 1-D NumPy chunk continuing from `carry` (the op
-    of every chunk before it): the host pipeline puts the carry in front of
-    the chunk, so the chunk's output is final as it leaves the GPU."""
-
-    def __init__(self, op, inclusive, dtype, who):
-        self.op, self.inclusive, self.dtype, self.who = op, inclusive, dtype, who
-        self.__name__ = f"gpuprims-{who}-carried"
-
-    def __call__(self, chunk, carry):
-        from . import _scan
-        plan = _axes.DtypePlan(self.op, chunk.dtype, self.dtype, self.who)
-        if chunk.size == 0:
-            return np.empty(chunk.shape, dtype=plan.result)
-        return _scan.scan(chunk, self.op, inclusive=self.inclusive, dtype=self.dtype, _who=self.who,
-                          _carry_in=carry[0])
-
-    def __dask_tokenize__(self):
-        return ("gpuprims.dask._ChunkScanCarried", self.op, self.inclusive, str(self.dtype), self.who)
-
-    def __reduce__(self):
-        return (_ChunkScanCarried, (self.op, self.inclusive, self.dtype, self.who))
+def _scan_from_befores(x, totals, fold, fold_args, scan_from, result, token=None):
+    """The graph of a scan of the 1-D dask array x whose chunks each start
+    from what comes before them: `totals` (a dask array of one total a
+    chunk), fold(totals, *fold_args) giving what comes before each chunk (one
+    task, on the host, in order), then scan_from(chunk, before) on every
+    chunk."""
+    before = totals.rechunk(x.numblocks[0]).map_blocks(fold, *fold_args, dtype=totals.dtype, meta=totals._meta,
+                                                       token=token)
+    return da.blockwise(scan_from, "i", x, "i", before.rechunk(1), "i", align_arrays=False, dtype=result,
+                        meta=_meta_from_array(x._meta, ndim=1, dtype=result))
 
 
 def _carried_scan(x, op, inclusive, dtype, plan, inter, ident, who):
     """A scan of the 1-D dask array x of NumPy chunks: each chunk's total
     (gpuprims.reduce, in the accumulator `inter`), the op of the totals of
     the chunks before each one (on the host, in order), then each chunk
-    scanned on the GPU from that carry.  Each chunk's data crosses the bus
-    twice (its total, its scan) and its output once; nothing is added to an
+    scanned on the GPU from that carry (run_to_run: the carries' order is
+    fixed, so the bits are too).  Each chunk's data crosses the bus twice
+    (its total, its scan) and its output once; nothing is added to an
     output on the host afterwards."""
     n = x.numblocks[0]
     totals = x.map_blocks(_ChunkTotal(op, inter, who), axis=0, keepdims=True, chunks=((1,) * n,), dtype=inter,
                           meta=np.empty(0, inter))
-    before = totals.rechunk(n).map_blocks(_carries_before, op, ident, dtype=inter, meta=np.empty(0, inter),
-                                          token=f"gpuprims-{who}-carries")
-    return da.blockwise(_ChunkScanCarried(op, bool(inclusive), dtype, who), "i", x, "i", before.rechunk(1), "i",
-                        align_arrays=False, dtype=plan.result, meta=np.empty(0, plan.result))
+    return _scan_from_befores(x, totals, _carries_before, (op, ident),
+                              _ChunkScanFrom(op, bool(inclusive), dtype, "run_to_run", who), plan.result,
+                              token=f"gpuprims-{who}-carries")
 
 
 def _g2g_scan(x, inclusive, dtype, plan, who):
@@ -620,15 +612,11 @@ def _g2g_scan(x, inclusive, dtype, plan, who):
     gpuprims.scan(whole, determinism="gpu_to_gpu")'s element i for any
     chunking: a merge of states is exact, so where the chunks are cut does
     not change the state any element is rounded from."""
-    acc = plan.acc
-    n = x.numblocks[0]
-    totals = x.map_blocks(_ChunkStates(acc, who), chunks=((1,) * n,), dtype=_rfa(who).STATE,
-                          meta=np.empty(0, _rfa(who).STATE))
-    before = totals.rechunk(n).map_blocks(_states_before, acc, who, dtype=totals.dtype, meta=totals._meta)
-    before = before.rechunk(1)
-    meta = _meta_from_array(x._meta, ndim=1, dtype=plan.result)
-    return da.blockwise(_ChunkScanFrom(bool(inclusive), dtype, who), "i", x, "i", before, "i",
-                        align_arrays=False, dtype=plan.result, meta=meta)
+    state = _rfa(who).STATE
+    totals = x.map_blocks(_ChunkStates(plan.acc, who), chunks=((1,) * x.numblocks[0],), dtype=state,
+                          meta=np.empty(0, state))
+    return _scan_from_befores(x, totals, _states_before, (plan.acc, who),
+                              _ChunkScanFrom("sum", bool(inclusive), dtype, "gpu_to_gpu", who), plan.result)
 
 
 def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, method: str = "sequential",
