@@ -98,6 +98,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(no_slow)
 
 
+def bits(v):
+    """The bytes of v (a NumPy scalar or array): what "the same bits" compares."""
+    return np.asarray(v).tobytes()
+
+
 def random_array(n, dtype, seed=0):
     """Random, never zeros: signed integers in [-1000, 1000), floats in
     [-1, 1) (so sums cancel and min/max sit anywhere)."""

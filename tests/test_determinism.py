@@ -14,14 +14,10 @@ import gpuprims
 from gpuprims._numerics import exact_sum, sum_tolerance
 
 import rfa_reference as R
-from conftest import EMU_MAX_N, random_array
+from conftest import EMU_MAX_N, bits, random_array
 
 FLOATS = [np.float32, np.float64]
 SIZES = [1, 2, 3, 31, 32, 33, 255, 1024, 4097, 65537]
-
-
-def bits(v):
-    return np.asarray(v).tobytes()
 
 
 def g2g(x, **kw):

@@ -10,13 +10,9 @@ import pytest
 import gpuprims
 
 import rfa_reference as R
-from conftest import random_array
+from conftest import bits, random_array
 
 FLOATS = [np.float32, np.float64]
-
-
-def bits(v):
-    return np.asarray(v).tobytes()
 
 
 def g2g(x, **kw):
