@@ -74,3 +74,44 @@ def test_segments_deterministic(backend):
     runs = [run(FLAT, buf, 0, buf.size, "sum", "float32", "float32", True, layout) for _ in range(3)]
     for r in runs[1:]:
         np.testing.assert_array_equal(r.view(np.uint32), runs[0].view(np.uint32))
+
+
+# ------------------------------------------------------ at the GPU's sizes
+# Thousands of tiles in flight, a problem starting in a tile every few
+# tiles or within every tile: the flat look-back publishes every tile's
+# flagged total as the tile lands, so no warp waiting for a prefix holds
+# back a total another warp waits for.  Checked vectorised against float64:
+# the suite's float32 bound (4 (ceil(log2 len) + 1) eps sum|x| + eps |s|,
+# the running sum of |x| and the longest problem's depth) plus the float64
+# reference's own error where it subtracts a segment's start (4 x 2^-52 of
+# the whole array's sum of |x|).
+def check_scanned(got, x, starts):
+    x64 = x.astype(np.float64)
+    seg = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    c, m = np.cumsum(x64), np.cumsum(np.abs(x64))
+    before = np.concatenate([[0.0], c])[starts[:-1]][seg]
+    before_m = np.concatenate([[0.0], m])[starts[:-1]][seg]
+    want, run_abs = c - before, m - before_m
+    depth = np.ceil(np.log2(max(int(np.diff(starts).max()), 2))) + 1
+    eps = 2.0 ** -24
+    bound = 4 * depth * eps * run_abs + eps * np.abs(want) + 4 * 2.0 ** -52 * m[-1]
+    bad = np.abs(got.astype(np.float64) - want) > bound
+    assert not bad.any(), (np.flatnonzero(bad)[:5], got[bad][:5], want[bad][:5])
+
+
+@pytest.mark.parametrize("variant", ["auto", "segmented_lookback"])
+@pytest.mark.parametrize("shape", [(64, 2 ** 20), (6, 3 * 2 ** 20 + 7)], ids=str)
+def test_long_rows_at_gpu_sizes(cuda, variant, shape):
+    x = np.random.default_rng(31).standard_normal(shape).astype(np.float32)
+    got = gpuprims.cumsum(gpuprims.to_device(x), axis=-1, variant=variant).get()
+    check_scanned(got.ravel(), x.ravel(), np.arange(shape[0] + 1, dtype=np.int64) * shape[1])
+
+
+@pytest.mark.parametrize("mean", [4, 64, 1024, 65536])
+def test_segments_at_gpu_sizes(cuda, mean):
+    rng = np.random.default_rng(mean)
+    lengths = rng.integers(0, 2 * mean + 1, 2 ** 24 // mean)
+    offs = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    x = rng.standard_normal(int(offs[-1])).astype(np.float32)
+    got = gpuprims.cumsum(gpuprims.to_device(x), segments=offs).get()
+    check_scanned(got, x, offs)

@@ -187,22 +187,24 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
 // Steele's doubling, where lane i takes in the lanes d before it only if
 // no head lies in the lanes it holds, (i-d, i] - one ballot of "a head in
 // my vector" a round says which (no shuffle of the flags); rounds chain by
-// a flagged carry.  The tile's flagged total (its carry after the last
-// round) is published, then the prefix gathered where the tile's first
-// element continues a problem (seg::look_back: always the same tree of
-// totals, so the same bits every run).
+// a flagged carry.  The prefix is gathered where the tile's first element
+// continues a problem (seg::look_back: always the same tree of totals, so
+// the same bits every run).
 //
 // Where rows of n divide the tile (n = 4, 64, ...) every tile starts a
-// row: no tile needs a prefix, and none publishes a total.  Where a tile
-// of rows holds no head (long rows), its flagged total is its plain total
-// with no head: with EARLY it is published as soon as the tile lands (the
-// 1-D scan's pairwise total of the stage, Ring::total), by the warp that
-// holds it, before its scan (and with MEANWHILE while the warp waits for a
-// prefix: its tile's registers are live then, and the publication's code
-// with them spills) - so the tiles after it wait less; a tile with heads (and every tile of segments,
-// whose heads are known only once marked) publishes the carry of its scan.
-// Either way each tile's total is always the same function of its
-// elements: the same bits every run.
+// row: no tile needs a prefix, and none publishes a total.  Otherwise each
+// tile publishes its flagged total: with EARLY as soon as it lands, by the
+// warp that holds it, before its scan (the 1-D scan's way) - the pairwise
+// total of the stage (Ring::total) from the tile's last head on, flagged,
+// or of the whole tile where it holds no head.  The last head is computed
+// for rows (the last multiple of n in the tile) and found before the scan
+// for segments (flat_prologue, from the bounds).  So no total waits for a
+// scan: the tiles after it wait less, and a warp waiting for a prefix never
+// holds back a total that another warp waits for.  Without EARLY (a shape
+// bench/tune_segscan.cu times) a tile publishes the carry of its scan, and
+// with persistent warps the chain of tiles then waits one scan and one
+// look-back every round of the grid.  Either way each tile's total is
+// always the same function of its elements: the same bits every run.
 //
 // FlatShape: the 1-D scan's shape (lookback::LookbackShape: WARPS warps a
 // block, VPT vectors a lane, STAGES stages a ring, BLOCKS blocks an SM,
@@ -259,16 +261,24 @@ __device__ inline int64_t lower_bound(const int64_t *a, int64_t count, int64_t k
 // Before the scan (which may start meanwhile, GP_LAUNCH_EARLY, and waits
 // for this grid before it takes a tile): zero words [0, words) (the tile
 // counter and the slots) and, for segments, bounds[t] = the first offset
-// at or past tile t's first element, t = 0 ... tiles.
+// at or past tile t's first element, t = 0 ... tiles, and last[t] = the
+// place in tile t of its last head (the offset before bounds[t + 1], where
+// it falls in the tile), -1 where it holds none.
 template <class Word>
 __global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets, int64_t problems, int64_t tile,
-                              int64_t *bounds, int64_t tiles) {
+                              int64_t *bounds, int *last, int64_t tiles) {
     allow_dependent_launch();
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += stride) zero[i] = 0;
     if (offsets != nullptr)
-        for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t <= tiles; t += stride)
-            bounds[t] = lower_bound(offsets, problems + 1, t * tile);
+        for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t <= tiles; t += stride) {
+            const int64_t b = lower_bound(offsets, problems + 1, t * tile);
+            bounds[t] = b;
+            if (t > 0) {
+                const int64_t e = b > 0 ? offsets[b - 1] : -1;  // below t * tile
+                last[t - 1] = e >= (t - 1) * tile ? int(e - (t - 1) * tile) : -1;
+            }
+        }
 }
 
 // Rows of n (SEGMENTS false; round_step = (WARP*VEC) % n, pattern: the
@@ -278,8 +288,8 @@ __global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets,
 template <class Shape, class In, class Op, bool SEGMENTS>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64_t round_step, unsigned pattern,
-           const int64_t *offsets, const int64_t *bounds, bool chained, bool inclusive, bool vector_ok, unsigned *next_tile,
-           seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv, unsigned tiles) {
+           const int64_t *offsets, const int64_t *bounds, const int *last, bool chained, bool inclusive, bool vector_ok,
+           unsigned *next_tile, seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
     using F = seg::Flagged<Acc>;
 #ifdef GP_BULK_COPIES
@@ -299,18 +309,37 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
     unsigned t[W::STAGES];
     W ring(in, total, vector_ok, next_tile, tiles, lane, warp, barriers, t);
     ring.start(warp);
-    // Rows (EARLY): publish the totals of the landed head-free tiles of the
-    // ring, oldest first, up to the first that has not landed.
+    // The place of the last head in tile tt, -1 where it holds none:
+    // segments, found before the scan (flat_prologue); rows of n, the last
+    // multiple of n in the tile.
+    const auto last_head = [&](unsigned tt) -> int {
+        const int64_t first = int64_t(tt) * TILE;
+        if constexpr (SEGMENTS) {
+            return __ldg(last + tt);
+        } else {
+            const int64_t end = (first + TILE < total ? first + TILE : total) - 1;
+            const int64_t e = end - rem(end, n);
+            return e >= first ? int(e - first) : -1;
+        }
+    };
+    // EARLY: publish the flagged totals of the landed tiles of the ring,
+    // oldest first, up to the first that has not landed: a tile's total
+    // from its last head on, flagged, or its plain total where it holds no
+    // head (or its head is its first element).  No publication waits for a
+    // scan, so a warp that waits for a prefix never holds back a total that
+    // another warp's look-back (or level total) waits for.
     const auto publish_landed = [&]() {
-        if constexpr (!SEGMENTS && Shape::EARLY) {
+        if constexpr (Shape::EARLY) {
 #pragma unroll
             for (int q = 0; q < W::STAGES; ++q) {
                 if ((ring.published >> q) & 1u) continue;
                 if (t[q] >= tiles || !ring.landed(q)) break;
-                const int64_t r = rem(int64_t(t[q]) * TILE, n);
-                if (r == 0 || n - r < TILE) continue;  // a head in the tile: published after its scan
-                const Acc sum = W::R::total(ring.mine + ring.stage_of(q) * W::SB, t[q], total, op, lane);
-                seg::publish_totals(int64_t(t[q]), F{sum, 0u}, slots, lv, sop, lane);
+                const int h = last_head(t[q]);
+                const unsigned char *stage = ring.mine + ring.stage_of(q) * W::SB;
+                const Acc sum = h <= 0 ? W::R::total(stage, t[q], total, op, lane)
+                                       : W::R::template total<Op, true>(stage, t[q], total, op, lane,
+                                                                        int64_t(t[q]) * TILE + h);
+                seg::publish_totals(int64_t(t[q]), F{sum, h < 0 ? 0u : 1u}, slots, lv, sop, lane);
                 ring.published |= 1u << q;
             }
         }
@@ -420,7 +449,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
         Acc p = Op::identity();
         if (has_prefix) {
             // While it waits, the warp publishes what lands in its ring.
-            const bool pending = !SEGMENTS && Shape::MEANWHILE && ring.pending();
+            const bool pending = Shape::MEANWHILE && ring.pending();
             p = seg::look_back(tile, slots, lv, sop, lane, [&]() {
                     if (pending) publish_landed();
                     else lookback::spin_pause<32>();
@@ -479,7 +508,7 @@ struct TilesWith {
     static size_t scratch(const seg::Layout &lay) {
         int64_t count;
         lookback::Levels::of(tiles(lay), count);
-        return 256 + align_up(S::bytes(count)) + align_up(size_t(tiles(lay) + 1) * 8);
+        return 256 + align_up(S::bytes(count)) + align_up(size_t(tiles(lay) + 1) * 8) + size_t(tiles(lay)) * 4;
     }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
         const seg::Layout lay = seg::Layout::of(a);
@@ -490,12 +519,13 @@ struct TilesWith {
         char *p = static_cast<char *>(a.scratch);
         const S slots(p + 256, count);
         int64_t *bounds = reinterpret_cast<int64_t *>(p + 256 + align_up(S::bytes(count)));
+        int *last = reinterpret_cast<int *>(bounds + align_up(size_t(nt + 1) * 8) / 8);
         const bool segments = lay.offsets != nullptr;
         const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
         const int64_t work = std::max(words, segments ? nt + 1 : 0);
         GP_LAUNCH(flat_prologue<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(work, 256), 1024)),
                   256, 0, a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems,
-                  TILE, bounds, nt);
+                  TILE, bounds, last, nt);
         const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         const int64_t n = segments ? total : lay.n;  // rows: the row length (total: one row)
@@ -515,7 +545,8 @@ struct TilesWith {
                 GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
 #endif
             GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream, in,
-                            out, total, n, round_step, pattern, lay.offsets, bounds, chained, a.inclusive != 0, vec, ticket, slots, lv,
+                            out, total, n, round_step, pattern, lay.offsets, bounds, last, chained, a.inclusive != 0, vec, ticket,
+                            slots, lv,
                             unsigned(nt));
             return cudaSuccess;
         };

@@ -66,27 +66,31 @@ struct Ring {
             }
         }
     }
-    // The lane's vector v, the identity past n.
-    template <class Op>
+    // The lane's vector v, the identity past n (and, FROM, before `from`).
+    template <class Op, bool FROM = false>
     __device__ static void read(const unsigned char *stage, int64_t t, int v, int64_t n, int lane,
-                                typename Op::type (&e)[VEC]) {
+                                typename Op::type (&e)[VEC], int64_t from = 0) {
         const int64_t i0 = first(t, v, lane);
         In raw[VEC];
         memcpy(raw, stage + v * WARP * 16, 16);
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) e[k] = i0 + k < n ? typename Op::type(raw[k]) : Op::identity();
+        for (int k = 0; k < VEC; ++k)
+            e[k] = i0 + k < n && (!FROM || i0 + k >= from) ? typename Op::type(raw[k]) : Op::identity();
     }
     // The tile's total: pairwise within each vector, pairwise over the
     // lane's vectors, then a warp tree - deterministic, and no rounding
-    // path longer than log2 of the tile.  The whole warp calls it.
-    template <class Op>
-    __device__ static typename Op::type total(const unsigned char *stage, int64_t t, int64_t n, Op op, int lane) {
+    // path longer than log2 of the tile.  The whole warp calls it.  FROM:
+    // the total of the elements from `from` on (a segmented tile's total
+    // after its last head).
+    template <class Op, bool FROM = false>
+    __device__ static typename Op::type total(const unsigned char *stage, int64_t t, int64_t n, Op op, int lane,
+                                              int64_t from = 0) {
         using Acc = typename Op::type;
         Acc lane_sum[VPT];
 #pragma unroll
         for (int v = 0; v < VPT; ++v) {
             Acc e[VEC];
-            read<Op>(stage, t, v, n, lane, e);
+            read<Op, FROM>(stage, t, v, n, lane, e, from);
 #pragma unroll
             for (int w = 1; w < VEC; w *= 2)
 #pragma unroll
