@@ -1,7 +1,9 @@
 """The flat look-back scan (segmented_lookback) on contiguous problems: its
-tiles are a warp's (2048 elements for 4-byte inputs and results, 1024
-otherwise), its heads computed from the row length or marked from the
-offsets, so the cases here sit at those edges: rows shorter than a 16-byte
+tiles are a warp's (float32: 1024 elements for segments and for rows that
+do not divide 2048, 2048 for rows that do; cuda/scan/10_segmented_lookback.cu's
+FlatTuning and RowTuning give the others),
+its heads computed from the row length or marked from the offsets, so the
+cases here sit at those edges: rows shorter than a 16-byte
 vector (1, 2, 3), rows that do not divide a warp's round of vectors, rows
 starting mid-tile over many tiles (the look-back's second level), an input
 not 16-byte aligned, segments with runs of empty ones at tile boundaries
@@ -18,7 +20,7 @@ FLAT = next(v for v in gpuprims.variants("scan") if v.name == "segmented_lookbac
 
 
 @pytest.mark.parametrize("outer,n", [(700, 1), (501, 2), (333, 3), (211, 5), (40, 127), (33, 129), (3, 2047),
-                                     (2, 2049), (5, 4099), (1, 70001)])
+                                     (2, 2049), (4, 1023), (3, 1025), (5, 4099), (1, 70001)])
 def test_rows(backend, outer, n):
     check_batched(FLAT, "C", outer, n, 1, "sum", "float32", "float32", True, seed=n)
     check_batched(FLAT, "C", outer, n, 1, "sum", "int32", "int64", False, seed=n + 1)
@@ -49,6 +51,7 @@ def test_unaligned_input(backend, dtype):
 
 SEGMENTS = {
     "empties at tile edges": [2048, 0, 0, 0, 1, 2047, 0, 2048, 0, 1023, 1025, 0],
+    "empties at 1024-element edges": [1024, 0, 0, 1023, 0, 1, 1024, 0, 0, 511, 513, 0, 0],
     "short ones over many tiles": list(np.random.default_rng(24).integers(0, 9, 20000)),
     "one element each": [1] * 5000,
     "long then short": [70001] + list(np.random.default_rng(25).integers(0, 70, 300)),

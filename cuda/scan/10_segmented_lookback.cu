@@ -216,27 +216,34 @@ struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_
     static constexpr bool EARLY = EARLY_, MEANWHILE = EARLY_ && MEANWHILE_;
 };
 
-// The shapes of segments (and of rows with 8-byte sums): not yet timed on
-// segments (bench/tune_segscan.cu times them against others on rows and
-// segments; its first run measured rows only).  2 warps a block, 16
-// vectors a lane (a tile of 8 KiB of 4-byte input), 3 stages, 4 blocks an
-// SM: the shape of the 1-D scan's 8-byte tuning (lookback_tuning.cuh).  The
-// 1-D scan's 4-byte shape (2 stages, 6 blocks an SM: 168 registers a
-// thread) spills here, where the head flags and the flagged look-back take
-// registers of their own; 4 blocks allow 255.  4-byte inputs summed into 8
-// bytes: 2 x 8 vectors, 4 stages (the 1-D's WideningTuning).
+// The shapes of chained tiles (segments, and rows that do not divide the
+// tile).  4-byte results: 2 warps a block, 8 vectors a lane, 2 stages, 8
+// blocks an SM - on an H200 (bench/results/tune-segscan-nvidia-h200-
+// 2026-11-23-early.md, float32 inclusive cumsum of 2^26 elements, % of a
+// copy of the bytes read + written) segments of mean 4, 64, 1024, 65536 ran
+// at 40.1, 51.6, 53.4, 59.5% and rows of 2^20 at 61.2%, against 29.2-47.4%
+// and 56.6% with the 3-stage, 4-block shape below, 37.7-60.0% with 2 x 12
+// vectors at 6 blocks, 32.0-50.4% with 3 stages at 6.  8-byte results
+// (not timed on chained tiles): 2 warps a block, 16 vectors a lane (a
+// tile of 8 KiB of 4-byte input), 3 stages, 4 blocks an SM: the shape of
+// the 1-D scan's 8-byte tuning (lookback_tuning.cuh); the 1-D scan's
+// 4-byte shape (2 stages, 6 blocks an SM: 168 registers a thread) spills
+// here, where the head flags and the flagged look-back take registers of
+// their own; 4 blocks allow 255.  4-byte inputs summed into 8 bytes: 2 x 8
+// vectors, 4 stages (the 1-D's WideningTuning).
 template <class In, class Acc>
-using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 16, 3, 4>,
+using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 8, 2, 8>,
                                       std::conditional_t<sizeof(In) == sizeof(Acc), FlatShape<2, 16, 3, 4>,
                                                          FlatShape<2, 8, 4, 4>>>;
-// Float32 sums of rows of a C array take the 1-D scan's own 4-byte shape
-// (2 stages, 6 blocks an SM) even though it spills 4 bytes a thread there:
-// on an H200 (bench/results/tune-segscan-nvidia-h200-2026-11-23.md, float32
-// inclusive cumsum, % of a copy of the bytes read + written) (2^24, 4) and
-// (2^20, 64) along axis -1 took 0.1448 and 0.1447 ms (88.5%) against 0.1599
-// and 0.1594 ms (80.1-80.4%) with FlatTuning's 3 stages at 4 blocks.  The
-// other ops and types spill more with it (20-56 bytes; ptxas of CUDA 13.0,
-// sm_90) and were not timed: they keep FlatTuning, as segments do.
+// Float32 sums of rows of a C array that divide the tile (no tile needs a
+// prefix) take the 1-D scan's own 4-byte shape (2 stages, 6 blocks an SM)
+// even though it spills 4 bytes a thread there: on an H200 (bench/results/
+// tune-segscan-nvidia-h200-2026-11-23.md, float32 inclusive cumsum, % of a
+// copy of the bytes read + written) (2^24, 4) and (2^20, 64) along axis -1
+// took 0.1448 and 0.1447 ms (88.5%) against 0.1599 and 0.1594 ms
+// (80.1-80.4%) with 3 stages at 4 blocks.  The other ops and types spill
+// more with it (20-56 bytes; ptxas of CUDA 13.0, sm_90) and were not timed:
+// they keep FlatTuning, as chained rows and segments do.
 template <class In, class Op>
 using RowTuning = std::conditional_t<std::is_same<In, float>::value && std::is_same<Op, Sum<float>>::value,
                                      FlatShape<2, 16, 2, 6>, FlatTuning<In, typename Op::type>>;
@@ -558,8 +565,9 @@ template <class In, class Op>
 struct FlatLookback {
     using Acc = typename Op::type;
     using S = seg::FlaggedSlots<Acc>;
-    using Tiles = TilesWith<FlatTuning<In, Acc>, In, Op>;     // segments
-    using RowTiles = TilesWith<RowTuning<In, Op>, In, Op>;   // rows of a C array
+    using Tiles = TilesWith<FlatTuning<In, Acc>, In, Op>;     // segments, rows that do not divide RowTiles' tile
+    using RowTiles = TilesWith<RowTuning<In, Op>, In, Op>;   // rows of a C array that divide it
+    static bool rows_divide(const seg::Layout &lay) { return lay.offsets == nullptr && RowTiles::TILE % lay.n == 0; }
     // Contiguous problems: scan_tiles; any other layout: scan_flat.
     static bool contiguous(const seg::Layout &lay) { return lay.offsets != nullptr || lay.contiguous_rows(); }
     static int64_t strided_tiles(const seg::Layout &lay) {
@@ -567,7 +575,7 @@ struct FlatLookback {
     }
     static size_t scratch(const gp_scan_args &a) {
         const seg::Layout lay = seg::Layout::of(a);
-        if (contiguous(lay)) return lay.offsets != nullptr ? Tiles::scratch(lay) : RowTiles::scratch(lay);
+        if (contiguous(lay)) return rows_divide(lay) ? RowTiles::scratch(lay) : Tiles::scratch(lay);
         int64_t count;
         lookback::Levels::of(strided_tiles(lay), count);
         return 256 + S::bytes(count);
@@ -577,7 +585,7 @@ struct FlatLookback {
         if (contiguous(lay)) {
             DeviceFacts d;
             GP_TRY(device_facts(d));
-            return lay.offsets != nullptr ? Tiles::run(a, d) : RowTiles::run(a, d);
+            return rows_divide(lay) ? RowTiles::run(a, d) : Tiles::run(a, d);
         }
         const int64_t tiles = strided_tiles(lay);
         if (tiles >= (int64_t(1) << 35) || tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;

@@ -54,12 +54,11 @@ namespace {
 //     of a warp), (64, 2^20): 83 against 1627 (64 warps).  So a warp a row
 //     from WARP_N = 2^12 elements and WARP_PROBLEMS = 2^13 rows (about the
 //     warps the GPU holds) on;
-//   along, few very long rows: (4, 2^24) axis -1, the flat look-back 1642
-//     GB/s (every tile waits for a prefix); the 1-D scan (step 9) of 2^24
-//     float32 runs 0.0518 ms (bench/results/scan-nvidia-h200-2026-11-22.md),
-//     so 4 rows ~0.21 ms, ~2590 GB/s.  At 2^20 it is 0.011 ms (763 GB/s,
-//     below the flat 1627): a row each from ROW_N = 2^23 on (the crossover
-//     interpolated between the two, not measured).
+//   along, few very long rows: (4, 2^24) axis -1, the flat look-back 2538
+//     GB/s, the 1-D scan (step 9) once a row 2813; (64, 2^20): 2544 against
+//     967 (bench/results/tune-segscan-nvidia-h200-2026-11-23-early.md, the
+//     flat look-back publishing every tile as it lands): a row each from
+//     ROW_N = 2^23 on (the crossover between the two, not measured).
 struct AdaptiveTuning {
     static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18;
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
