@@ -110,7 +110,9 @@ void candidate(Bench &b, const char *name, const Case &c) {
         std::printf("| %-40s | scratch too small |\n", name);
         return;
     }
-    row(b, name, c, [&](gp_scan_args x) { return T::run(x, b.facts); });
+    row(b, name, c, [&](gp_scan_args x) {
+        return c.segments ? T::template run<true>(x, b.facts) : T::template run<false>(x, b.facts);
+    });
 }
 
 // The shapes compared: FlatShape<warps, vectors a lane, stages, blocks an

@@ -517,6 +517,10 @@ struct TilesWith {
         lookback::Levels::of(tiles(lay), count);
         return 256 + align_up(S::bytes(count)) + align_up(size_t(tiles(lay) + 1) * 8) + size_t(tiles(lay)) * 4;
     }
+    // SEGMENTS: the layout's problems are segments (else rows of a C
+    // array); the caller knows which, so a shape compiles only the kernels
+    // it runs.
+    template <bool SEGMENTS>
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
         const seg::Layout lay = seg::Layout::of(a);
         const int64_t total = lay.elements(), nt = tiles(lay);
@@ -527,18 +531,17 @@ struct TilesWith {
         const S slots(p + 256, count);
         int64_t *bounds = reinterpret_cast<int64_t *>(p + 256 + align_up(S::bytes(count)));
         int *last = reinterpret_cast<int *>(bounds + align_up(size_t(nt + 1) * 8) / 8);
-        const bool segments = lay.offsets != nullptr;
         const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
-        const int64_t work = std::max(words, segments ? nt + 1 : 0);
+        const int64_t work = std::max(words, SEGMENTS ? nt + 1 : 0);
         GP_LAUNCH(flat_prologue<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(work, 256), 1024)),
                   256, 0, a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems,
                   TILE, bounds, last, nt);
         const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-        const int64_t n = segments ? total : lay.n;  // rows: the row length (total: one row)
+        const int64_t n = SEGMENTS ? total : lay.n;  // rows: the row length (total: one row)
         constexpr int VEC = 16 / sizeof(In);
         const int64_t round_step = (int64_t(WARP) * VEC) % n;
-        const bool chained = segments || TILE % n != 0;
+        const bool chained = SEGMENTS || TILE % n != 0;
         unsigned pattern = 0;  // bit j*n for each j*n < VEC: the heads after one at 0 in a vector
         for (int64_t k = 0; k < VEC; k += n) pattern |= 1u << k;
         const In *in = static_cast<const In *>(a.in);
@@ -557,7 +560,7 @@ struct TilesWith {
                             unsigned(nt));
             return cudaSuccess;
         };
-        return segments ? go(scan_tiles<Shape, In, Op, true>) : go(scan_tiles<Shape, In, Op, false>);
+        return go(scan_tiles<Shape, In, Op, SEGMENTS>);
     }
 };
 
@@ -585,7 +588,8 @@ struct FlatLookback {
         if (contiguous(lay)) {
             DeviceFacts d;
             GP_TRY(device_facts(d));
-            return rows_divide(lay) ? RowTiles::run(a, d) : Tiles::run(a, d);
+            if (lay.offsets != nullptr) return Tiles::template run<true>(a, d);
+            return rows_divide(lay) ? RowTiles::template run<false>(a, d) : Tiles::template run<false>(a, d);
         }
         const int64_t tiles = strided_tiles(lay);
         if (tiles >= (int64_t(1) << 35) || tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;
