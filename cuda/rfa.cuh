@@ -330,14 +330,19 @@ struct Rfa {
     GP_RFA_HD static T convert_fast(const State<T> &s) {
         static_assert(K == 3 && 2 * W + 63 + 2 < 127, "three bins in 128 bits");
         if (s.flags != 0) return convert(s);
-        using U = unsigned __int128;
         const __int128 N = (__int128(s.bin[0]) << (2 * W)) + (__int128(s.bin[1]) << W) + __int128(s.bin[2]);
+        return round_count(N, E0 + (s.index - (K - 1)) * W);
+    }
+
+    // N 2^e_lsb rounded to nearest even (|N| < 2^127, e_lsb >= E0): what
+    // convert_fast rounds, for a caller that holds the count itself.
+    GP_RFA_HD static T round_count(__int128 N, int e_lsb) {
+        using U = unsigned __int128;
         const bool neg = N < 0;
         const U u = neg ? U(0) - U(N) : U(N);
         const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
         if ((hi | lo) == 0) return T(0);
         const int top = hi ? 127 - clz64(hi) : 63 - clz64(lo);
-        const int e_lsb = E0 + (s.index - (K - 1)) * W;
         int q = top + e_lsb - (P - 1) > E0 ? top + e_lsb - (P - 1) : E0;  // exponent of the result's ulp
         const int sh = q - e_lsb;
         uint64_t mant;

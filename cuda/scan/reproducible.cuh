@@ -236,26 +236,27 @@ template <> __device__ inline float from_ull<float>(unsigned long long v) { retu
 template <> __device__ inline double from_ull<double>(unsigned long long v) { return double(v); }
 #endif
 
-// The largest value over the warp / the OR of the lanes' values.
+// The largest value over the warp / the OR of the lanes' values: one
+// redux instruction from sm_80 on; before, and on the emulator, a butterfly
+// of shuffles.
+template <class V, class Op>
+__device__ inline V warp_butterfly(V v, Op op) {
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1) v = op(v, __shfl_xor_sync(FULL_MASK, v, m));
+    return v;
+}
 __device__ inline int warp_max(int v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     return __reduce_max_sync(FULL_MASK, v);
 #else
-#pragma unroll
-    for (int m = 1; m < WARP; m <<= 1) {
-        const int o = __shfl_xor_sync(FULL_MASK, v, m);
-        v = o > v ? o : v;
-    }
-    return v;
+    return warp_butterfly(v, [](int a, int b) { return a > b ? a : b; });
 #endif
 }
 __device__ inline unsigned warp_or(unsigned v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     return __reduce_or_sync(FULL_MASK, v);
 #else
-#pragma unroll
-    for (int m = 1; m < WARP; m <<= 1) v |= __shfl_xor_sync(FULL_MASK, v, m);
-    return v;
+    return warp_butterfly(v, [](unsigned a, unsigned b) { return a | b; });
 #endif
 }
 
@@ -283,33 +284,6 @@ struct Exact {
     // N of the bins of a state (in units of its lowest kept quantum).
     __device__ static I128 count(const int64_t (&bin)[K]) {
         return I128(bin[0]) * (I128(1) << (2 * W)) + I128(bin[1]) * (I128(1) << W) + I128(bin[2]);
-    }
-    // N 2^e rounded to nearest even: the tail of Rfa::convert_fast, for the
-    // rare results the fast rounding leaves (subnormal ones).
-    __device__ static T round_exact(I128 N, int e_lsb) {
-        const bool neg = N < 0;
-        const U128 u = neg ? U128(0) - U128(N) : U128(N);
-        const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
-        if ((hi | lo) == 0) return T(0);
-        const int top = hi ? 127 - rfa::clz64(hi) : 63 - rfa::clz64(lo);
-        int q = top + e_lsb - (P - 1) > E0 ? top + e_lsb - (P - 1) : E0;  // exponent of the result's ulp
-        const int sh = q - e_lsb;
-        uint64_t mant;
-        if (sh <= 0) {
-            mant = lo << -sh;
-        } else {
-            mant = uint64_t(u >> sh);
-            const bool half = (u >> (sh - 1)) & 1;
-            const bool sticky = (u & ((U128(1) << (sh - 1)) - 1)) != 0;
-            if (half && (sticky || (mant & 1))) ++mant;
-            if (mant == (uint64_t(1) << P)) mant >>= 1, ++q;
-        }
-        Bits b;
-        if (mant >= (uint64_t(1) << (P - 1)))
-            b = q + P - 1 >= EMAX ? INF : (Bits(q + P - 1 + BIAS) << (P - 1)) | Bits(mant - (uint64_t(1) << (P - 1)));
-        else
-            b = Bits(mant);
-        return rfa::bits_of<T>(neg ? Bits(b | R::SIGN) : b);
     }
     // The flags x adds to a state (rfa.cuh, SPECIAL VALUES), and the value
     // of a state with flags fl != 0 (Rfa::convert's: the counts do not matter).
@@ -397,7 +371,7 @@ struct Frame {
         }
         const T y = f * s1 * s2;
         // a subnormal result would be rounded twice: round it exactly
-        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS))) return X::round_exact(N, e);
+        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS))) return R::round_count(N, e);
         return y;
     }
 };
