@@ -80,9 +80,7 @@ int gp_ensure_device(PyObject *module)
     int count = 0;
     cudaError_t err;
 
-    if (st->auto_pending)
-        gp_decide_auto(st);
-    if (st->rt == &gp_runtime_emu || st->device_ready)
+    if (gp_rt(module) == &gp_runtime_emu || st->device_ready)
         return 0;
     err = st->rt->device_count(&count);
     if (err == cudaSuccess && count == 0)
@@ -289,9 +287,7 @@ static PyObject *gp_htod(PyObject *module, PyObject *args)
 static const gp_runtime *gp_memory_rt(PyObject *module, const char *backend)
 {
     gp_state *st = gp_get_state(module);
-    if (st->auto_pending)
-        gp_decide_auto(st);
-    if (backend == NULL || strcmp(backend, st->rt->name) == 0)
+    if (backend == NULL || strcmp(backend, gp_rt(module)->name) == 0)
         return gp_ensure_device(module) < 0 ? NULL : st->rt;
     if (strcmp(backend, gp_runtime_emu.name) == 0)
         return &gp_runtime_emu; /* host memory: nothing to set up */
@@ -492,8 +488,7 @@ static PyObject *gp_auto_reason(PyObject *module, PyObject *noargs)
 {
     gp_state *st = gp_get_state(module);
     (void)noargs;
-    if (st->auto_pending)
-        gp_decide_auto(st);
+    (void)gp_rt(module); /* decides a pending "auto" */
     if (st->auto_why == NULL)
         Py_RETURN_NONE;
     return PyUnicode_FromString(st->auto_why);
@@ -562,10 +557,7 @@ static PyObject *gp_set_backend(PyObject *module, PyObject *args)
     }
     if (strcmp(name, "cuda") == 0) {
 #ifdef GP_HAVE_CUDA
-        const gp_runtime *old;
-        if (st->auto_pending)
-            gp_decide_auto(st); /* the backend to go back to, should the device fail */
-        old = st->rt;
+        const gp_runtime *old = gp_rt(module); /* the backend to go back to, should the device fail */
         st->rt = &gp_runtime_cuda;
         if (gp_ensure_device(module) < 0) {
             st->rt = old;
