@@ -555,6 +555,36 @@ reduce_rows_dense(const In *__restrict__ in, int64_t count, int64_t s_row,
     }
 }
 
+// The last block's fold of the long-row kernels: row r of `count` takes
+// partials c = first ... end - 1 (range(r, first, end)), read by part(r, c),
+// `most` of them a row at most.  A group of wf lanes a row (wf a power of
+// two up to a warp: 8 partials a lane at most where it can), every group
+// of the block at once: lane j folds the row's partials first + j,
+// first + j + wf, ... in order, 8 loads in flight, then the group's tree.
+// The order of the adds is fixed by the ranges and `most`.
+template <int BLOCK, class Acc, class Range, class Part, class Op>
+__device__ inline void fold_partials(int64_t count, int64_t most, Range range, Part part, Acc *out, Op op) {
+    int wf = 1;
+    while (wf < WARP && int64_t(wf) * 8 < most) wf *= 2;
+    const int lane = threadIdx.x % wf;
+    for (int64_t base = 0; base < count; base += BLOCK / wf) {  // uniform over the block
+        const int64_t r = base + threadIdx.x / wf;
+        int64_t first = 0, end = 0;
+        if (r < count) range(r, first, end);
+        Acc v = Op::identity();
+        for (int64_t c = first + lane; c < end; c += 8 * wf) {  // 8 loads in flight
+            Acc y[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) y[u] = c + u * wf < end ? part(r, c + u * wf) : Op::identity();
+#pragma unroll
+            for (int u = 0; u < 8; ++u) v = op(v, y[u]);
+        }
+        for (int offset = wf / 2; offset > 0; offset >>= 1)  // the same steps for the warp
+            v = op(v, __shfl_down_sync(FULL_MASK, v, offset, wf));
+        if (lane == 0 && r < count) out[r] = v;
+    }
+}
+
 // Few long rows (axis -1 of (4, 2^24) or (64, 2^20)): the rows' nv vectors
 // seen as one flat range cut evenly over the grid, as the 1-D single-pass
 // kernel (step 9) cuts a vector: block b reads vectors [start(b),
@@ -612,36 +642,14 @@ reduce_rows_long(const In *__restrict__ in, int64_t count, int64_t rv, int64_t s
     }
     __syncthreads();
     if (!last) return;  // uniform over the block
-    // The block holding vector v: the last b with start(b) <= v.
+    // The block holding vector v: the last b with start(b) <= v.  Row r's
+    // partials: those of blocks block_of(r rv) ... block_of((r+1) rv - 1),
+    // each block's first or second.
     const auto block_of = [=](int64_t v) { return ((v + 1) * G - 1) / nv; };
-    // A group of wf lanes per row (wf a power of two up to a warp: 8
-    // partials a lane at most where it can), every group of the block at
-    // once: lane j folds the row's blocks first + j, first + j + wf, ...
-    // in order, 8 loads in flight, then the group's tree.
-    const int64_t most = ceil_div<int64_t>(rv * G, nv) + 1;  // blocks touching a row, at most
-    int wf = 1;
-    while (wf < WARP && int64_t(wf) * 8 < most) wf *= 2;
-    const int lane = threadIdx.x % wf;
-    for (int64_t base = 0; base < count; base += BLOCK / wf) {  // uniform over the block
-        const int64_t r = base + threadIdx.x / wf;
-        const int64_t first = r < count ? block_of(r * rv) : 0,
-                      end = r < count ? block_of((r + 1) * rv - 1) + 1 : 0;
-        Acc v = Op::identity();
-        for (int64_t c = first + lane; c < end; c += 8 * wf) {  // 8 loads in flight
-            Acc y[8];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) {
-                const int64_t cu = c + u * wf;
-                y[u] = cu < end ? __ldcg(partial + 2 * cu + (start(cu) / rv == r ? 0 : 1))
-                                : Op::identity();
-            }
-#pragma unroll
-            for (int u = 0; u < 8; ++u) v = op(v, y[u]);
-        }
-        for (int offset = wf / 2; offset > 0; offset >>= 1)  // the same steps for the warp
-            v = op(v, __shfl_down_sync(FULL_MASK, v, offset, wf));
-        if (lane == 0 && r < count) out[r] = v;
-    }
+    fold_partials<BLOCK>(
+        count, ceil_div<int64_t>(rv * G, nv) + 1,
+        [=](int64_t r, int64_t &first, int64_t &end) { first = block_of(r * rv), end = block_of((r + 1) * rv - 1) + 1; },
+        [=](int64_t r, int64_t c) { return __ldcg(partial + 2 * c + (start(c) / rv == r ? 0 : 1)); }, out, op);
     if (threadIdx.x == 0) *ticket = 0;  // ready for the next launch on this stream
 }
 
@@ -696,24 +704,9 @@ reduce_rows_split(const In *__restrict__ in, int64_t count, int64_t rv, int64_t 
     }
     __syncthreads();
     if (!last) return;  // uniform over the block
-    int wf = 1;  // lanes a row: 8 partials a lane at most where a warp can
-    while (wf < WARP && wf * 8 < B) wf *= 2;
-    const int lane = threadIdx.x % wf;
-    for (int64_t base = 0; base < count; base += BLOCK / wf) {  // uniform over the block
-        const int64_t rr = base + threadIdx.x / wf;
-        const Acc *p = partial + rr * B;
-        Acc v = Op::identity();
-        for (int c = lane; rr < count && c < B; c += 8 * wf) {
-            Acc y[8];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) y[u] = c + u * wf < B ? __ldcg(p + c + u * wf) : Op::identity();
-#pragma unroll
-            for (int u = 0; u < 8; ++u) v = op(v, y[u]);
-        }
-        for (int offset = wf / 2; offset > 0; offset >>= 1)  // the same steps for the warp
-            v = op(v, __shfl_down_sync(FULL_MASK, v, offset, wf));
-        if (lane == 0 && rr < count) out[rr] = v;
-    }
+    fold_partials<BLOCK>(
+        count, B, [=](int64_t, int64_t &first, int64_t &end) { first = 0, end = B; },
+        [=](int64_t rr, int64_t c) { return __ldcg(partial + rr * B + c); }, out, op);
     if (threadIdx.x == 0) *ticket = 0;  // ready for the next launch on this stream
 }
 
