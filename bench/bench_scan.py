@@ -12,6 +12,7 @@ sums of 2^26 float32 with random segment lengths of mean 4, 64, 1024 and
     python bench/bench_scan.py              # both sections
     python bench/bench_scan.py batched      # the batched and segmented section only
     python bench/bench_scan.py batched --rows segmented_adaptive,batched_columns   # only those rows
+    python bench/bench_scan.py batched --cases "(64, 1048576) axis=-1|segments"    # only the cases whose title has one of these
     python bench/bench_scan.py --dry        # the batched section on the emulator, tiny shapes, no times
     python bench/bench_scan.py wide         # 8-byte accumulators: decoupled_lookback, cub, cub_deterministic
     python bench/bench_scan.py wide --dtype float64,int32   # the same for some input dtypes
@@ -164,7 +165,7 @@ def cupy_cumsum_ms(x, axis, flush):
         return None, f"CuPy failed: {type(e).__name__}: {e}"[:120]
 
 
-def batched_section(parts, data, dry=False, only=None):
+def batched_section(parts, data, dry=False, only=None, cases_only=None):
     rng = np.random.default_rng(15)
     rows_v = [v for v in gpuprims.variants("scan") if (v.batched or v.segmented) and (not only or v.name in only)]
     timer = Timer(dry)
@@ -182,6 +183,8 @@ def batched_section(parts, data, dry=False, only=None):
                  "of eps x the prefix's sum of |x|.\n")
     cases = [(f"({s[0]}, {s[1]}) axis={ax}", s, ax, None) for s in shapes for ax in (-1, 0)]
     cases += [(f"segments of mean length {m}, n = 2^{seg_n.bit_length() - 1}", (seg_n,), None, m) for m in means]
+    if cases_only:
+        cases = [c for c in cases if any(part in c[0] for part in cases_only)]
     for title, shape, axis, mean in cases:
         t0 = time.time()
         total = int(np.prod(shape))
@@ -297,7 +300,8 @@ def main(argv):
         journey_tables("scan", [(f"\n## float32 inclusive sum, n = {n} (2^{n.bit_length() - 1})", {"n": n})
                                 for n in SIZES], parts, data, dtype="float32", op="sum", repeat=30, k=3,
                        variants=one_d_rows())
-    batched_section(parts, data, only=argv[argv.index("--rows") + 1].split(",") if "--rows" in argv else None)
+    batched_section(parts, data, only=argv[argv.index("--rows") + 1].split(",") if "--rows" in argv else None,
+                    cases_only=argv[argv.index("--cases") + 1].split("|") if "--cases" in argv else None)
     status = save_results("scan" if "batched" not in argv else "scan-axis", info, date, parts, data)
     bad = [r["variant"] for t in data["tables"] if "case" in t for r in t["rows"] if r["matches"] is False]
     if bad:
