@@ -120,16 +120,19 @@ void candidate(Bench &b, const char *name, const Case &c) {
 // tune-segscan-*): on rows of 4 and 64, MEANWHILE, cp.async copies, 2x8 s3
 // b6, 4x8 s2 b4; on chained tiles (long rows, segments), no EARLY (1.5-2.6x
 // slower than the same shape with it), 2x16 s3 b4, 2x16 s2 b6, 2x12 s3 b5,
-// 2x8 s3 b6, 4x12 s2 b3 (2x12 s2 b6's speed), MEANWHILE, cp.async, and a
-// second publication of the landed tiles after the scan (the 1-D's
-// MID_PUBLISH: 2-25% slower here).
+// 2x8 s3 b6, 2x6 s2 b10, 4x12 s2 b3 (2x12 s2 b6's speed), MEANWHILE with
+// 2x12 and 2x16 at 6 blocks, cp.async, and a second publication of the
+// landed tiles after the scan (the 1-D's MID_PUBLISH: 2-25% slower here).
 void candidates(Bench &b, const Case &c) {
     if (FlatLookback<float, Op>::rows_divide(seg::Layout::of(c.a)))
         candidate<RowTuning<float, Op>>(b, "RowTuning (the library's)", c);
     else
         candidate<FlatTuning<float, float>>(b, "FlatTuning (the library's)", c);
     candidate<FlatShape<2, 12, 2, 6>>(b, "2x12 s2 b6", c);
-    candidate<FlatShape<2, 6, 2, 10>>(b, "2x6 s2 b10", c);
+    candidate<FlatShape<2, 8, 2, 8, true, true>>(b, "2x8 s2 b8, MEANWHILE", c);
+    candidate<FlatShape<2, 8, 2, 6>>(b, "2x8 s2 b6", c);
+    candidate<FlatShape<2, 8, 2, 6, true, true>>(b, "2x8 s2 b6, MEANWHILE", c);
+    candidate<FlatShape<2, 12, 2, 5, true, true>>(b, "2x12 s2 b5, MEANWHILE", c);
 }
 
 // The float64 scan of each problem ([starts[p], starts[p+1]) of the host
