@@ -14,9 +14,10 @@
 // with theirs, 8-byte ones in PairedSlots) - what the 1-D protocol would
 // need for a vector payload, without a third protocol.  The warp polls the
 // words of all the items a prefix (or a level total) folds at once, all 32
-// lanes over the items x columns, and shuffles each column's items to the
-// lane that folds them in order: one round of polls where a lane of the
-// column tiles' per-lane look-back (lane_look_back) polls 8 at a time.
+// lanes over the items x columns, GATHER words a lane a round (one round
+// for up to 8 float32 columns, up to C / 8 rounds beyond), and shuffles
+// each column's items to the lanes that fold them in order - where the
+// per-lane look-back (lane_look_back) polls a column's items 8 at a time.
 //
 // The tile: VPT rounds of the warp's 32 consecutive 16-byte vectors, as in
 // the 1-D scan; row r of the array is elements r*C ... r*C + C-1 of the
@@ -27,12 +28,20 @@
 // VEC * (l % V) ... + VEC-1 (PE = VEC).  A round is scanned as the 1-D
 // scan's round is: within the vector (elements PE apart), across the warp
 // with shuffles between lanes V apart (a row's vectors are V lanes apart),
-// and from round to round by a carry - PE sums at once instead of one.
-// Why not lanes owning whole columns of consecutive rows (thread-serial
-// scans, one warp scan a tile, as the column tiles do): the tile lands by
-// one bulk copy in the ring's plain layout, where a lane's consecutive
-// vectors are 8-way bank conflicts; and the 1-D round is already the
-// mapping the ring's loads, reads and stores are coalesced in.
+// and from round to round by a carry - PE sums at once instead of one, so
+// PE times the 1-D scan's shuffles a round less the levels the V lanes of
+// a row skip (float32: 24 a round for 4 columns, 16 for 16, 8 for 64,
+// against the 1-D scan's 7).
+// Why this mapping and not lanes owning columns (lane j column j % C, a
+// warp step 32 / C rows of 4-byte elements, each lane scanning down its
+// column and combining with the lanes of its column across the step's
+// rows, or each lane scanning a run of consecutive rows): every memory
+// access here is the 1-D scan's - bulk copies into the ring's plain
+// layout, conflict-free 16-byte reads of it, 16-byte evict-first stores -
+// where 4-byte lanes read and write four times the instructions, and
+// lanes scanning runs of consecutive rows read the plain layout with
+// 8-way bank conflicts.  The price is the shuffles above
+// (bench/tune_colscan.cu times the form against the 1-D scan).
 //
 // Deterministic: a tile's total is a fixed expression of its elements (the
 // lane's rounds in order, its vector's elements of one column in order,
@@ -239,10 +248,13 @@ struct Rows {
     // within the tile (inclusive, or exclusive: the identity for a
     // column's first row of the tile).  Round by round as the 1-D scan's
     // scan_tile, PE columns at once: elements PE apart within the vector,
-    // lanes V apart across the warp (their last values: the vector's last
-    // PE elements), a carry per column from round to round.
+    // then lanes V apart across the warp (their last values: the vector's
+    // last PE elements), the carry of the rounds before entering at the
+    // round's first row (lanes < V).  One rotation by V lanes then gives
+    // lanes >= V what comes before their vector and lanes < V the round's
+    // last row: the next round's carry.
     __device__ static void scan_tile(Acc (&x)[VPT][VEC], bool inclusive, int v, Op op, int lane) {
-        const int last = WARP - v + lane % v;  // the lane with the round's last row of the lane's columns
+        const int from = (lane - v) & (WARP - 1);
         Acc carry[PE];
 #pragma unroll
         for (int i = 0; i < PE; ++i) carry[i] = Op::identity();
@@ -252,7 +264,7 @@ struct Rows {
             for (int k = PE; k < VEC; ++k) x[r][k] = op(x[r][k - PE], x[r][k]);
             Acc s[PE], b[PE];
 #pragma unroll
-            for (int i = 0; i < PE; ++i) s[i] = x[r][VEC - PE + i];
+            for (int i = 0; i < PE; ++i) s[i] = lane < v ? op(carry[i], x[r][VEC - PE + i]) : x[r][VEC - PE + i];
             for (int off = v; off < WARP; off <<= 1)
 #pragma unroll
                 for (int i = 0; i < PE; ++i) {
@@ -261,9 +273,9 @@ struct Rows {
                 }
 #pragma unroll
             for (int i = 0; i < PE; ++i) {
-                const Acc exc = __shfl_up_sync(FULL_MASK, s[i], v & (WARP - 1));  // lanes >= v
-                b[i] = lane >= v ? op(carry[i], exc) : carry[i];
-                carry[i] = op(carry[i], __shfl_sync(FULL_MASK, s[i], last));
+                const Acc got = __shfl_sync(FULL_MASK, s[i], from);
+                b[i] = lane >= v ? got : carry[i];
+                if (lane < v) carry[i] = got;
             }
             Acc res[VEC];
 #pragma unroll
