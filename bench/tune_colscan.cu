@@ -1,31 +1,21 @@
-// tune_colscan.cu - the evidence for the shapes of the scan along a
-// non-last axis (cuda/scan/11_batched_columns.cu, step 14): its rows form
-// for few columns (ColumnRowsTuning, cuda/scan/column_rows.cuh) and its
-// vector tiles (ColumnTiling).
+// tune_colscan.cu - the evidence for ColumnTiling, the tile shape of the
+// scan along a non-last axis (cuda/scan/11_batched_columns.cu, step 14).
 //
-// float32 inclusive sums of C arrays.  By default, the rows form: for
-// (2^24, 4), (2^22, 16), (2^20, 64) and (16384, 16384) along axis 0, the
-// rows form in several shapes (the library's, and LookbackShapes of
-// lookback_tuning.cuh: warps a block, vectors a lane, stages a ring,
-// blocks an SM, bulk copies, publication after the scan) against the
-// vector tiles as the library runs them and the 1-D scan (decoupled_
-// lookback) of the same bytes - the speed to approach.  The rows form
-// takes at most 64 float32 columns: 16384 columns get the tiles and the
-// 1-D scan alone.  With the argument `tiles`: the vector tiles' shapes
+// For each shape (a C array's axis 0, and a middle axis), float32 inclusive
+// sums, times in one run the general column kernel (the form any strides
+// take: "strided") and a thread a problem (batched_thread: what the
+// adaptive step runs from 2^18 columns on, AdaptiveTuning in
+// 12_segmented_adaptive.cu) against the vector tiles in several shapes
 // (threads a block, rows a thread, vectors across at most, blocks an SM
-// asked of the compiler, cp.async or register loads) against the general
-// column kernel (the form any strides take: "strided") and a thread a
-// problem (batched_thread: what the adaptive step runs from 2^18 columns
-// on, AdaptiveTuning in 12_segmented_adaptive.cu), for six shapes.
-// CUDA events around the launches only, L2 overwritten before every run,
-// median of REPEAT runs; % roof = bytes read + written / time against a
-// device-to-device copy of 256 MiB measured here.  Every candidate is
-// checked against a float64 scan on the host within the tests' bound
+// asked of the compiler, cp.async or register loads).  CUDA events around
+// the launches only, L2 overwritten before every run, median of REPEAT
+// runs; % roof = bytes read + written / time against a device-to-device
+// copy of 256 MiB measured here.  Every candidate is checked against a
+// float64 scan on the host within the tests' bound
 // (python/gpuprims/_numerics.py, scan_tolerance; "err" is the largest
 // error in units of eps * the prefix of |x|) and for the same bits in two
-// runs.  On the GPU machine (the default under 90 s on an H200):
+// runs.  On the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_colscan.cu -o /tmp/tune_colscan && /tmp/tune_colscan
-//   /tmp/tune_colscan tiles
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -117,47 +107,7 @@ void tiles(Bench &b, const char *name, int64_t outer, int64_t n, int64_t inner) 
         [](const gp_scan_args &a) { return T::scratch(a); });
 }
 
-template <class Shape>
-void rows(Bench &b, const char *name, int64_t outer, int64_t n, int64_t inner) {
-    using R = colrows::ColumnRowsWith<Shape, ColumnSlotsOf<float>, In, Op>;
-    row(b, name, outer, n, inner, [](const gp_scan_args &a) { return R::run(a); },
-        [](const gp_scan_args &a) { return R::scratch(a); });
-}
-
-// The rows form against the vector tiles and the 1-D scan of the same
-// bytes.
-void rows_cases(Bench &b) {
-    std::printf("rows-form shapes <warps a block, vectors a lane, stages, blocks an SM, bulk copies, publication "
-                "after the scan>; library: <%d, %d, %d, %d, %d, %d>\n",
-                ColumnRowsTuning::Shape<float>::WARPS, ColumnRowsTuning::Shape<float>::VPT,
-                ColumnRowsTuning::Shape<float>::STAGES, ColumnRowsTuning::Shape<float>::BLOCKS,
-                int(ColumnRowsTuning::Shape<float>::BULK), int(ColumnRowsTuning::Shape<float>::MID_PUBLISH));
-    struct Case { int64_t n, inner; const char *what; };
-    const Case cases[] = {
-        {int64_t(1) << 24, 4, "(2^24, 4) axis 0"},  {int64_t(1) << 22, 16, "(2^22, 16) axis 0"},
-        {int64_t(1) << 20, 64, "(2^20, 64) axis 0"}, {16384, 16384, "(16384, 16384) axis 0"},
-    };
-    for (const Case &c : cases) {
-        std::printf("\n### %s\n\n| kernel | ms | GB/s | %% roof | check |\n|---|---:|---:|---:|---|\n", c.what);
-        const int64_t total = c.n * c.inner;
-        using L = lookback::Lookback<In, Op>;
-        row(b, "1-D decoupled_lookback, same bytes", 1, total, 1, [](const gp_scan_args &a) { return L::run(a); },
-            [](const gp_scan_args &a) { return L::scratch(a.n); });
-        tiles<ColumnTiling>(b, "tiles: library (ColumnTiling)", 1, c.n, c.inner);
-        if (c.inner > colrows::MAX_COLUMNS) continue;
-        using lookback::LookbackShape;
-        rows<ColumnRowsTuning::Shape<float>>(b, "rows: library (ColumnRowsTuning)", 1, c.n, c.inner);
-        rows<LookbackShape<2, 16, 2, 6, true, true, false>>(b, "rows <2, 16, 2, 6, bulk, no mid>", 1, c.n, c.inner);
-        rows<LookbackShape<2, 16, 2, 6, false>>(b, "rows <2, 16, 2, 6, cp.async, mid>", 1, c.n, c.inner);
-        rows<LookbackShape<2, 16, 3, 4>>(b, "rows <2, 16, 3, 4, bulk, mid>", 1, c.n, c.inner);
-        rows<LookbackShape<2, 12, 2, 6>>(b, "rows <2, 12, 2, 6, bulk, mid>", 1, c.n, c.inner);
-        rows<LookbackShape<2, 8, 4, 6>>(b, "rows <2, 8, 4, 6, bulk, mid>", 1, c.n, c.inner);
-    }
-}
-
-int main(int argc, char **argv) {
-    const bool tile_shapes = argc > 1 && std::strcmp(argv[1], "tiles") == 0;
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+int main() {
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
@@ -173,10 +123,6 @@ int main(int argc, char **argv) {
     }
     std::printf("%s, %d SMs; copy roof %.0f GB/s (read + write of 256 MiB); float32 inclusive cumsum, median of %d\n",
                 prop.name, prop.multiProcessorCount, b.roof_gbps, REPEAT);
-    if (!tile_shapes) {
-        rows_cases(b);
-        return 0;
-    }
     std::printf("tile shapes <threads, rows a thread, vectors across at most, blocks an SM, cp.async>; "
                 "library: <%d, %d, %d, %d, %d>\n", ColumnTiling::THREADS, ColumnTiling::RPT, ColumnTiling::VC_MAX,
                 ColumnTiling::BLOCKS, int(ColumnTiling::ASYNC));

@@ -152,16 +152,6 @@ def test_batched_multi_tile(backend, variant, shape):
     check_batched(variant, "C", *shape, "sum", "int32", "int64", False, seed=4)
 
 
-@pytest.mark.parametrize("variant", names(BATCHED))
-@pytest.mark.parametrize("inner", [1, 2, 4, 16])
-def test_batched_few_columns(backend, variant, inner):
-    """A C array (n, C) along axis 0 over a few of the 1-D scan's tiles
-    (batched_columns, and auto, scan it as one run of rows: C-vectors)."""
-    n = 2 * 2048 // inner + 5
-    check_batched(variant, "C", 1, n, inner, "sum", "float32", "float32", True, seed=inner)
-    check_batched(variant, "C", 1, n, inner, "min", "int64", "int64", False, seed=inner + 1)
-
-
 def offsets_of(lengths):
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
 

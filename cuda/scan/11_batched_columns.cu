@@ -27,7 +27,7 @@
 // Why steps 10-13 were slow here: step 10 starved the GPU when outer*inner
 // was small and kept one load in flight; steps 11-13 read a column's
 // elements with 32 different rows per warp load.
-// Three forms.  The general one (scan_columns, any strides) is the mapping
+// Two forms.  The general one (scan_columns, any strides) is the mapping
 // above, each lane a column of scalars.  With fewer than 32 columns its
 // warp's load covers CPW columns of 32 / CPW rows RPT rows apart, each a
 // part of a sector, and a tile waits for its look-back with the tile in
@@ -37,25 +37,12 @@
 // segments instead: a (2^24, 4) float32 array along axis 0 is a 1-D scan
 // whose elements are float4 rows, and its tile is 2048 such rows in 32 KiB
 // of contiguous bytes, copied in by cp.async, scanned in shared memory, a
-// column's look-back its own as before.  A block holds one tile from its
-// load to its write: while it waits for its columns' prefixes it has no
-// load in flight.  So where the whole array is one contiguous run of few
-// columns - a C array's axis 0 with C a power of two, rows of at most
-// 256 bytes - the rows form (column_rows.cuh) scans it as the 1-D scan
-// does, whose persistent warps keep their next tiles landing in a ring
-// while they wait: the same warps, rings and 16-byte vectors, each round
-// of a tile scanned for its PE columns at once (elements PE apart in a
-// vector, lanes V apart across the warp), each tile publishing a C-vector
-// of column totals in the per-column slots below (a slot's C columns are
-// C neighbouring words) and gathering its C prefixes with one round of
-// polls for the whole warp.  Where the other forms take the threads
-// across the columns and down the rows, it takes them along the memory.
+// column's look-back its own as before.
 // Assumes: any n, any strides (coalesced where the columns are contiguous:
 // s_inner == 1, or inner == 1 and s_outer == 1); fewer than 2^35 chunks.
 #include <type_traits>
 
 #include "../async_copy.cuh"
-#include "column_rows.cuh"
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -539,52 +526,21 @@ struct Strided {
     }
 };
 
-// ------------------------------------------------------- few columns: rows
-// The third form (column_rows.cuh): a C array of few columns along axis 0
-// scanned as one 1-D scan of its rows by the 1-D scan's persistent warps.
-// Its shapes are the 1-D scan's large ones (lookback_tuning.cuh: Tuning
-// for 4-byte values, WideTuning for 8-byte), not yet timed with vectors.
-// MAX_ROW_BYTES, the widest row it takes (64 float32 columns, 32 float64),
-// is provisional until bench/tune_colscan.cu is run on a GPU: a tile's
-// look-back reads about 17 words a column whatever the tile's rows, so
-// the wider the row, the fewer rows a tile carries that cost (2048 / C
-// float32 rows: 32 at 64 columns, where the column tiles' 256-row tiles
-// may win).
-struct ColumnRowsTuning {
-    template <class Acc>
-    using Shape = std::conditional_t<sizeof(Acc) == 4, lookback::Tuning, lookback::WideTuning>;
-    static constexpr int MAX_ROW_BYTES = 256;
-};
-
-template <class In, class Op>
-using ColumnRows = colrows::ColumnRowsWith<ColumnRowsTuning::Shape<typename Op::type>,
-                                           ColumnSlotsOf<typename Op::type>, In, Op>;
-
-template <class Acc>
-constexpr int64_t rows_max_columns() { return ColumnRowsTuning::MAX_ROW_BYTES / int64_t(sizeof(Acc)); }
-
-// The rows form where the layout fits it, else the vector tiles where it
-// fits them, else the general kernel.  The scratch covers any: it is asked
-// for before the pointers are known (their alignment decides too).
+// The vector tiles where the layout fits them, the general kernel
+// otherwise.  The scratch covers either: it is asked for before the
+// pointers are known (their alignment decides too).
 template <class In, class Op>
 struct Columns {
     using Acc = typename Op::type;
-    static bool rows_fit(const gp_scan_args &a) { return ColumnRows<In, Op>::fits(a, rows_max_columns<Acc>()); }
     static size_t scratch(const gp_scan_args &a) {
         size_t bytes = Strided<In, Op>::scratch(a);
-        if constexpr (vector_types<In, Acc>()) {
+        if constexpr (vector_types<In, Acc>())
             bytes = std::max(bytes, ColumnTiles<ColumnTiling, In, Op>::scratch(a));
-            gp_scan_args b = a;  // the layout alone: alignment is not known yet
-            b.in = b.out = nullptr;
-            if (rows_fit(b)) bytes = std::max(bytes, ColumnRows<In, Op>::scratch(a));
-        }
         return bytes;
     }
     static cudaError_t run(const gp_scan_args &a) {
-        if constexpr (vector_types<In, Acc>()) {
-            if (rows_fit(a)) return ColumnRows<In, Op>::run(a);
+        if constexpr (vector_types<In, Acc>())
             if (tiles_fit<In, Acc>(a)) return ColumnTiles<ColumnTiling, In, Op>::run(a);
-        }
         return Strided<In, Op>::run(a);
     }
 };

@@ -13,10 +13,7 @@
 //     addresses.  Where the problems alone fill the GPU, a thread per
 //     problem (step 10) is already coalesced and reads each element once
 //     with no look-back at all; fewer of them: the columns kernel (step
-//     14), which also cuts the axis - and which itself runs a C array of
-//     few columns as one 1-D scan of its rows (its rows form; which
-//     column counts take it is ColumnRowsTuning in 11_batched_columns.cu,
-//     provisional until timed);
+//     14), which also cuts the axis;
 //   - along the problems (a C array's rows): many long rows, a warp per
 //     row (step 11: no look-back, no barrier); a few very long rows, the
 //     1-D pipelined look-back (step 9) once per row; else, and for

@@ -177,12 +177,8 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"batched_columns", "Lanes across columns, chunks chained by look-back",
      "the column mapping of batched_thread; Merrill & Garland, decoupled look-back (2016), one "
      "chain per column",
-     "For a non-last axis. A C array's axis 0 with few columns (a power of two, rows of at most 256 "
-     "bytes, aligned) is one 1-D scan whose elements are its rows: decoupled_lookback's persistent "
-     "warps and rings of 16-byte vectors, each round scanned for all its columns at once, each tile "
-     "publishing its column totals for a look-back per column that the warp polls for all columns "
-     "in one round. Other layouts where the columns are contiguous and a row is whole aligned 16-byte "
-     "vectors (a middle axis, more columns), a block's tile is up to 8 vectors of a row "
+     "For a non-last axis. Where the columns are contiguous and a row is whole aligned 16-byte "
+     "vectors (a C array's axis 0 or a middle axis), a block's tile is up to 8 vectors of a row "
      "by 256 or more rows, copied in whole row segments by cp.async into shared memory, where "
      "each thread scans 16 rows of its vector of columns; the row groups are combined with "
      "shuffles and through shared memory, and a long axis is cut into chunks whose column totals "
