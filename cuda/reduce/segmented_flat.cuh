@@ -274,13 +274,20 @@ reduce_flat(const In *__restrict__ in, int64_t n, int64_t count, Off off, int64_
         // segment starts at r0 + k), its count of offsets.
         const int64_t r0 = start + int64_t(tid) * ITEMS;
         unsigned heads = 0, runs = 0;  // bit k: a segment starts at r0 + k / several do
+        {
+            unsigned w[ITEMS / 4];  // the run's marks: 16-byte reads where they fill one
+            if constexpr (ITEMS % 16 == 0) {
 #pragma unroll
-        for (int q = 0; q < ITEMS / 4; ++q) {
-            unsigned w;
-            memcpy(&w, mark + tid * ITEMS + 4 * q, 4);
-            // 4 bytes of 0/1 -> 4 bits: byte b's bit 0 lands on bit 24 + b
-            heads |= ((((w | w >> 1) & 0x01010101u) * 0x01020408u) >> 24) << (4 * q);
-            runs |= ((((w >> 1) & 0x01010101u) * 0x01020408u) >> 24) << (4 * q);
+                for (int q = 0; q < ITEMS / 16; ++q) memcpy(w + 4 * q, mark_v + tid * (ITEMS / 16) + q, 16);
+            } else {
+#pragma unroll
+                for (int q = 0; q < ITEMS / 4; ++q) memcpy(w + q, mark + tid * ITEMS + 4 * q, 4);
+            }
+#pragma unroll
+            for (int q = 0; q < ITEMS / 4; ++q) {  // 4 bytes of 0/1 -> 4 bits: byte b's bit 0 to bit 24 + b
+                heads |= ((((w[q] | w[q] >> 1) & 0x01010101u) * 0x01020408u) >> 24) << (4 * q);
+                runs |= ((((w[q] >> 1) & 0x01010101u) * 0x01020408u) >> 24) << (4 * q);
+            }
         }
         const int64_t c = int64_t(cnt[tid]);
 
