@@ -117,25 +117,23 @@ void pieces(Bench &b, Case &c) {
     using Acc = float;
     const Problems P = problems_of(c.a);
     const int64_t n = c.a.n, nt = F::tiles(n);
-    char *p = static_cast<char *>(b.scratch);
-    int64_t *bounds = reinterpret_cast<int64_t *>(p);
-    p += align_up(size_t(nt + 1) * 8);
-    Acc *agg = reinterpret_cast<Acc *>(p), *head = reinterpret_cast<Acc *>(p + align_up(size_t(nt) * sizeof(Acc)));
-    const ListedOffsets off{P.offsets, bounds};
+    const F::Records rec(b.scratch, nt, true);
+    const ListedOffsets off{P.offsets, rec.bounds};
     const bool vec = reinterpret_cast<uintptr_t>(c.a.in) % 16 == 0;
     const auto search = [&] {
         flat_bounds<F::BOUND_BLOCK><<<unsigned(ceil_div<int64_t>(nt + 1, F::BOUND_BLOCK / WARP)), F::BOUND_BLOCK>>>(
-            P.offsets, P.count, F::TILE, nt, bounds);
+            P.offsets, P.count, F::TILE, nt, rec.bounds);
         return cudaGetLastError();
     };
     const auto tiles = [&](gp_reduce_args x) {
         reduce_flat<FlatTuning, In, Op, ListedOffsets><<<unsigned(nt), FlatTuning::BLOCK>>>(
-            static_cast<const In *>(x.in), n, P.count, off, nt, vec, agg, head, static_cast<Acc *>(x.out));
+            static_cast<const In *>(x.in), n, P.count, off, nt, vec, rec.agg, rec.head, rec.cross,
+            static_cast<Acc *>(x.out));
         return cudaGetLastError();
     };
     const auto fix = [&](gp_reduce_args x) {
-        flat_fixup<F::FIX_BLOCK, F::NEAR, Op, ListedOffsets><<<unsigned(ceil_div<int64_t>(nt, F::FIX_BLOCK)), F::FIX_BLOCK>>>(
-            off, F::TILE, nt, agg, head, static_cast<Acc *>(x.out));
+        flat_fixup<F::FIX_BLOCK, F::NEAR, Op><<<unsigned(ceil_div<int64_t>(nt, F::FIX_BLOCK)), F::FIX_BLOCK>>>(
+            nt, rec.agg, rec.head, rec.cross, static_cast<Acc *>(x.out));
         return cudaGetLastError();
     };
     const auto all = [&](gp_reduce_args x) {

@@ -193,13 +193,20 @@ __device__ inline Part<Acc> then(Part<Acc> a, Part<Acc> b, Op op) {
     return {b.f ? b.v : op(a.v, b.v), a.f | b.f};
 }
 
+// A tile's crossing record: the segment that ends in the tile having begun
+// in an earlier one (segment = bound(t) - 1, where the tile holds an offset
+// and bound(t) > 0; else -1) and the tile where it began.
+struct Crossing {
+    int64_t segment, first_tile;
+};
+
 // One tile a block (tiles of n elements; `count` segments).  agg[t]: the
 // tile's flagged total; head[t]: the part of the segment open at its first
-// element, up to its end in the tile (where one ends in it).
+// element, up to its end in the tile (where one ends in it); cross[t].
 template <class Shape, class In, class Op, class Off>
 __global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
 reduce_flat(const In *__restrict__ in, int64_t n, int64_t count, Off off, int64_t tiles, bool vec,
-            typename Op::type *agg, typename Op::type *head, typename Op::type *out) {
+            typename Op::type *agg, typename Op::type *head, Crossing *cross, typename Op::type *out) {
     using Acc = typename Op::type;
     using P = Part<Acc>;
     constexpr int BLOCK = Shape::BLOCK, VPT = Shape::VPT, WARPS = BLOCK / WARP;
@@ -243,13 +250,14 @@ reduce_flat(const In *__restrict__ in, int64_t n, int64_t count, Off off, int64_
         // start empty segments, which get the identity here; bit m of
         // `empty`: offset lo + tid + m*BLOCK starts one, staged).
         unsigned empty = 0;
+        if (tid == 0 && !(hi > lo && lo > 0)) cross[t] = Crossing{-1, 0};
         for (int64_t j0 = lo + tid; j0 < hi; j0 += 4 * BLOCK) {
             int64_t o[4], prev[4], next[4];
 #pragma unroll
             for (int u = 0; u < 4; ++u) {  // every load in flight before the first use
                 const int64_t j = j0 + u * BLOCK;
                 o[u] = j < hi ? off.at(j) : 0;
-                prev[u] = !Off::DISTINCT && j < hi && j > lo ? off.at(j - 1) : -1;
+                prev[u] = !Off::DISTINCT && j < hi && j > 0 ? off.at(j - 1) : -1;
                 next[u] = !Off::DISTINCT && j < hi && j < count ? off.at(j + 1) : -1;
             }
 #pragma unroll
@@ -258,6 +266,8 @@ reduce_flat(const In *__restrict__ in, int64_t n, int64_t count, Off off, int64_
                 if (j >= hi) break;
                 const int e = int(o[u] - start);
                 atomicAdd(&cnt[e / ITEMS], 1ull);
+                if (j == lo && lo > 0)  // segment lo - 1 ends here: where it began (prev < start)
+                    cross[t] = Crossing{lo - 1, (Off::DISTINCT ? off.at(lo - 1) : prev[u]) / TILE};
                 if (next[u] != o[u]) {
                     mark[e] = prev[u] == o[u] ? 2 : 1;
                 } else if (staged) {
@@ -378,15 +388,15 @@ reduce_flat(const In *__restrict__ in, int64_t n, int64_t count, Off off, int64_
 
 // ------------------------------------------------------------ records
 // Each segment that began in an earlier tile, finished in tile t1 where it
-// ends: s = bound(t1) - 1 (where t1 holds an offset), begun in tile t0 =
-// at(s) / tile; its value is agg[t0] op agg[t0+1] ... op agg[t1-1] op
-// head[t1] (tiles t0+1 ... t1-1 hold no offset: agg is all of them).  A
-// thread a tile t1; spans of more than NEAR tiles are read by the whole
-// warp (lane-strided, then its tree), one after another.
-template <int BLOCK, int NEAR, class Op, class Off>
+// ends (cross[t1]: segment s, begun in tile t0): its value is agg[t0] op
+// agg[t0+1] ... op agg[t1-1] op head[t1] (tiles t0+1 ... t1-1 hold no
+// offset: agg is all of them).  A thread a tile t1; spans of more than
+// NEAR tiles are read by the whole warp (lane-strided, then its tree), one
+// after another.
+template <int BLOCK, int NEAR, class Op>
 __global__ void __launch_bounds__(BLOCK)
-flat_fixup(Off off, int64_t tile, int64_t tiles, const typename Op::type *__restrict__ agg,
-           const typename Op::type *__restrict__ head, typename Op::type *out) {
+flat_fixup(int64_t tiles, const typename Op::type *__restrict__ agg, const typename Op::type *__restrict__ head,
+           const Crossing *__restrict__ cross, typename Op::type *out) {
     using Acc = typename Op::type;
     const Op op;
     grid_dependency_wait();
@@ -394,11 +404,9 @@ flat_fixup(Off off, int64_t tile, int64_t tiles, const typename Op::type *__rest
     const int64_t step = int64_t(gridDim.x) * BLOCK;
     for (int64_t base = int64_t(blockIdx.x) * BLOCK + threadIdx.x - lane; base < tiles; base += step) {
         const int64_t t1 = base + lane;  // the loop is uniform over the warp
-        int64_t s = -1, t0 = 0;
-        if (t1 > 0 && t1 < tiles) {
-            const int64_t lo = off.bound(t1), hi = off.bound(t1 + 1);
-            if (hi > lo && lo > 0) s = lo - 1, t0 = off.at(s) / tile;
-        }
+        Crossing c{-1, 0};
+        if (t1 < tiles) c = Crossing{__ldcg(&cross[t1].segment), __ldcg(&cross[t1].first_tile)};
+        const int64_t s = c.segment, t0 = c.first_tile;
         const bool near = s >= 0 && t1 - t0 <= NEAR;
         if (near) {
             Acc v = __ldcg(agg + t0);
@@ -426,7 +434,7 @@ flat_fixup(Off off, int64_t tile, int64_t tiles, const typename Op::type *__rest
 // ----------------------------------------------------------- the launch
 // Segments: flat_bounds, reduce_flat, flat_fixup (the last two launched
 // early on sm_90+).  Rows of a C array: the last two.  Other layouts: step
-// 15's blocks.  Scratch: bounds (segments), the two records a tile.
+// 15's blocks.  Scratch: bounds (segments), then the records (Records).
 template <class Shape, class In, class Op>
 struct FlatWith {
     using Acc = typename Op::type;
@@ -443,10 +451,27 @@ struct FlatWith {
     static int64_t elements(const gp_reduce_args &a, const Problems &P) {
         return P.offsets != nullptr ? a.n : P.count * P.len;
     }
+    // The scratch of nt tiles: bounds (segments), agg, head, cross.
+    struct Records {
+        int64_t *bounds;
+        Acc *agg, *head;
+        Crossing *cross;
+        static size_t bytes(int64_t nt, bool segments) {
+            return (segments ? align_up(size_t(nt + 1) * 8) : 0) + 2 * align_up(size_t(nt) * sizeof(Acc)) +
+                   align_up(size_t(nt) * sizeof(Crossing));
+        }
+        Records(void *scratch, int64_t nt, bool segments) {
+            char *p = static_cast<char *>(scratch);
+            bounds = reinterpret_cast<int64_t *>(p);
+            p += segments ? align_up(size_t(nt + 1) * 8) : 0;
+            agg = reinterpret_cast<Acc *>(p);
+            head = reinterpret_cast<Acc *>(p + align_up(size_t(nt) * sizeof(Acc)));
+            cross = reinterpret_cast<Crossing *>(p + 2 * align_up(size_t(nt) * sizeof(Acc)));
+        }
+    };
     static size_t scratch(const gp_reduce_args &a, const Problems &P) {
         if (P.offsets == nullptr && !rows(P)) return partial_bytes<Op>(P, split_chunks(P.count, P.len, Seg::MIN_CHUNK));
-        const int64_t nt = tiles(elements(a, P));
-        return (P.offsets != nullptr ? align_up(size_t(nt + 1) * 8) : 0) + 2 * align_up(size_t(nt) * sizeof(Acc));
+        return Records::bytes(tiles(elements(a, P)), P.offsets != nullptr);
     }
     static cudaError_t run(const gp_reduce_args &a, const Problems &P) {
         if (P.offsets == nullptr && !rows(P)) return launch_blocks<In, Op>(a, P, split_chunks(P.count, P.len, Seg::MIN_CHUNK));
@@ -454,30 +479,26 @@ struct FlatWith {
         GP_TRY(device_facts(d));
         const bool early = d.major >= 9;
         const int64_t n = elements(a, P), nt = tiles(n);
-        char *p = static_cast<char *>(a.scratch);
-        int64_t *bounds = reinterpret_cast<int64_t *>(p);
-        if (P.offsets != nullptr) p += align_up(size_t(nt + 1) * 8);
-        Acc *agg = reinterpret_cast<Acc *>(p), *head = reinterpret_cast<Acc *>(p + align_up(size_t(nt) * sizeof(Acc)));
+        const Records r(a.scratch, nt, P.offsets != nullptr);
         const In *in = static_cast<const In *>(a.in);
         Acc *out = static_cast<Acc *>(a.out);
         const bool vec = reinterpret_cast<uintptr_t>(in) % 16 == 0;
         const unsigned grid = unsigned(grid_of(nt)), fix_grid = unsigned(grid_of(ceil_div<int64_t>(nt, FIX_BLOCK)));
         if (P.offsets != nullptr) {
-            const ListedOffsets off{P.offsets, bounds};
+            const ListedOffsets off{P.offsets, r.bounds};
             GP_LAUNCH(flat_bounds<BOUND_BLOCK>, unsigned(grid_of(ceil_div<int64_t>(nt + 1, BOUND_BLOCK / WARP))),
-                      BOUND_BLOCK, 0, a.stream, P.offsets, P.count, TILE, nt, bounds);
+                      BOUND_BLOCK, 0, a.stream, P.offsets, P.count, TILE, nt, r.bounds);
             const auto tiles_kernel = reduce_flat<Shape, In, Op, ListedOffsets>;
-            GP_LAUNCH_EARLY(early, tiles_kernel, grid, Shape::BLOCK, 0, a.stream, in, n, P.count, off, nt, vec, agg,
-                            head, out);
-            const auto fix_kernel = flat_fixup<FIX_BLOCK, NEAR, Op, ListedOffsets>;
-            GP_LAUNCH_EARLY(early, fix_kernel, fix_grid, FIX_BLOCK, 0, a.stream, off, TILE, nt, agg, head, out);
-        } else {
+            GP_LAUNCH_EARLY(early, tiles_kernel, grid, Shape::BLOCK, 0, a.stream, in, n, P.count, off, nt, vec, r.agg,
+                            r.head, r.cross, out);
+        } else {  // nothing before to wait for: an ordinary launch
             const RowOffsets off{P.len, P.count, TILE};
             const auto tiles_kernel = reduce_flat<Shape, In, Op, RowOffsets>;
-            GP_LAUNCH(tiles_kernel, grid, Shape::BLOCK, 0, a.stream, in, n, P.count, off, nt, vec, agg, head, out);
-            const auto fix_kernel = flat_fixup<FIX_BLOCK, NEAR, Op, RowOffsets>;
-            GP_LAUNCH_EARLY(early, fix_kernel, fix_grid, FIX_BLOCK, 0, a.stream, off, TILE, nt, agg, head, out);
+            GP_LAUNCH(tiles_kernel, grid, Shape::BLOCK, 0, a.stream, in, n, P.count, off, nt, vec, r.agg, r.head,
+                      r.cross, out);
         }
+        const auto fix_kernel = flat_fixup<FIX_BLOCK, NEAR, Op>;
+        GP_LAUNCH_EARLY(early, fix_kernel, fix_grid, FIX_BLOCK, 0, a.stream, nt, r.agg, r.head, r.cross, out);
         return cudaSuccess;
     }
 };
