@@ -12,7 +12,7 @@
 // Block t reads tile t, TILE = BLOCK x ITEMS neighbouring elements of the
 // input (FlatShape; ITEMS = VPT 16-byte vectors a thread), all its 16-byte
 // vectors in one coalesced sweep (cp.async into shared memory), and then
-// each thread owns a contiguous run of ITEMS of them:
+// each thread owns a contiguous run of ITEMS elements:
 //   1. before it, flat_bounds finds each tile's first offset once for all
 //      tiles (bounds[t]: the first segment whose offset is at or past
 //      t x TILE; a warp per tile, a 32-way search);
@@ -45,11 +45,13 @@
 // ones and waits on the long ones of its group (the mapping is chosen from
 // the mean).  Here every load is a full 16-byte vector of a coalesced
 // sweep and every block reads the same bytes, whatever the lengths; the
-// price is the offsets read once more by the marks (8 bytes a segment,
-// from L1 and L2 mostly) and a few block-wide steps a tile.
+// price is the search (a few loads a tile), each offset's neighbours read
+// by the marks (from L1), a few block-wide steps a tile and the records'
+// launch.
 // Every segment is reduced in an order fixed by its offsets and the tile
 // shape (a thread's run in order, the block scan's tree, the records in
-// tile order): the same bits every run, on any GPU with the same tile.
+// tile order): the same bits every run, and on any GPU with the same tile
+// shape (the grid is the tile count, not a function of the SMs).
 // Rows of a C array along the last axis (an axis read with s_n == 1 and
 // rows back to back) are the same problem with offsets p x len, computed
 // instead of read (no bounds kernel); any other layout (a strided axis)

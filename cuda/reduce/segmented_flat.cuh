@@ -19,8 +19,9 @@ using namespace seg;
 // blocks an SM asked of the compiler (__launch_bounds__: BLOCK x MIN_BLOCKS
 // threads share the registers), ASYNC: the tile lands in shared memory by
 // cp.async (else through registers).  A tile is BLOCK x VPT x 16 bytes;
-// shared memory a block: the tile plus one 16-byte pad each 128 bytes,
-// ITEMS bytes of marks and 8 bytes of count a thread.
+// shared memory a block: the tile plus one 16-byte pad each 128 bytes, the
+// marks (a byte an element) or the staged results (up to half a tile's
+// count of accumulators), 8 bytes of count a thread.
 template <int BLOCK_, int VPT_, int MIN_BLOCKS_, bool ASYNC_ = true>
 struct FlatShape {
     static constexpr int BLOCK = BLOCK_;
@@ -30,11 +31,12 @@ struct FlatShape {
 };
 
 // The library's shape: 128 threads x 8 vectors (16 KiB tiles, 4096 floats),
-// 6 blocks an SM (80 registers a thread, no spills with ptxas of CUDA 13.0
-// for sm_90; at 8 blocks, 64 registers, the walk over 32 elements spills
-// 264 bytes; 24 KiB of shared memory a block).  Not yet measured on a GPU:
-// bench/tune_segflat.cu times it against 128 x 4 (8 blocks), 256 x 8, 256
-// x 4 and the register path on segments of mean 4 to 65536.
+// 6 blocks an SM (80 registers a thread: no spills with ptxas of CUDA 13.0
+// for sm_90, where 8 blocks, 64 registers, spill in the walk over 32
+// elements; 27 KiB of shared memory a block for float32 sums).  Not yet
+// measured on a GPU: bench/tune_segflat.cu times it against 128 x 4 (8
+// blocks), 256 x 8, 256 x 4 and the register path on segments of mean 4 to
+// 65536.
 using FlatTuning = FlatShape<128, 8, 6>;
 
 // -------------------------------------------------------- the offsets
