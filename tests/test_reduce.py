@@ -72,7 +72,7 @@ def test_registry_holds_the_journey_in_order():
         "unroll_warp8", "complete_unroll_warp8", "complete_unroll_template", "warp_shuffle",
         "single_pass", "batched_thread", "segmented_block", "segmented_warp", "segmented_subwarp",
         "segmented_split", "batched_columns", "segmented_adaptive", "single_pass_reproducible",
-        "segmented_reproducible", "cub", "cub_segmented", "cub_reproducible", "cpu",
+        "segmented_reproducible", "segmented_flat", "cub", "cub_segmented", "cub_reproducible", "cpu",
     ]
 
 

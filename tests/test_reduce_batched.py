@@ -273,6 +273,7 @@ def segment_cases():
         "all empty": [0] * 9,
         "one": [4099],
         "none": [],
+        "runs of empties at the start, middle and end": [0] * 200 + [3, 1] + [0] * 300 + [33] + [0] * 250,
     }
     for mean in (1, 4, 40, 300):
         cases[f"random mean {mean}"] = list(rng.integers(0, 2 * mean + 1, size=max(1000 // (mean + 1), 3)))
@@ -348,6 +349,58 @@ def test_segments_inside_a_longer_input(backend, v):
     offsets = np.array([100, 100, 101, 700, 2000, 2003], np.int64)
     run_segments(v, x, d, offsets, "sum", "float64")
     run_segments(v, x, d, offsets, "min", "float64")
+    run_segments(v, x, d, np.array([1500], np.int64), "sum", "float64")  # no segment at all
+
+
+# Segments against fixed tiles (segmented_flat reads 4096 4-byte or 2048
+# 8-byte elements a block): boundaries on and beside tile edges, a segment
+# over ten tiles, one segment of the whole input, runs of empty segments at
+# a tile edge (more than a tile stages); each also on an input that starts
+# 4 or 8 bytes past a 16-byte boundary (read element by element).
+TILED = {
+    "edges": [4095, 1, 4096, 0, 0, 4097, 8190, 2, 1, 2047, 2049],
+    "ten tiles": [5, 10 * 4096 + 3, 6],
+    "whole": [3 * 4096 + 7],
+    "empties at an edge": [4096] + [0] * 300 + [4096] + [0] * 2100 + [2],
+}
+
+
+@pytest.mark.parametrize("case", list(TILED), ids=str)
+@pytest.mark.parametrize("v", SEGMENTED, ids=ids)
+def test_segments_across_tiles(backend, v, case):
+    need(backend, v)
+    lengths = TILED[case]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    n = int(offsets[-1])
+    for j, (op, dtype, acc) in enumerate([("sum", "float32", "float32"), ("max", "int32", "int32"),
+                                          ("sum", "float64", "float64"), ("sum", "int32", "int64")]):
+        base = data(n + 1, dtype, 20 + j)
+        base.setflags(write=False)
+        d = gpuprims.to_device(base)
+        for shift in (0, 1):  # 16-byte aligned, then one element on
+            x = base[shift:shift + n]
+            offs = gpuprims.to_device(offsets)
+            got = call(v, d.ptr + shift * base.itemsize, n, (len(lengths), n, 1, 0, 1, 0, offs.ptr), dtype, acc,
+                       op, len(lengths))
+            want, tol = segment_reference(x, offsets, op, acc)
+            check(got, want, tol, acc)
+        np.testing.assert_array_equal(d.get(), base)
+
+
+@pytest.mark.parametrize("v", SEGMENTED, ids=ids)
+@pytest.mark.parametrize("combo", COMBOS, ids="-".join)
+def test_segments_dtypes(backend, v, combo):
+    """Every (op, input, accumulator) of the kernels on ragged segments over
+    a few tiles, empty ones among them."""
+    need(backend, v)
+    op, dtype, acc = combo
+    rng = np.random.default_rng(21)
+    lengths = np.concatenate([rng.integers(0, 81, size=150), [0] * 40, rng.integers(0, 3000, size=3)])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    x = data(int(offsets[-1]), dtype, 22)
+    d = gpuprims.to_device(x)
+    run_segments(v, x, d, offsets, op, acc)
+    np.testing.assert_array_equal(d.get(), x)
 
 
 # Segment lengths far from their mean: the adaptive step defers the long

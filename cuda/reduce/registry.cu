@@ -4,6 +4,7 @@
 // field order: name, title, source, description; max_n, dtypes, block_size,
 // where, launch; kernel, dynamic_smem; flags, instead, error_detail.
 #include "reproducible.cuh"
+#include "segmented_flat.cuh"
 
 GP_NAMESPACE_BEGIN
 
@@ -28,6 +29,7 @@ cudaError_t gp_reduce_batched_columns(gp_reduce_args *);
 cudaError_t gp_reduce_segmented_adaptive(gp_reduce_args *);
 cudaError_t gp_reduce_single_pass_reproducible(gp_reduce_args *);
 cudaError_t gp_reduce_segmented_reproducible(gp_reduce_args *);
+cudaError_t gp_reduce_segmented_flat(gp_reduce_args *);
 cudaError_t gp_reduce_cub(gp_reduce_args *);
 cudaError_t gp_reduce_cub_segmented(gp_reduce_args *);
 cudaError_t gp_reduce_cub_reproducible(gp_reduce_args *);
@@ -54,6 +56,7 @@ const void *gp_reduce_batched_columns_kernel(void);
 const void *gp_reduce_segmented_adaptive_kernel(void);
 const void *gp_reduce_single_pass_reproducible_kernel(void);
 const void *gp_reduce_segmented_reproducible_kernel(void);
+const void *gp_reduce_segmented_flat_kernel(void);
 
 // Why cub_reproducible failed (10_cub_reproducible.cu: built against a
 // CCCL without the determinism requirement), where that file is built: not
@@ -235,6 +238,22 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_reproducible,
      gp_reduce_segmented_reproducible_kernel, NULL,
      GP_BATCHED | GP_SEGMENTED | GP_REPRODUCIBLE, NULL, NULL},
+    {"segmented_flat", "Segmented: the segments as one flat array in fixed tiles",
+     "head flags and the segmented operator (Sengupta, Harris, Zhang, Owens, Scan primitives for GPU "
+     "computing, 2007); the flat partition with a search for each part's first row (Merrill and "
+     "Garland, Merge-based parallel sparse matrix-vector multiplication, SC16); the offsets of "
+     "cub::DeviceSegmentedReduce (CCCL)",
+     "The segments laid end to end are read as one array in fixed tiles, a block each (FlatTuning: "
+     "4096 floats, 32 a thread), every load a coalesced 16-byte vector whatever the lengths. A "
+     "search finds each tile's first offset once for all tiles; the tile marks its offsets, each "
+     "thread walks its own run writing the segments that start and end there, and a block-wide segmented scan "
+     "(flag: a segment starts in my run) finishes those that cross threads. Segments that cross "
+     "tiles are finished from per-tile records by a small second kernel, in tile order: "
+     "deterministic. Rows of a C array along the last axis are the same with computed offsets; "
+     "a strided axis runs segmented_split's blocks.",
+     -1, NULL, reduce::flat::FlatTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_flat,
+     gp_reduce_segmented_flat_kernel, NULL,
+     GP_BATCHED | GP_SEGMENTED, NULL, NULL},
     {"cub", "CUB DeviceReduce (baseline)",
      "cub::DeviceReduce::Reduce, CCCL (the nvidia-cuda-cccl wheel's where the build has it, else the CUDA toolkit's)",
      "NVIDIA's production reduction, with the same operator and accumulator type: the baseline "
