@@ -5,7 +5,7 @@
 // Float32 sums of 2^26 elements cut into segments of random lengths,
 // uniform in [0, 2 mean] (as bench/bench_reduce.py makes them; the last
 // elements past the last whole segment belong to none), for means 4, 16,
-// 64, 256, 1024, 4096 and 65536; then rows of C arrays of 2^26 floats
+// 64, 256, 1024, 2048, 4096 and 65536; then rows of C arrays of 2^26 floats
 // along their last axis.  Each case times, in one run: what
 // segmented_adaptive runs today (gp_reduce_segmented_adaptive), CUB's
 // DeviceSegmentedReduce::Sum (segments only), and segmented_flat with the
@@ -198,8 +198,8 @@ int main(int argc, char **argv) {
     CHECK(cudaMalloc(&d_off, (total + 1) * 8));
     void *cub_tmp = nullptr;
     size_t cub_bytes = 0;
-    for (int64_t mean : {int64_t(4), int64_t(16), int64_t(64), int64_t(256), int64_t(1024), int64_t(4096),
-                         int64_t(65536)}) {
+    for (int64_t mean : {int64_t(4), int64_t(16), int64_t(64), int64_t(256), int64_t(1024), int64_t(2048),
+                         int64_t(4096), int64_t(65536)}) {
         std::vector<int64_t> off{0};
         unsigned r = unsigned(mean) * 2654435761u;
         while (true) {

@@ -33,7 +33,8 @@
 //   otherwise, by L:
 //     L <= THREAD_MAX (8)                           -> a thread per problem (11)
 //     L <= 32 x LANE_ITEMS (512)                    -> L / 16 lanes (14, 13)
-//     L <= WARP_MAX and the problems fill the GPU   -> a warp per problem (13)
+//     L <= WARP_MAX (segments: SEGMENT_WARP_MAX)
+//       and the problems fill the GPU                -> a warp per problem (13)
 //     aligned rows at least a block's share long   -> the resident blocks shared
 //                                                      evenly among the rows, each
 //                                                      row read as step 9 reads a
@@ -124,7 +125,8 @@ struct Adaptive {
         } else if (P.len <= WARP * Seg::LANE_ITEMS) {
             p.lanes = pow2_between(ceil_div<int64_t>(P.len, Seg::LANE_ITEMS), 2, WARP);
             at_least = 32 * Seg::LANE_ITEMS * p.lanes;
-        } else if (P.len <= Seg::WARP_MAX && P.count >= threads / WARP) {
+        } else if (P.len <= (P.offsets != nullptr ? Seg::SEGMENT_WARP_MAX : Seg::WARP_MAX) &&
+                   P.count >= threads / WARP) {
             p.lanes = WARP;
             at_least = 32 * Seg::GROUP_UNROLL * WARP;
         } else if (rows_long_ok<In>(a, P)) {  // few long aligned rows: one pass

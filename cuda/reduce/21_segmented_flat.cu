@@ -56,6 +56,14 @@
 // rows back to back) are the same problem with offsets p x len, computed
 // instead of read (no bounds kernel); any other layout (a strided axis)
 // runs step 15's blocks per problem.
+// Still slow here, measured (bench/results/tune-segflat-nvidia-h200-
+// 2026-11-23.md, float32 sums of 2^26 on an H200): the tile kernel alone
+// runs at 21-53% of the copy roof for segments of mean 4 to 4096 (78% for
+// mean 65536, where a tile holds no offset): the marks, the walk over 32
+// elements a thread and the block-wide scans cost more than the uneven
+// reads they replace, so the adaptive step (17) runs the per-segment
+// mappings (they lead by 1.04-3.5x at every mean but 4096); CUB's block a segment
+// leads at mean 4096.
 // Assumes: contiguous segments (gp_batch's), any n and alignment (a
 // misaligned input is read element by element, coalesced), any number of
 // segments, empty ones included (runs of equal offsets are found by a

@@ -250,7 +250,9 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      "(flag: a segment starts in my run) finishes those that cross threads. Segments that cross "
      "tiles are finished from per-tile records by a small second kernel, in tile order: "
      "deterministic. Rows of a C array along the last axis are the same with computed offsets; "
-     "a strided axis runs segmented_split's blocks.",
+     "a strided axis runs segmented_split's blocks. Reading evenly does not pay here: the marks, the "
+     "walks and the block-wide scans make it slower than the adaptive step's per-segment mappings at "
+     "most segment lengths, so auto does not take it.",
      -1, NULL, reduce::flat::FlatTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_flat,
      gp_reduce_segmented_flat_kernel, NULL,
      GP_BATCHED | GP_SEGMENTED, NULL, NULL},

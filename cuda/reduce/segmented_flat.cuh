@@ -33,10 +33,13 @@ struct FlatShape {
 // The library's shape: 128 threads x 8 vectors (16 KiB tiles, 4096 floats),
 // 6 blocks an SM (80 registers a thread: no spills with ptxas of CUDA 13.0
 // for sm_90, where 8 blocks, 64 registers, spill in the walk over 32
-// elements; 27 KiB of shared memory a block for float32 sums).  Not yet
-// measured on a GPU: bench/tune_segflat.cu times it against 128 x 4 (8
-// blocks), 256 x 8, 256 x 4 and the register path on segments of mean 4 to
-// 65536.
+// elements; 27 KiB of shared memory a block for float32 sums).  On an H200
+// (bench/results/tune-segflat-nvidia-h200-2026-11-23.md, float32 sums of
+// 2^26, % of the copy roof for input + output + offsets) segments of mean
+// 16, 64, 256, 1024, 65536 ran at 35.9, 37.6, 40.5, 42.7, 71.0% (128 x 4 at
+// 8 blocks: 31.9-58.8%, 256 x 4: 33.0-55.8%, 256 x 8: 33.3-64.4%, the
+// register path 33.9-62.2%); at mean 4 128 x 4 and 256 x 4 lead (27.8,
+// 28.1% against 20.1), at 4096 128 x 4 (51.9 against 50.2).
 using FlatTuning = FlatShape<128, 8, 6>;
 
 // -------------------------------------------------------- the offsets
