@@ -53,11 +53,13 @@ namespace seg {
 //   WARP_MAX = 4096: segments of mean 1024: a warp 2651 GB/s (64%), 16
 //     lanes 2200 (53.1%), a block 1641 (39.6%); mean 65536: blocks (split)
 //     3153 GB/s (76.1%), a warp 439 (10.6%).
-//   SEGMENT_WARP_MAX = 2048: segments of mean 4096 (bench/tune_segflat.cu,
-//     bench/results/tune-segflat-nvidia-h200-2026-11-23.md): a warp a
-//     segment 1246 GB/s (30.1%), CUB's block a segment 3442 (83.1%); the
-//     crossover between 1024 and 4096 is interpolated.  Rows keep
-//     WARP_MAX (theirs were measured at 1024 and 16384 only).
+//   SEGMENT_WARP_MAX = 1536: segments (bench/tune_segflat.cu, bench/
+//     results/tune-segflat-nvidia-h200-2026-11-23.md, % of the roof for
+//     input + output + offsets): mean 1024, a warp a segment 58.9%, CUB's
+//     block a segment 48.4%; mean 2048, 51.6% against 69.3%; mean 4096,
+//     30.1% against 83.1% (the library's block a segment there: 80.0%).
+//     The crossover, interpolated between 1024 and 2048, lies near 1400.  Rows
+//     keep WARP_MAX (theirs were measured at 1024 and 16384 only).
 //   VEC_MIN_ROW = 16, and rows only: the H200 run after the vector lanes
 //     went in (float32 sums, bench/results/reduce-axis-nvidia-h200-2026-11-23.md)
 //     measured them at 63.6% of the copy roof for rows of 64 (scalar 16
@@ -82,7 +84,7 @@ struct SegTuning {
     static constexpr int64_t COLUMN_THREAD_MAX = 8;  // adaptive: a thread per column up to this
     static constexpr int64_t VEC_MIN_ROW = 16;   // adaptive: vector loads for rows from this length
     static constexpr int64_t WARP_MAX = 4096;   // adaptive: lanes per problem up to this length
-    static constexpr int64_t SEGMENT_WARP_MAX = 2048;  // adaptive: the same for segments (mean length)
+    static constexpr int64_t SEGMENT_WARP_MAX = 1536;  // adaptive: the same for segments (mean length)
     static constexpr int64_t MAX_GRID = 0x7fffffff;  // gridDim.x; kernels loop beyond
 };
 using Seg = SegTuning;
