@@ -57,8 +57,9 @@ namespace seg {
 //     results/tune-segflat-nvidia-h200-2026-11-23.md, % of the roof for
 //     input + output + offsets): mean 1024, a warp a segment 58.9%, CUB's
 //     block a segment 48.4%; mean 2048, 51.6% against 69.3%; mean 4096,
-//     30.1% against 83.1% (the library's block a segment there: 80.0%).
-//     The crossover, interpolated between 1024 and 2048, lies near 1400.  Rows
+//     30.1% against 83.1% (the library's block a segment: 60.4% at 2048,
+//     79.5-80.0% at 4096).  The crossover, interpolated between 1024 and
+//     2048, lies near 1400.  Rows
 //     keep WARP_MAX (theirs were measured at 1024 and 16384 only).
 //   VEC_MIN_ROW = 16, and rows only: the H200 run after the vector lanes
 //     went in (float32 sums, bench/results/reduce-axis-nvidia-h200-2026-11-23.md)
