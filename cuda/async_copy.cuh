@@ -36,6 +36,21 @@ __device__ inline void async_copy16(void *shared_dst, const void *global_src) {
 #endif
 }
 
+// cp.async's groups, for a thread that waits for its own copies: commit
+// the copies issued so far as a group; wait until every group has landed
+// (synchronous copies: nothing to wait for).
+__device__ inline void async_commit() {
+#ifndef GP_SYNC_COPIES
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+__device__ inline void async_wait_all() {
+#ifndef GP_SYNC_COPIES
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+#endif
+}
+
 // ------------------------------------------------------ completion barriers
 // A completion barrier (mbarrier, sm_80+) per batch of async copies: each
 // of `count` threads calls async_arrive() after issuing its copies, and

@@ -1,6 +1,10 @@
 """Shared test setup: the gpu and slow markers, random inputs, references."""
 import contextlib
 import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -132,3 +136,22 @@ def device_cases(host_case):
     def on(backend, *key):
         return gpuprims.to_device(host_case(*key))
     return lambda *key: on(gpuprims.backend(), *key)
+
+
+def run_emulator_program(tmp_path, source):
+    """Build tests/<source> (a C++ program over the kernels) with the host
+    C++ compiler against the emulator runtime (emu/), run it, and return its
+    stdout; skipped where no C++ compiler is found, failed where it does not
+    build or exits non-zero."""
+    cxx = (os.environ.get("CXX") or "c++").split()
+    if shutil.which(cxx[0]) is None:
+        pytest.skip("no C++ compiler")
+    root = Path(__file__).resolve().parent.parent
+    exe = tmp_path / Path(source).stem
+    cmd = [*cxx, "-std=c++17", "-O1", "-DGP_EMULATOR", "-Iemu/include", "-Icuda", "-x", "c++",
+           "emu/runtime.cpp", "cuda/cast.cu", f"tests/{source}", "-o", str(exe), "-lpthread"]
+    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:]
+    return r.stdout

@@ -64,20 +64,6 @@ struct RowOffsets {
     }
 };
 
-// cp.async's groups: commit the thread's copies issued so far; wait until
-// they have landed (the emulator copies at once: nothing to wait for).
-__device__ inline void copies_commit() {
-#ifndef GP_SYNC_COPIES
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-__device__ inline void copies_wait() {
-#ifndef GP_SYNC_COPIES
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
-#endif
-}
-
 // ------------------------------------------------------------ bounds
 // The first index in [0, count) with a[index] >= key (count where none),
 // by the 32 lanes of a warp together: each round probes 32 evenly spaced
@@ -160,7 +146,7 @@ __device__ inline void load_tile(const In *__restrict__ in, int64_t n, int64_t s
             }
         }
         if constexpr (Shape::ASYNC) {
-            copies_commit();
+            async_commit();
         } else {
 #pragma unroll
             for (int u = 0; u < VPT; ++u) {
@@ -282,7 +268,7 @@ reduce_flat(const In *__restrict__ in, int64_t n, int64_t count, Off off, int64_
                 }
             }
         }
-        if constexpr (Shape::ASYNC) copies_wait();
+        if constexpr (Shape::ASYNC) async_wait_all();
         __syncthreads();
 
         // 2. The thread's run r0 ... r0 + ITEMS-1: its marks (bit k: a
