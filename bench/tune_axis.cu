@@ -211,15 +211,7 @@ int main() {
     int64_t *d_off;
     CHECK(cudaMalloc(&d_off, ((int64_t(1) << 26) + 1) * 8));
     for (int64_t mean : {int64_t(4), int64_t(64), int64_t(1024), int64_t(65536)}) {
-        std::vector<int64_t> off{0};
-        unsigned r = unsigned(mean) * 2654435761u;
-        const int64_t total = int64_t(1) << 26;
-        while (true) {
-            r = r * 1664525u + 1013904223u;
-            const int64_t len = int64_t(r >> 8) % (2 * mean + 1);
-            if (off.back() + len > total) break;
-            off.push_back(off.back() + len);
-        }
+        const std::vector<int64_t> off = random_offsets(int64_t(1) << 26, mean);
         const int64_t segs = int64_t(off.size()) - 1, used = off.back();
         CHECK(cudaMemcpy(d_off, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
         std::vector<double> want(segs, 0.0), bound(segs);

@@ -65,6 +65,22 @@ float median_ms(F launch, void *flush, size_t flush_bytes, int repeat, P pre = P
 
 // n random floats in [-1, 1) (never zeros; the same every run) on the host
 // and on the device, and a device output buffer of n floats.
+// Segment offsets over at most `total` elements: lengths uniform in
+// [0, 2 mean] (empty segments included) from a fixed generator seeded by
+// the mean, up to the last whole segment (the elements after it belong to
+// none).  offsets[0] = 0.
+inline std::vector<int64_t> random_offsets(int64_t total, int64_t mean) {
+    std::vector<int64_t> off{0};
+    unsigned r = unsigned(mean) * 2654435761u;
+    while (true) {
+        r = r * 1664525u + 1013904223u;
+        const int64_t len = int64_t(r >> 8) % (2 * mean + 1);
+        if (off.back() + len > total) break;
+        off.push_back(off.back() + len);
+    }
+    return off;
+}
+
 inline std::vector<float> random_floats(int64_t n, float **in, float **out) {
     std::vector<float> h(n);
     unsigned s = 777;

@@ -200,14 +200,7 @@ int main(int argc, char **argv) {
     size_t cub_bytes = 0;
     for (int64_t mean : {int64_t(4), int64_t(16), int64_t(64), int64_t(256), int64_t(1024), int64_t(2048),
                          int64_t(4096), int64_t(65536)}) {
-        std::vector<int64_t> off{0};
-        unsigned r = unsigned(mean) * 2654435761u;
-        while (true) {
-            r = r * 1664525u + 1013904223u;
-            const int64_t len = int64_t(r >> 8) % (2 * mean + 1);
-            if (off.back() + len > total) break;
-            off.push_back(off.back() + len);
-        }
+        const std::vector<int64_t> off = random_offsets(total, mean);
         Case c{};
         c.count = int64_t(off.size()) - 1;
         CHECK(cudaMemcpy(d_off, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
