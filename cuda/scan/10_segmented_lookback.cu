@@ -14,7 +14,7 @@
 // the same work whatever the lengths: 2^24 rows of 4 and 4 rows of 2^24
 // keep the same number of warps busy.  Inside a tile an element may start a
 // problem (a "head": k % n == 0 for rows of n, computed; an offset of a
-// segment, a bit set from the offsets before the scan), and the scan
+// segment, marked from the offsets that fall in the tile), and the scan
 // restarts there: with the segmented operator (a run with a head in it
 // discards what came before) the lanes' vectors are scanned across the
 // warp.  A tile whose first element continues a problem gets the running
@@ -30,8 +30,8 @@
 // Still slow here: along a non-last axis (columns), the elements of a
 // problem are a row apart (read element by element below; step 14 reads
 // them coalesced).  Segments read their offsets besides the data (8 bytes
-// a segment: as much again as the data for segments of 2), in a pass of
-// their own before the scan (it sets the head bits).
+// a segment: as much again as the data for segments of 2), and a tile
+// waits for them before it scans.
 // Assumes: any n, any strides (a layout other than contiguous rows or
 // segments is read element by element: correct, not fast); fewer than 2^31
 // tiles.
@@ -177,9 +177,10 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
 //
 // The heads of a tile: for rows of n, element e starts a row where e % n
 // == 0 - one division a lane a tile, then a running remainder; for
-// segments, a bit an element set before the scan from the offsets
-// (flat_prologue), a tile's words read coalesced (a word or two a lane)
-// and moved to the lanes whose vectors they cover by shuffles.
+// segments, the offsets that fall in the tile, offsets[bounds[t] ..
+// bounds[t+1]) (bounds: each tile's first offset, found once for all tiles
+// by a binary search before the scan), marked as bytes in the warp's part
+// of shared memory and read back as bits, VEC a vector.
 //
 // The scan of a round: each lane scans its vector, restarting at its heads;
 // the vectors' flagged totals are scanned across the warp by Hillis and
@@ -196,8 +197,8 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
 // warp that holds it, before its scan (the 1-D scan's way) - the pairwise
 // total of the stage (Ring::total) from the tile's last head on, flagged,
 // or of the whole tile where it holds no head.  The last head is computed
-// for rows (the last multiple of n in the tile) and read for segments (the
-// tile's highest head bit).  So no total waits for a
+// for rows (the last multiple of n in the tile) and found before the scan
+// for segments (flat_prologue, from the bounds).  So no total waits for a
 // scan: the tiles after it wait less, and a warp waiting for a prefix never
 // holds back a total that another warp waits for.  Without EARLY (a shape
 // bench/tune_segscan.cu times) a tile publishes the carry of its scan, and
@@ -253,38 +254,49 @@ __device__ __forceinline__ int64_t rem(int64_t a, int64_t n) {
     return ((a | n) >> 32) == 0 ? int64_t(unsigned(a) % unsigned(n)) : a % n;
 }
 
+// The first index in [0, count) with a[index] >= key (count where none).
+__device__ inline int64_t lower_bound(const int64_t *a, int64_t count, int64_t key) {
+    int64_t lo = 0;
+    while (count > 0) {
+        const int64_t half = count / 2;
+        if (a[lo + half] < key) lo += half + 1, count -= half + 1;
+        else count = half;
+    }
+    return lo;
+}
+
 // Before the scan (which may start meanwhile, GP_LAUNCH_EARLY, and waits
 // for this grid before it takes a tile): zero words [0, words) (the tile
-// counter and the slots) and, for segments, set the head bits: bit e % 32
-// of heads[e / 32] for every offset e < total.  The word of a run of
-// offsets is written once, whole, by the thread of the run's first offset
-// (the words no offset falls in were zeroed before this grid), so no two
-// threads write one word.
+// counter and the slots) and, for segments, bounds[t] = the first offset
+// at or past tile t's first element, t = 0 ... tiles, and last[t] = the
+// place in tile t of its last head (the offset before bounds[t + 1], where
+// it falls in the tile), -1 where it holds none.
 template <class Word>
-__global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets, int64_t problems, unsigned *heads,
-                              int64_t total) {
+__global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets, int64_t problems, int64_t tile,
+                              int64_t *bounds, int *last, int64_t tiles) {
     allow_dependent_launch();
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += stride) zero[i] = 0;
     if (offsets != nullptr)
-        for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j <= problems; j += stride) {
-            const int64_t e = offsets[j], w = e >> 5;
-            if (e < 0 || e >= total || (j > 0 && offsets[j - 1] >> 5 == w)) continue;
-            unsigned bits = 0;
-            for (int64_t k = j; k <= problems && offsets[k] < total && offsets[k] >> 5 == w; ++k)
-                bits |= 1u << (offsets[k] & 31);
-            heads[w] = bits;
+        for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t <= tiles; t += stride) {
+            const int64_t b = lower_bound(offsets, problems + 1, t * tile);
+            bounds[t] = b;
+            if (t > 0) {
+                const int64_t e = b > 0 ? offsets[b - 1] : -1;  // below t * tile
+                last[t - 1] = e >= (t - 1) * tile ? int(e - (t - 1) * tile) : -1;
+            }
         }
 }
 
 // Rows of n (SEGMENTS false; round_step = (WARP*VEC) % n, pattern: the
-// heads of a vector whose first element starts a row) or segments (the
-// head bits, a word a 32 elements), `total` elements in all; `chained`: some tile needs
+// heads of a vector whose first element starts a row) or segments
+// (offsets, bounds), `total` elements in all; `chained`: some tile needs
 // a prefix (else no tile publishes a total).
 template <class Shape, class In, class Op, bool SEGMENTS>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64_t round_step, unsigned pattern,
-           const unsigned *head_bits, bool chained, bool inclusive, bool vector_ok, unsigned *next_tile, seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv, unsigned tiles) {
+           const int64_t *offsets, const int64_t *bounds, const int *last, bool chained, bool inclusive, bool vector_ok,
+           unsigned *next_tile, seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
     using F = seg::Flagged<Acc>;
 #ifdef GP_BULK_COPIES
@@ -300,31 +312,17 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
     const seg::SegOp<Op> sop;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     __shared__ unsigned long long barriers[Shape::BARRIERS];
+    __shared__ uint4 head_s[SEGMENTS ? Shape::WARPS : 1][SEGMENTS ? TILE / 16 : 1];  // a byte an element
     unsigned t[W::STAGES];
     W ring(in, total, vector_ok, next_tile, tiles, lane, warp, barriers, t);
     ring.start(warp);
-    // Segments: the lane's head words of tile tt, words lane and 32 + lane
-    // of the tile's TW (the tile's elements 32 lane ... and 32 (32 + lane)
-    // ...; 0 past TW).
-    constexpr int TW = TILE / 32;
-    const auto tile_words = [&](unsigned tt, unsigned &w0, unsigned &w1) {
-        const unsigned *b = head_bits + int64_t(tt) * TW;
-        w0 = lane < TW ? __ldg(b + lane) : 0u;
-        w1 = TW > WARP ? __ldg(b + WARP + lane) : 0u;
-    };
     // The place of the last head in tile tt, -1 where it holds none:
-    // segments, the highest head bit of the tile's words (the whole warp
-    // calls it); rows of n, the last multiple of n in the tile.
+    // segments, found before the scan (flat_prologue); rows of n, the last
+    // multiple of n in the tile.
     const auto last_head = [&](unsigned tt) -> int {
         const int64_t first = int64_t(tt) * TILE;
         if constexpr (SEGMENTS) {
-            unsigned w0, w1;
-            tile_words(tt, w0, w1);
-            const unsigned hi = __ballot_sync(FULL_MASK, w1 != 0), lo = __ballot_sync(FULL_MASK, w0 != 0);
-            if ((hi | lo) == 0) return -1;
-            const int l = 31 - __clz(int(hi ? hi : lo));
-            const unsigned w = __shfl_sync(FULL_MASK, hi ? w1 : w0, l);
-            return ((hi ? WARP : 0) + l) * 32 + 31 - __clz(int(w));
+            return __ldg(last + tt);
         } else {
             const int64_t end = (first + TILE < total ? first + TILE : total) - 1;
             const int64_t e = end - rem(end, n);
@@ -353,22 +351,51 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             }
         }
     };
+    // Segments: the offsets of tile t[0] are [lo, hi), of t[1] [lo2, hi2);
+    // pre[]: t[0]'s first PRE x 32 of them (those below hi) - each fetched
+    // while the warp still works on the tile before.
+    constexpr int PRE = 2;
+    int64_t lo = 0, hi = 0, lo2 = 0, hi2 = 0, pre[SEGMENTS ? PRE : 1];
+    const auto prefetch = [&]() {
+        if constexpr (SEGMENTS) {
+            if (t[1] < tiles) lo2 = __ldg(bounds + t[1]), hi2 = __ldg(bounds + t[1] + 1);
+#pragma unroll
+            for (int i = 0; i < PRE; ++i) {
+                const int64_t j = lo + lane + i * WARP;
+                pre[i] = j < hi ? __ldg(offsets + j) : total;
+            }
+        }
+    };
+    if (SEGMENTS && t[0] < tiles) lo = __ldg(bounds + t[0]), hi = __ldg(bounds + t[0] + 1);
+    prefetch();
+
     while (t[0] < tiles) {
         const int64_t tile = t[0], start = tile * TILE;
         // The heads (bit v*VEC + k: element k of the lane's vector v),
         // found while the tile lands.
         unsigned long long heads = 0;
         if constexpr (SEGMENTS) {
-            // Lane l's vector v is the tile's elements (v*32 + l) VEC ...:
-            // bits (l VEC) % 32 ... of word v VEC + l VEC / 32 (a word never
-            // splits a vector: VEC divides 32).
-            unsigned w0, w1;
-            tile_words(unsigned(tile), w0, w1);
+            unsigned char *hs = reinterpret_cast<unsigned char *>(head_s[warp]);
+            __syncwarp();  // every lane has read the last tile's heads
+            for (int i = lane; i < TILE / 16; i += WARP) head_s[warp][i] = uint4{0u, 0u, 0u, 0u};
+            __syncwarp();
+#pragma unroll
+            for (int i = 0; i < PRE; ++i)
+                if (pre[i] < total) hs[pre[i] - start] = 1;
+#pragma unroll 4
+            for (int64_t j = lo + lane + PRE * WARP; j < hi; j += WARP) {
+                const int64_t e = __ldg(offsets + j);
+                if (e < total) hs[e - start] = 1;
+            }
+            __syncwarp();
 #pragma unroll
             for (int v = 0; v < VPT; ++v) {
-                const int w = v * VEC + lane * VEC / 32;
-                const unsigned word = __shfl_sync(FULL_MASK, v * VEC < WARP ? w0 : w1, w % 32);
-                heads |= static_cast<unsigned long long>((word >> (lane * VEC % 32)) & VMASK) << (v * VEC);
+                unsigned w = 0;
+                memcpy(&w, hs + (v * WARP + lane) * VEC, VEC);
+                unsigned long long b = 0;
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) b |= ((w >> (8 * k)) & 1ull) << k;
+                heads |= b << (v * VEC);
             }
         } else {
             // r: the vector's first element's place in its row; the row's
@@ -423,6 +450,8 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
         if (chained && !(ring.published & 1u)) seg::publish_totals(tile, carry, slots, lv, sop, lane);
         const int s = ring.retire_oldest();
         ring.refill(s);
+        lo = lo2, hi = hi2;
+        prefetch();
         const bool has_prefix = chained && tile > 0 && !starts;
         Acc p = Op::identity();
         if (has_prefix) {
@@ -476,20 +505,17 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
 }
 
 // The launch of scan_tiles with a shape.  The scratch: the tile counter
-// (256 bytes), the slots, then (segments) the head bits of every tile.
+// (256 bytes), the slots, then (segments) the tiles' bounds.
 template <class Shape, class In, class Op>
 struct TilesWith {
     using Acc = typename Op::type;
     using S = seg::FlaggedSlots<Acc>;
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
     static int64_t tiles(const seg::Layout &lay) { return ceil_div<int64_t>(lay.elements(), TILE); }
-    static size_t head_bytes(const seg::Layout &lay) {
-        return lay.offsets != nullptr ? size_t(tiles(lay)) * (TILE / 32) * 4 : 0;
-    }
     static size_t scratch(const seg::Layout &lay) {
         int64_t count;
         lookback::Levels::of(tiles(lay), count);
-        return 256 + align_up(S::bytes(count)) + head_bytes(lay);
+        return 256 + align_up(S::bytes(count)) + align_up(size_t(tiles(lay) + 1) * 8) + size_t(tiles(lay)) * 4;
     }
     // SEGMENTS: the layout's problems are segments (else rows of a C
     // array); the caller knows which, so a shape compiles only the kernels
@@ -503,13 +529,13 @@ struct TilesWith {
         const lookback::Levels lv = lookback::Levels::of(nt, count);
         char *p = static_cast<char *>(a.scratch);
         const S slots(p + 256, count);
-        unsigned *head_bits = reinterpret_cast<unsigned *>(p + 256 + align_up(S::bytes(count)));
-        if (SEGMENTS) GP_TRY(cudaMemsetAsync(head_bits, 0, head_bytes(lay), a.stream));
+        int64_t *bounds = reinterpret_cast<int64_t *>(p + 256 + align_up(S::bytes(count)));
+        int *last = reinterpret_cast<int *>(bounds + align_up(size_t(nt + 1) * 8) / 8);
         const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
-        const int64_t work = std::max(words, SEGMENTS ? lay.problems + 1 : 0);
+        const int64_t work = std::max(words, SEGMENTS ? nt + 1 : 0);
         GP_LAUNCH(flat_prologue<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(work, 256), 1024)),
-                  256, 0, a.stream, reinterpret_cast<unsigned long long *>(p), words, SEGMENTS ? lay.offsets : nullptr,
-                  lay.problems, head_bits, total);
+                  256, 0, a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems,
+                  TILE, bounds, last, nt);
         const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         const int64_t n = SEGMENTS ? total : lay.n;  // rows: the row length (total: one row)
@@ -525,12 +551,13 @@ struct TilesWith {
 #ifndef GP_EMULATOR
             // The opt-in: the rings and the static shared memory together
             // pass the 48 KiB a launch gets without it.
-            if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)
+            if (Shape::SMEM + Shape::BARRIERS * 8 + Shape::WARPS * TILE > 48 * 1024)
                 GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
 #endif
             GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream, in,
-                            out, total, n, round_step, pattern, head_bits, chained, a.inclusive != 0, vec, ticket, slots,
-                            lv, unsigned(nt));
+                            out, total, n, round_step, pattern, lay.offsets, bounds, last, chained, a.inclusive != 0, vec, ticket,
+                            slots, lv,
+                            unsigned(nt));
             return cudaSuccess;
         };
         return go(scan_tiles<Shape, In, Op, SEGMENTS>);
