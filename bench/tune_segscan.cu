@@ -159,14 +159,19 @@ const char *HEAD = "| shape | ms | GB/s | % roof | % roof with offsets | check |
 int main(int argc, char **argv) {
     // `tune_segscan segments`: the ragged cases and the long rows of 2^26
     // elements alone (the host references at 2^28 take minutes).
+    // `tune_segscan rows`: C rows of 2^26 elements in all whose length is a
+    // multiple of the 1-D tile, the library's flat shape against the 1-D
+    // scan over all the rows at once (what segmented_adaptive runs for
+    // them), no segments.
     const bool segments_only = argc > 1 && std::strcmp(argv[1], "segments") == 0;
+    const bool rows_only = argc > 1 && std::strcmp(argv[1], "rows") == 0;
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
     CHECK(device_facts(b.facts));
     b.flush = l2_flush_buffer(prop, b.fb);
-    const int64_t most = int64_t(1) << (segments_only ? 26 : 28);  // 16384^2
+    const int64_t most = int64_t(1) << (segments_only || rows_only ? 26 : 28);  // 16384^2
     b.host = random_floats(most, &b.in, &b.out);
     CHECK(cudaMalloc(&b.out2, most * 4));
     CHECK(cudaMalloc(&b.want, most * 8));
@@ -184,7 +189,11 @@ int main(int argc, char **argv) {
                 prop.multiProcessorCount, b.roof_gbps);
 
     struct Shape { int64_t rows, n; };
-    const Shape shapes[] = {{1 << 24, 4}, {1 << 20, 64}, {1 << 14, 1 << 14}, {64, 1 << 20}, {4, 1 << 24}, {1, 1 << 26}};
+    const Shape all_shapes[] = {{1 << 24, 4}, {1 << 20, 64}, {1 << 14, 1 << 14}, {64, 1 << 20}, {4, 1 << 24}, {1, 1 << 26}};
+    const Shape whole_tiles[] = {{1 << 15, 1 << 11}, {1 << 13, 1 << 13}, {1 << 12, 1 << 14}, {1 << 10, 1 << 16},
+                                 {1 << 8, 1 << 18},  {64, 1 << 20},     {4, 1 << 24},       {1, 1 << 26}};
+    std::vector<Shape> shapes(std::begin(all_shapes), std::end(all_shapes));
+    if (rows_only) shapes.assign(std::begin(whole_tiles), std::end(whole_tiles));
     for (const Shape s : shapes) {
         if (segments_only && (s.rows > 64 || s.rows * s.n > most)) continue;  // the long rows of 2^26 stay
         Case c{};
@@ -196,11 +205,22 @@ int main(int argc, char **argv) {
         for (int64_t r = 0; r <= s.rows; ++r) starts.push_back(r * s.n);
         reference(b, starts);
         std::printf("\n### (%lld, %lld) axis=-1\n\n%s", (long long)s.rows, (long long)s.n, HEAD);
-        candidates(b, c);
-        // The same rows through the 1-D scan, once a row (what
-        // segmented_adaptive runs for rows of 2^23 or more).
+        if (rows_only) {
+            if (FlatLookback<float, Op>::rows_divide(seg::Layout::of(c.a)))
+                candidate<RowTuning<float, Op>>(b, "RowTuning (flat, the library's)", c);
+            else
+                candidate<FlatTuning<float, float>>(b, "FlatTuning (flat, the library's)", c);
+        } else {
+            candidates(b, c);
+        }
+        // The same rows through the 1-D scan: all at once, a look-back tree
+        // a row (lookback::Rows; rows of whole tiles), and once a row.
+        using A = lookback::LookbackWith<lookback::Tuning, float, Op>;
+        if (s.n % A::TILE == 0 && A::scratch(s.n, s.rows) <= b.scratch_bytes)
+            row(b, "1-D decoupled_lookback, all rows at once", c,
+                [&](gp_scan_args x) { return A::run(x, b.facts, s.rows); });
         using L = lookback::Lookback<float, Op>;
-        if (s.n >= (1 << 20) && L::scratch(s.n) <= b.scratch_bytes)
+        if (!rows_only && s.n >= (1 << 20) && L::scratch(s.n) <= b.scratch_bytes)
             row(b, s.rows == 1 ? "1-D decoupled_lookback" : "1-D decoupled_lookback, a launch a row", c,
                 [&](gp_scan_args x) {
                     for (int64_t r = 0; r < s.rows; ++r) {
@@ -215,6 +235,7 @@ int main(int argc, char **argv) {
                 });
     }
 
+    if (rows_only) return 0;
     int64_t *d_off;
     const int64_t total = int64_t(1) << 26;
     CHECK(cudaMalloc(&d_off, (total + 1) * 8));

@@ -33,8 +33,8 @@ namespace seg {
 
 // Launch shapes and the adaptive choice's thresholds, one home.  The
 // thresholds of step 17 come from bench/bench_reduce.py "axis and segments"
-// on an NVIDIA H200 (copy roof 4.1-4.3 TB/s; float32 sums; log
-// gpu-data/bench-reduce-axis.log), kernels as of that run (before
+// on an NVIDIA H200 (copy roof 4.1-4.3 TB/s; float32 sums; a run whose
+// table was not kept in bench/results), kernels as of that run (before
 // reduce_groups_vec):
 //   THREAD_MAX = 8: rows of 4, (2^24, 4) axis -1: a thread per row 3589 GB/s
 //     (86.7%), 2 lanes per row 2155 GB/s (52%); segments of mean 4: a thread

@@ -14,15 +14,18 @@
 //     problem (step 10) is already coalesced and reads each element once
 //     with no look-back at all; fewer of them: the columns kernel (step
 //     14), which also cuts the axis;
-//   - along the problems (a C array's rows): many long rows, a warp per
-//     row (step 11: no look-back, no barrier); a few very long rows, the
-//     1-D pipelined look-back (step 9) once per row; else, and for
-//     segments, the flat look-back (step 13), whose tiles make the work
-//     per block independent of the lengths.
+//   - along the problems (a C array's rows): rows of whole tiles of the
+//     1-D pipelined look-back (step 9), that scan over all of them at once
+//     with a look-back tree a row; else many long rows, a warp per row
+//     (step 11: no look-back, no barrier); a few very long rows, the 1-D
+//     scan once per row; else, and for segments, the flat look-back (step
+//     13), whose tiles make the work per block independent of the
+//     lengths.
 // The segment lengths live on the device, so the choice never reads them.
 // The bits depend on the layout only (each kernel is deterministic, and
 // the choice reads nothing but the shape and the strides).
 // Assumes: what steps 9-14 assume.
+#include "decoupled_lookback.cuh"
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -35,9 +38,9 @@ cudaError_t gp_scan_decoupled_lookback(gp_scan_args *);
 
 namespace {
 // The thresholds of the choice.  Measured on an NVIDIA H200 (copy roof
-// 4.1 TB/s; float32 inclusive cumsum, bench/bench_scan.py --batched,
-// /work/gpu-data/bench-scan-batched.log; GB/s = bytes read + written over
-// the time):
+// 4.1 TB/s; float32 inclusive cumsum, bench/bench_scan.py batched, in a
+// run whose table was not kept in bench/results; GB/s = bytes read +
+// written over the time):
 //   across, many problems: (4, 2^24) axis 0 - 2^24 problems of 4: a thread
 //     a problem 3359 GB/s, the columns kernel 1122; (64, 2^20) axis 0:
 //     3512 against 3196.  Few: (2^14, 2^14) axis 0, 2^14 problems: 820
@@ -59,10 +62,19 @@ namespace {
 //     967 (bench/results/tune-segscan-nvidia-h200-2026-11-23-early.md, the
 //     flat look-back publishing every tile as it lands): a row each from
 //     ROW_N = 2^23 on (the crossover between the two, not measured).
+//   along, rows of whole tiles of the 1-D scan (float32: multiples of
+//     2048), the 1-D scan over all rows at once against the flat look-back
+//     (bench/results/tune-segscan-rows-nvidia-h200-2026-11-23.md, 2^26
+//     elements, % of the copy roof): (32768, 2048) 89.9 against 87.0,
+//     (8192, 8192) 88.4 against 58.1, (64, 2^20) 80.9 against 61.3,
+//     (4, 2^24) 79.5 against 61.4 (and the 1-D scan once a row: 66.4); a
+//     warp a row (2^14, 2^14) ran at 79% (above).  So rows of whole tiles
+//     take it from AT_ONCE_N = one tile on.
 struct AdaptiveTuning {
     static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18;
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
     static constexpr int64_t ROW_N = int64_t(1) << 23;
+    static constexpr int64_t AT_ONCE_N = int64_t(1) << 11;
 };
 
 bool unit(int64_t s) { return s == 1 || s == -1; }
@@ -85,7 +97,33 @@ bool thread_coalesced(const gp_scan_args &a) {
     return b.inner > 1 ? b.inner >= 32 && unit(b.s_inner) : unit(b.s_outer);
 }
 
-enum class Route { Thread, Columns, Warp, Rows, Flat };
+// C rows whose length is a whole number of the 1-D scan's tiles: the 1-D
+// scan over all of them in one grid, each row's tiles with a look-back
+// tree of their own (lookback::Rows).  The same bits as the 1-D scan of
+// each row alone (its large shape).
+template <class In, class Op>
+struct RowsAtOnce {
+    using L = lookback::LookbackWith<lookback::TuningFor<In, typename Op::type, false>, In, Op>;
+    static size_t scratch(const gp_scan_args &a) { return L::scratch(a.n, a.batch.outer); }
+    static cudaError_t run(const gp_scan_args &a) {
+        DeviceFacts d;
+        GP_TRY(device_facts(d));
+        return L::run(a, d, a.batch.outer);
+    }
+};
+
+// Whether rows of a.n are whole tiles of RowsAtOnce for the call's types.
+bool whole_tiles(const gp_scan_args &a) {
+    bool whole = false;
+    with_combo(a.op, a.in_t, a.acc_t, [&](auto combo) -> cudaError_t {
+        using L = typename RowsAtOnce<typename decltype(combo)::In, typename decltype(combo)::Op>::L;
+        whole = a.n % L::TILE == 0;
+        return cudaSuccess;
+    });
+    return whole;
+}
+
+enum class Route { Thread, Columns, AtOnce, Warp, Rows, Flat };
 
 Route route_of(const gp_scan_args &a) {
     using T = AdaptiveTuning;
@@ -93,6 +131,7 @@ Route route_of(const gp_scan_args &a) {
     if (across_problems(a))
         return lay.problems >= T::THREAD_PROBLEMS && thread_coalesced(a) ? Route::Thread : Route::Columns;
     if (lay.offsets == nullptr && lay.contiguous_rows()) {
+        if (lay.n >= T::AT_ONCE_N && whole_tiles(a)) return Route::AtOnce;
         if (lay.n >= T::ROW_N) return Route::Rows;
         if (lay.n >= T::WARP_N && lay.problems >= T::WARP_PROBLEMS) return Route::Warp;
     }
@@ -134,6 +173,8 @@ cudaError_t gp_scan_segmented_adaptive(gp_scan_args *a) {
         return gp_scan_batched_thread(a);
     case Route::Columns:
         return gp_scan_batched_columns(a);
+    case Route::AtOnce:
+        return seg::dispatch<RowsAtOnce>(a);
     case Route::Warp:
         return gp_scan_segmented_warp(a);
     case Route::Rows:

@@ -236,12 +236,13 @@ struct WarpRing {
     // Publish the totals of the landed tiles, oldest first, up to the first
     // that has not landed (a younger one could need its total).
     template <class S, class Op>
-    __device__ void publish_landed(const S &slots, const Levels &lv, Op op) {
+    __device__ void publish_landed(const S &slots, const Levels &lv, const Rows &rows, Op op) {
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) {
             if ((published >> q) & 1u) continue;
             if (t[q] >= tiles || !landed(q)) break;
-            publish_totals(t[q], R::total(mine + stage_of(q) * SB, t[q], n, op, lane), slots, lv, op, lane);
+            publish_totals(rows.local(t[q]), R::total(mine + stage_of(q) * SB, t[q], n, op, lane),
+                           rows.slots_of(slots, t[q]), lv, op, lane);
             published |= 1u << q;
         }
     }
@@ -350,7 +351,7 @@ using SlotsOf = std::conditional_t<sizeof(Acc) == 8 && !Shape::FENCED, PairedSlo
 template <class Shape, class In, class Op, class Probe = NoProbe>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
-              unsigned *next_tile, SlotsOf<Shape, typename Op::type> slots, Levels lv, unsigned tiles) {
+              unsigned *next_tile, SlotsOf<Shape, typename Op::type> slots, Levels lv, Rows rows, unsigned tiles) {
     using Acc = typename Op::type;
 #ifdef GP_BULK_COPIES
     constexpr bool BULK = Shape::BULK;
@@ -369,10 +370,11 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     probe.mark(START);  // the first fills and the wait for the zeroing
 
     while (t[0] < tiles) {
-        const int64_t tile = t[0];
+        const unsigned t0 = t[0];
+        const int64_t tile = t0;
         ring.wait_oldest();
         probe.mark(LAND);
-        if (LOOK_BACK) ring.publish_landed(slots, lv, op);  // the tile among them, if it was not out yet
+        if (LOOK_BACK) ring.publish_landed(slots, lv, rows, op);  // the tile among them, if it was not out yet
         probe.mark(PUBLISH);
         Acc x[Shape::VPT][W::R::VEC], base[Shape::VPT];
         if (Shape::HOLD) {  // only the vectors' totals now: the tile stays in its stage
@@ -383,7 +385,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
             ring.template read_oldest<Op>(x);
             scan_tile(x, base, op, lane);
         }
-        if (LOOK_BACK && Shape::MID_PUBLISH) ring.publish_landed(slots, lv, op);
+        if (LOOK_BACK && Shape::MID_PUBLISH) ring.publish_landed(slots, lv, rows, op);
         probe.mark(SCAN);
         const int s = ring.retire_oldest();
         probe.mark(TAKE);
@@ -393,9 +395,11 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         // its ring; with nothing left to publish it just polls.
         const bool pending = ring.pending();
         const auto publish_meanwhile = [&]() {
-            if (pending) ring.publish_landed(slots, lv, op);
+            if (pending) ring.publish_landed(slots, lv, rows, op);
         };
-        const Acc p = LOOK_BACK ? look_back(tile, slots, lv, op, lane, publish_meanwhile) : Op::identity();
+        const unsigned local = rows.local(t0);  // the tile's place in its row
+        const Acc p = LOOK_BACK ? look_back(local, rows.slots_of(slots, t0), lv, op, lane, publish_meanwhile)
+                                : Op::identity();
         probe.mark(LOOKBACK);
         if (Shape::HOLD) {  // the vectors' scans from the stage, as scan_tile makes them
             ring.template read_stage<Op>(s, tile, x);
@@ -404,7 +408,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
 #pragma unroll
                 for (int k = 1; k < W::R::VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
         }
-        write_tile<Shape::STREAM, typename W::R>(out, n, inclusive, vector_ok, x, base, tile > 0, p, op, tile, lane);
+        write_tile<Shape::STREAM, typename W::R>(out, n, inclusive, vector_ok, x, base, local > 0, p, op, tile, lane);
         if (Shape::HOLD) ring.fill(ring.t[W::STAGES - 1], s);
         probe.mark(WRITE);
         probe.iteration(lane);
@@ -426,33 +430,42 @@ __global__ void zero_words(Word *p, int64_t n) {
 // One shape: zero the counter and the slots, then launch the grid; on
 // sm_90+ the scan starts while the zeroing runs, loads its first tiles and
 // waits for it before it takes a tile from the counter or polls a slot.
-// The scratch: the counter (256 bytes), then the slots.
+// The scratch: the counter (256 bytes), then the slots.  `rows` rows of
+// a.n elements each lie end to end in a.in and a.out, each scanned alone
+// (Rows); a.n a multiple of TILE where there are more than one.
 template <class Shape_, class In, class Op, class Probe = NoProbe>
 struct LookbackWith {
     using Shape = Shape_;
     using Acc = typename Op::type;
     using S = SlotsOf<Shape, Acc>;
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
-    // The slots of n elements' tiles, and where each level starts.
-    static Levels levels(int64_t n, int64_t &count) { return Levels::of(ceil_div<int64_t>(n, TILE), count); }
-    static size_t scratch(int64_t n) {
+    // The levels of a row of n elements, and the slots of all the rows.
+    static Levels levels(int64_t n, int64_t rows, int64_t &count) {
+        int64_t per_row;
+        const Levels lv = Levels::of(ceil_div<int64_t>(n, TILE), per_row);
+        count = per_row * rows;
+        return lv;
+    }
+    static size_t scratch(int64_t n, int64_t rows = 1) {
         int64_t count;
-        levels(n, count);
+        levels(n, rows, count);
         return 256 + S::bytes(count);
     }
-    static cudaError_t zero(const gp_scan_args &a) {
+    static cudaError_t zero(const gp_scan_args &a, int64_t rows = 1) {
         int64_t count;
-        levels(a.n, count);
+        levels(a.n, rows, count);
         const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
         GP_LAUNCH(zero_words<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream,
                   static_cast<unsigned long long *>(a.scratch), words);
         return cudaSuccess;
     }
-    static cudaError_t launch(const gp_scan_args &a, const DeviceFacts &d) {
-        const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
+    static cudaError_t launch(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1) {
+        const int64_t per_row = ceil_div<int64_t>(a.n, TILE), tiles = per_row * rows;
         if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
+        if (rows > 1 && a.n % TILE != 0) return cudaErrorInvalidValue;  // a tile would straddle two rows
         int64_t count;
-        const Levels lv = levels(a.n, count);
+        const Levels lv = levels(a.n, rows, count);
+        const Rows rw{unsigned(per_row), count / rows};
         char *p = static_cast<char *>(a.scratch);
         const S slots(p + 256, count);
         const int64_t blocks =
@@ -467,13 +480,13 @@ struct LookbackWith {
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
 #endif
         GP_LAUNCH_EARLY(d.major >= 9, (scan_lookback<Shape, In, Op, Probe>), unsigned(blocks), Shape::WARPS * WARP,
-                        Shape::SMEM, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n,
-                        a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, unsigned(tiles));
+                        Shape::SMEM, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n * rows,
+                        a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, rw, unsigned(tiles));
         return cudaSuccess;
     }
-    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
-        GP_TRY(zero(a));
-        return launch(a, d);
+    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1) {
+        GP_TRY(zero(a, rows));
+        return launch(a, d, rows);
     }
 };
 

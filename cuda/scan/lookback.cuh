@@ -63,6 +63,12 @@ struct Slots<Acc, true> {  // value and flag in one 64-bit word
     static size_t bytes(int64_t count) { return size_t(count) * 8; }
     static size_t zeroed_bytes(int64_t count) { return bytes(count); }
     explicit Slots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
+    // The slots from slot `by` on (a row's own, rows_of below).
+    __host__ __device__ Slots shifted(int64_t by) const {
+        Slots s = *this;
+        s.word += by;
+        return s;
+    }
     __device__ void publish(int64_t i, Acc v) const {
         unsigned bits;
         memcpy(&bits, &v, 4);
@@ -84,6 +90,11 @@ struct Slots<Acc, false> {  // flags, then the values after them
     static size_t bytes(int64_t count) { return zeroed_bytes(count) + size_t(count) * sizeof(Acc); }
     explicit Slots(char *p, int64_t count)
         : flag(reinterpret_cast<unsigned *>(p)), value(reinterpret_cast<Acc *>(p + zeroed_bytes(count))) {}
+    __host__ __device__ Slots shifted(int64_t by) const {
+        Slots s = *this;
+        s.flag += by, s.value += by;
+        return s;
+    }
     __device__ void publish(int64_t i, Acc v) const {
         __stcg(value + i, v);
         __threadfence();
@@ -116,6 +127,11 @@ struct PairedSlots {
     static size_t bytes(int64_t count) { return size_t(count) * 16; }
     static size_t zeroed_bytes(int64_t count) { return bytes(count); }
     explicit PairedSlots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
+    __host__ __device__ PairedSlots shifted(int64_t by) const {
+        PairedSlots s = *this;
+        s.word += 2 * by;
+        return s;
+    }
     __device__ void publish(int64_t i, Acc v) const {
         unsigned long long bits;
         memcpy(&bits, &v, 8);
@@ -160,6 +176,22 @@ struct Levels {
         return l;
     }
     __device__ int64_t slot(int j, int64_t block) const { return start[j] + block; }
+};
+
+// Rows of equal length laid end to end, each a whole number of tiles,
+// scanned in one grid as independent 1-D scans: tile t is tile `local` of
+// row t / per_row, whose totals have slots of their own (`slots` of them a
+// row, the levels of per_row tiles, one row after the other), so a row's
+// look-back never reaches into the row before and each row's prefixes are
+// the same tree as a 1-D scan of that row alone.  A 1-D scan is one row
+// (per_row = all the tiles).
+struct Rows {
+    unsigned per_row;  // tiles a row
+    int64_t slots;     // slots a row
+    __device__ unsigned row(unsigned t) const { return t / per_row; }
+    __device__ unsigned local(unsigned t) const { return t - row(t) * per_row; }
+    template <class S>
+    __device__ S slots_of(const S &all, unsigned t) const { return all.shifted(int64_t(row(t)) * slots); }
 };
 
 // Publish the tile's total, and the totals of the blocks it ends.  Digit j
