@@ -123,6 +123,18 @@ void candidate(Bench &b, const char *name, const Case &c) {
 // 2x8 s3 b6, 2x6 s2 b10, 4x12 s2 b3 (2x12 s2 b6's speed), MEANWHILE with
 // 2x12 and 2x16 at 6 blocks, cp.async, and a second publication of the
 // landed tiles after the scan (the 1-D's MID_PUBLISH: 2-25% slower here).
+// `tune_segscan chain`: the library's chained shape against knobs of the
+// wait (FlatShape's MID publication, SLEEP between polls, MEANWHILE) on
+// the 1-D-like row (1, 2^26), rows that do not divide the tile and the
+// segments.
+void chain_candidates(Bench &b, const Case &c) {
+    candidate<FlatTuning<float, float>>(b, "FlatTuning (the library's)", c);
+    candidate<FlatShape<2, 8, 2, 8, true, false, true, true, false, 32, true>>(b, "2x8 s2 b8, PLAIN", c);
+    candidate<FlatShape<2, 12, 2, 6, true, false, true, true, false, 32, true>>(b, "2x12 s2 b6, PLAIN", c);
+    candidate<FlatShape<2, 16, 2, 6, true, false, true, true, false, 32, true>>(b, "2x16 s2 b6, PLAIN", c);
+    candidate<FlatShape<2, 16, 2, 6, true, true, true, true, true, 0, true>>(b, "2x16 s2 b6, PLAIN MID MEANWHILE SLEEP 0", c);
+}
+
 void candidates(Bench &b, const Case &c) {
     if (FlatLookback<float, Op>::rows_divide(seg::Layout::of(c.a)))
         candidate<RowTuning<float, Op>>(b, "RowTuning (the library's)", c);
@@ -165,13 +177,14 @@ int main(int argc, char **argv) {
     // them), no segments.
     const bool segments_only = argc > 1 && std::strcmp(argv[1], "segments") == 0;
     const bool rows_only = argc > 1 && std::strcmp(argv[1], "rows") == 0;
+    const bool chain = argc > 1 && std::strcmp(argv[1], "chain") == 0;
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
     CHECK(device_facts(b.facts));
     b.flush = l2_flush_buffer(prop, b.fb);
-    const int64_t most = int64_t(1) << (segments_only || rows_only ? 26 : 28);  // 16384^2
+    const int64_t most = int64_t(1) << (segments_only || rows_only || chain ? 26 : 28);  // 16384^2
     b.host = random_floats(most, &b.in, &b.out);
     CHECK(cudaMalloc(&b.out2, most * 4));
     CHECK(cudaMalloc(&b.want, most * 8));
@@ -194,6 +207,7 @@ int main(int argc, char **argv) {
                                  {1 << 8, 1 << 18},  {64, 1 << 20},     {4, 1 << 24},       {1, 1 << 26}};
     std::vector<Shape> shapes(std::begin(all_shapes), std::end(all_shapes));
     if (rows_only) shapes.assign(std::begin(whole_tiles), std::end(whole_tiles));
+    if (chain) shapes = {{1, 1 << 26}, {21, 3 * (1 << 20) + 7}};
     for (const Shape s : shapes) {
         if (segments_only && (s.rows > 64 || s.rows * s.n > most)) continue;  // the long rows of 2^26 stay
         Case c{};
@@ -205,7 +219,9 @@ int main(int argc, char **argv) {
         for (int64_t r = 0; r <= s.rows; ++r) starts.push_back(r * s.n);
         reference(b, starts);
         std::printf("\n### (%lld, %lld) axis=-1\n\n%s", (long long)s.rows, (long long)s.n, HEAD);
-        if (rows_only) {
+        if (chain) {
+            chain_candidates(b, c);
+        } else if (rows_only) {
             if (FlatLookback<float, Op>::rows_divide(seg::Layout::of(c.a)))
                 candidate<RowTuning<float, Op>>(b, "RowTuning (flat, the library's)", c);
             else
@@ -220,7 +236,7 @@ int main(int argc, char **argv) {
             row(b, "1-D decoupled_lookback, all rows at once", c,
                 [&](gp_scan_args x) { return A::run(x, b.facts, s.rows); });
         using L = lookback::Lookback<float, Op>;
-        if (!rows_only && s.n >= (1 << 20) && L::scratch(s.n) <= b.scratch_bytes)
+        if (!rows_only && !chain && s.n >= (1 << 20) && L::scratch(s.n) <= b.scratch_bytes)
             row(b, s.rows == 1 ? "1-D decoupled_lookback" : "1-D decoupled_lookback, a launch a row", c,
                 [&](gp_scan_args x) {
                     for (int64_t r = 0; r < s.rows; ++r) {
@@ -252,7 +268,8 @@ int main(int argc, char **argv) {
         std::printf("\n### segments of mean length %lld: %lld segments, %lld elements, offsets %.1f MiB\n\n%s",
                     (long long)mean, (long long)c.segments, (long long)c.total, 8.0 * (c.segments + 1) / (1 << 20),
                     HEAD);
-        candidates(b, c);
+        if (chain) chain_candidates(b, c);
+        else candidates(b, c);
     }
     return 0;
 }
