@@ -344,9 +344,12 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
 // lands meanwhile) and writes the tile.
 //
 // The slots of a shape's totals: 4-byte ones packed with their flag,
-// 8-byte ones in paired words (or FENCED), wider ones fenced.
+// 8-byte ones in paired words and 16-byte ones (vector_scan.cuh's tuples)
+// in four flagged words (or, either, FENCED), wider ones fenced.
 template <class Shape, class Acc>
-using SlotsOf = std::conditional_t<sizeof(Acc) == 8 && !Shape::FENCED, PairedSlots<Acc>, Slots<Acc>>;
+using SlotsOf = std::conditional_t<
+    sizeof(Acc) == 8 && !Shape::FENCED, PairedSlots<Acc>,
+    std::conditional_t<sizeof(Acc) == 16 && !Shape::FENCED, QuadSlots<Acc>, Slots<Acc>>>;
 
 template <class Shape, class In, class Op, class Probe = NoProbe>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)

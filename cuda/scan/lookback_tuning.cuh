@@ -23,8 +23,9 @@ namespace lookback {
 // and while it waits for a prefix); HOLD: the tile waits for its prefix in
 // shared memory, not in registers (its stage is refilled after the write:
 // one tile fewer in flight, the registers of the tile free); FENCED:
-// 8-byte totals behind a flag and a __threadfence() (Slots<Acc, false>)
-// instead of the fence-free paired words (PairedSlots; lookback.cuh).
+// 8- and 16-byte totals behind a flag and a __threadfence() (Slots<Acc,
+// false>) instead of the fence-free flagged words (PairedSlots, QuadSlots;
+// lookback.cuh).
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
           bool MID_PUBLISH_ = true, bool HOLD_ = false, bool FENCED_ = false>
 struct LookbackShape {
