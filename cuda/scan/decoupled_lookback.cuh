@@ -497,11 +497,13 @@ struct LookbackWith {
 // where every tile gets a warp of its own, a large one beyond; for 4-byte
 // accumulators (SmallTuning, Tuning), 8-byte inputs and accumulators
 // (SmallWideTuning, WideTuning) and sums from 4 bytes into 8
-// (SmallWideningTuning, WideningTuning).  The scratch covers either.
-template <class In, class Op>
+// (SmallWideningTuning, WideningTuning); Tunings: another such choice
+// (TupleTuningFor, for vector_scan.cuh's tuples).  The scratch covers
+// either.
+template <class In, class Op, template <class, class, bool> class Tunings = TuningFor>
 struct Lookback {
-    using Small = LookbackWith<TuningFor<In, typename Op::type, true>, In, Op>;
-    using Large = LookbackWith<TuningFor<In, typename Op::type, false>, In, Op>;
+    using Small = LookbackWith<Tunings<In, typename Op::type, true>, In, Op>;
+    using Large = LookbackWith<Tunings<In, typename Op::type, false>, In, Op>;
     static size_t scratch(int64_t n) { return std::max(Small::scratch(n), Large::scratch(n)); }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
         const int64_t small_warps = int64_t(d.sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;
