@@ -10,28 +10,10 @@
 // measurements):
 //   - across the problems (an axis with axes after it: a C array's axis 0;
 //     an F array's last axis), neighbouring problems are neighbouring
-//     addresses.  Where a row is 2 or 4 columns of 4 bytes or 2 of 8 (a C
-//     array of such rows along axis 0, or a stack of them along axis 1)
-//     and the input's dtype is the result's, the rows are the elements of
-//     the 1-D pipelined look-back (step 9), 16- or 8-byte tuples combined
-//     column by column (vector_scan.cuh): one scan of R rows, one total a
-//     tile for all the columns in one slot, one look-back tree, where the
-//     columns kernel runs a look-back a column and scans its tiles in
-//     shared memory between block barriers.  On an H200 the columns
-//     kernel reached 37.5% of the copy roof on a (2^24, 4) float32 array
-//     along axis 0 and the 1-D scan of the same bytes 81.0% (bench/results/
-//     tune-colscan-rows-nvidia-h200-2026-11-23.md).  The tuple route is
-//     not yet timed; a rows form timed there, with a look-back a column,
-//     ran at 29%, its likely limit the shuffles that moved each column's
-//     values - a tuple's warp scan also shuffles each of its values (4x
-//     the 1-D scan's shuffles for 4 float32 columns).
-//     A stack takes it where each array's rows are whole tiles (all the
-//     arrays at once, a look-back tree each, as the rows below), and the
-//     input and output must be aligned to a row (the tuples are read and
-//     written whole).  Else, where the problems alone fill the GPU, a
-//     thread per problem (step 10) is already coalesced and reads each
-//     element once with no look-back at all; fewer of them: the columns
-//     kernel (step 14), which also cuts the axis;
+//     addresses.  Where the problems alone fill the GPU, a thread per
+//     problem (step 10) is already coalesced and reads each element once
+//     with no look-back at all; fewer of them: the columns kernel (step
+//     14), which also cuts the axis;
 //   - along the problems (a C array's rows): rows of whole tiles of the
 //     1-D pipelined look-back (step 9), that scan over all of them at once
 //     with a look-back tree a row; else many long rows, a warp per row
@@ -41,16 +23,10 @@
 //     lengths.
 // The segment lengths live on the device, so the choice never reads them.
 // The bits depend on the layout only (each kernel is deterministic, and
-// the choice reads nothing but the shape and the strides) - and, for rows
-// of 2 or 4 columns, on whether the input and output are aligned to a row
-// (else the columns kernel, whose float sums round differently).
+// the choice reads nothing but the shape and the strides).
 // Assumes: what steps 9-14 assume.
-#include <algorithm>
-#include <type_traits>
-
 #include "decoupled_lookback.cuh"
 #include "segmented.cuh"
-#include "vector_scan.cuh"
 
 GP_NAMESPACE_BEGIN
 
@@ -147,76 +123,13 @@ bool whole_tiles(const gp_scan_args &a) {
     return whole;
 }
 
-// The columns of a C array whose rows are tuples of 2 or 4 columns
-// (vector_scan.cuh): the rows are the elements of one 1-D look-back scan,
-// the columns combined elementwise; a stack of such arrays (outer > 1,
-// each array's rows whole tiles) is scanned at once, a look-back tree an
-// array (lookback::Rows).  a.n is the rows of one array.
-template <class In, class Op, int C>
-struct TupleColumns {
-    using V = vec::Tuple<In, C>;
-    using VOp = vec::Elementwise<Op, C>;
-    using One = lookback::Lookback<V, VOp, lookback::TupleTuningFor>;
-    using Stack = lookback::LookbackWith<lookback::TupleTuningFor<V, V, false>, V, VOp>;
-    static bool fits(const gp_scan_args &a) { return a.batch.outer == 1 || a.n % Stack::TILE == 0; }
-    static bool aligned(const gp_scan_args &a) {
-        return reinterpret_cast<uintptr_t>(a.in) % sizeof(V) == 0 && reinterpret_cast<uintptr_t>(a.out) % sizeof(V) == 0;
-    }
-    static size_t scratch(const gp_scan_args &a) {
-        return a.batch.outer == 1 ? One::scratch(a.n) : Stack::scratch(a.n, a.batch.outer);
-    }
-    static cudaError_t run(const gp_scan_args &a) {
-        DeviceFacts d;
-        GP_TRY(device_facts(d));
-        return a.batch.outer == 1 ? One::run(a, d) : Stack::run(a, d, a.batch.outer);
-    }
-};
+enum class Route { Thread, Columns, AtOnce, Warp, Rows, Flat };
 
-// f(TupleColumns<In, Op, C>{}) for the call's types and C = inner, where a
-// row of inner elements is a tuple: the input's type is the accumulator's
-// (a sum that widens, int32 into int64, keeps the other routes) and the row
-// 2 or 4 4-byte elements or 2 8-byte ones.  False (f not called) where not.
-template <class F>
-bool with_tuple(const gp_scan_args &a, F &&f) {
-    bool found = false;
-    with_combo(a.op, a.in_t, a.acc_t, [&](auto combo) -> cudaError_t {
-        using In = typename decltype(combo)::In;
-        using Op = typename decltype(combo)::Op;
-        if constexpr (std::is_same_v<In, typename Op::type>) {
-            if (a.batch.inner == 2) found = true, f(TupleColumns<In, Op, 2>{});
-            if constexpr (sizeof(In) == 4)
-                if (a.batch.inner == 4) found = true, f(TupleColumns<In, Op, 4>{});
-        }
-        return cudaSuccess;
-    });
-    return found;
-}
-
-// Whether the call is the columns of C arrays of 2 or 4 columns whose rows
-// are tuples the 1-D scan takes (with_tuple, TupleColumns::fits): rows
-// contiguous (s_inner = 1, s_n = inner), the arrays end to end.  The
-// pointers aside (TupleColumns::aligned).
-bool tuple_rows(const gp_scan_args &a) {
-    const gp_batch &b = a.batch;
-    if (b.offsets != nullptr || (b.inner != 2 && b.inner != 4) || b.outer < 1 || a.n < 1) return false;
-    if (b.s_inner != 1 || (b.s_n != b.inner && a.n != 1) || (b.outer > 1 && b.s_outer != a.n * b.inner))
-        return false;
-    bool fits = false;
-    with_tuple(a, [&](auto t) { fits = decltype(t)::fits(a); });
-    return fits;
-}
-
-enum class Route { Tuple, Thread, Columns, AtOnce, Warp, Rows, Flat };
-
-// The route of the call's layout and types (TUPLES: the tuple route
-// allowed); the pointers aside.
-Route route_of(const gp_scan_args &a, bool tuples = true) {
+Route route_of(const gp_scan_args &a) {
     using T = AdaptiveTuning;
     const seg::Layout lay = seg::Layout::of(a);
-    if (across_problems(a)) {
-        if (tuples && tuple_rows(a)) return Route::Tuple;
+    if (across_problems(a))
         return lay.problems >= T::THREAD_PROBLEMS && thread_coalesced(a) ? Route::Thread : Route::Columns;
-    }
     if (lay.offsets == nullptr && lay.contiguous_rows()) {
         if (lay.n >= T::AT_ONCE_N && whole_tiles(a)) return Route::AtOnce;
         if (lay.n >= T::ROW_N) return Route::Rows;
@@ -252,18 +165,10 @@ struct RowByRow {
         return cudaSuccess;
     }
 };
+}  // namespace
 
-cudaError_t run_route(Route r, gp_scan_args *a) {
-    switch (r) {
-    case Route::Tuple: {
-        cudaError_t err = cudaSuccess;
-        with_tuple(*a, [&](auto t) {
-            using T = decltype(t);
-            if (a->scratch == nullptr) a->scratch_bytes = T::scratch(*a);
-            else err = T::run(*a);
-        });
-        return err;
-    }
+cudaError_t gp_scan_segmented_adaptive(gp_scan_args *a) {
+    switch (route_of(*a)) {
     case Route::Thread:
         return gp_scan_batched_thread(a);
     case Route::Columns:
@@ -278,33 +183,6 @@ cudaError_t run_route(Route r, gp_scan_args *a) {
     default:
         return gp_scan_segmented_lookback(a);
     }
-}
-
-// Whether the tuple route may read the call's input and write its output
-// as tuples: both aligned to a tuple's bytes.
-bool tuple_aligned(const gp_scan_args &a) {
-    bool aligned = false;
-    with_tuple(a, [&](auto t) { aligned = decltype(t)::aligned(a); });
-    return aligned;
-}
-}  // namespace
-
-// The tuple route reads and writes whole tuples, so it runs only where the
-// input and the output are aligned to one, else the route the layout gets
-// without it; the scratch, asked for before the run's pointers are known,
-// covers both.
-cudaError_t gp_scan_segmented_adaptive(gp_scan_args *a) {
-    const Route r = route_of(*a);
-    if (r != Route::Tuple) return run_route(r, a);
-    const Route other = route_of(*a, false);
-    if (a->scratch == nullptr) {
-        GP_TRY(run_route(other, a));
-        const size_t theirs = a->scratch_bytes;
-        GP_TRY(run_route(Route::Tuple, a));
-        a->scratch_bytes = std::max(a->scratch_bytes, theirs);
-        return cudaSuccess;
-    }
-    return run_route(tuple_aligned(*a) ? Route::Tuple : other, a);
 }
 
 GP_NAMESPACE_END

@@ -344,12 +344,9 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
 // lands meanwhile) and writes the tile.
 //
 // The slots of a shape's totals: 4-byte ones packed with their flag,
-// 8-byte ones in paired words and 16-byte ones (vector_scan.cuh's tuples)
-// in four flagged words (or, either, FENCED), wider ones fenced.
+// 8-byte ones in paired words (or FENCED), wider ones fenced.
 template <class Shape, class Acc>
-using SlotsOf = std::conditional_t<
-    sizeof(Acc) == 8 && !Shape::FENCED, PairedSlots<Acc>,
-    std::conditional_t<sizeof(Acc) == 16 && !Shape::FENCED, QuadSlots<Acc>, Slots<Acc>>>;
+using SlotsOf = std::conditional_t<sizeof(Acc) == 8 && !Shape::FENCED, PairedSlots<Acc>, Slots<Acc>>;
 
 template <class Shape, class In, class Op, class Probe = NoProbe>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
@@ -497,13 +494,11 @@ struct LookbackWith {
 // where every tile gets a warp of its own, a large one beyond; for 4-byte
 // accumulators (SmallTuning, Tuning), 8-byte inputs and accumulators
 // (SmallWideTuning, WideTuning) and sums from 4 bytes into 8
-// (SmallWideningTuning, WideningTuning); Tunings: another such choice
-// (TupleTuningFor, for vector_scan.cuh's tuples).  The scratch covers
-// either.
-template <class In, class Op, template <class, class, bool> class Tunings = TuningFor>
+// (SmallWideningTuning, WideningTuning).  The scratch covers either.
+template <class In, class Op>
 struct Lookback {
-    using Small = LookbackWith<Tunings<In, typename Op::type, true>, In, Op>;
-    using Large = LookbackWith<Tunings<In, typename Op::type, false>, In, Op>;
+    using Small = LookbackWith<TuningFor<In, typename Op::type, true>, In, Op>;
+    using Large = LookbackWith<TuningFor<In, typename Op::type, false>, In, Op>;
     static size_t scratch(int64_t n) { return std::max(Small::scratch(n), Large::scratch(n)); }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
         const int64_t small_warps = int64_t(d.sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;

@@ -159,58 +159,6 @@ struct PairedSlots {
     }
 };
 
-// 16-byte values without a fence, the same way: a slot is four 64-bit
-// words, each a "ready" flag (high half) beside a quarter of the value's
-// bits (low half), written by two 16-byte stores and read by two 16-byte
-// loads.  Each word is seen whole or not at all, and a slot is written
-// once after its zeroing, so a reader that sees the four flags has the
-// four quarters - whatever order the words arrive in; it polls again
-// while any is missing.  (The 16-byte tuples of vector_scan.cuh: four
-// 4-byte values, or two 8-byte ones split in halves as PairedSlots splits
-// one.)
-template <class Acc>
-struct QuadSlots {
-    static_assert(sizeof(Acc) == 16, "QuadSlots holds 16-byte values");
-    unsigned long long *word;  // four a slot
-    static size_t bytes(int64_t count) { return size_t(count) * 32; }
-    static size_t zeroed_bytes(int64_t count) { return bytes(count); }
-    explicit QuadSlots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
-    __host__ __device__ QuadSlots shifted(int64_t by) const {
-        QuadSlots s = *this;
-        s.word += 4 * by;
-        return s;
-    }
-    __device__ void publish(int64_t i, Acc v) const {
-        unsigned bits[4];
-        memcpy(bits, &v, 16);
-        unsigned long long q[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) q[k] = (1ull << 32) | bits[k];
-        unsigned long long *w = word + 4 * i;
-#if defined(__CUDA_ARCH__) && !defined(GP_EMULATOR)
-        asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(q[0]), "l"(q[1]) : "memory");
-        asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(w + 2), "l"(q[2]), "l"(q[3]) : "memory");
-#else
-        for (int k = 0; k < 4; ++k) reinterpret_cast<volatile unsigned long long *>(w)[k] = q[k];
-#endif
-    }
-    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
-        const unsigned long long *w = word + 4 * i;
-        unsigned long long q[4];
-#if defined(__CUDA_ARCH__) && !defined(GP_EMULATOR)
-        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(q[0]), "=l"(q[1]) : "l"(w) : "memory");
-        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(q[2]), "=l"(q[3]) : "l"(w + 2) : "memory");
-#else
-        for (int k = 0; k < 4; ++k) q[k] = reinterpret_cast<const volatile unsigned long long *>(w)[k];
-#endif
-        unsigned bits[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) bits[k] = unsigned(q[k]);
-        memcpy(&v, bits, 16);
-        return ((q[0] & q[1] & q[2] & q[3]) >> 32) != 0;
-    }
-};
-
 constexpr int LEVELS = 7;  // base-32 digits of a tile index (< 2^32)
 
 __device__ inline int digit(int64_t tile, int j) { return int(tile >> (5 * j)) & 31; }

@@ -23,9 +23,8 @@ namespace lookback {
 // and while it waits for a prefix); HOLD: the tile waits for its prefix in
 // shared memory, not in registers (its stage is refilled after the write:
 // one tile fewer in flight, the registers of the tile free); FENCED:
-// 8- and 16-byte totals behind a flag and a __threadfence() (Slots<Acc,
-// false>) instead of the fence-free flagged words (PairedSlots, QuadSlots;
-// lookback.cuh).
+// 8-byte totals behind a flag and a __threadfence() (Slots<Acc, false>)
+// instead of the fence-free paired words (PairedSlots; lookback.cuh).
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
           bool MID_PUBLISH_ = true, bool HOLD_ = false, bool FENCED_ = false>
 struct LookbackShape {
@@ -118,30 +117,6 @@ using TuningFor = std::conditional_t<
     sizeof(Acc) == 4, std::conditional_t<SMALL, SmallTuning, Tuning>,
     std::conditional_t<sizeof(In) == sizeof(Acc), std::conditional_t<SMALL, SmallWideTuning, WideTuning>,
                        std::conditional_t<SMALL, SmallWideningTuning, WideningTuning>>>;
-
-// Tuples (vector_scan.cuh: the rows of a C array of 2 or 4 columns as the
-// elements, the columns scanned at once; In and Acc the same tuple).  Not
-// yet timed: shapes chosen by their registers alone (ptxas of CUDA 13.0
-// for sm_90).  16-byte tuples (4 4-byte or 2 8-byte columns): the shapes
-// of the widening sums above, 2 x 6 vectors a lane (192 rows, 3 KiB
-// tiles) at 6 blocks an SM - a lane holds a tile of the same 6 x 16 bytes
-// of accumulators as there; 166-168 registers, no spills but 4-8 bytes for
-// float64 min and max (HOLD, the tile waiting in shared memory, takes
-// 152-168 with none).  2 x 12 vectors, the shape of the 8-byte values,
-// spills 350-620 bytes at 6 blocks an SM and takes 248-255 registers at 4;
-// 2 x 8 spills 70-200 bytes at 6.
-using TupleTuning = LookbackShape<2, 6, 2, 6, true, true, false>;
-using SmallTupleTuning = LookbackShape<2, 6, 2, 6, false, true, false>;
-// 8-byte tuples (2 4-byte columns): 2 x 8 vectors (512 rows, 4 KiB
-// tiles) at 6 blocks an SM, 156-166 registers, no spills; the 2 x 12 of
-// the 8-byte values spills 16 bytes for a float32 sum.
-using PairTupleTuning = LookbackShape<2, 8, 2, 6, true, true, false>;
-using SmallPairTupleTuning = LookbackShape<2, 8, 2, 6, false, true, false>;
-
-// The tuning of a tuple, in TuningFor's form (In and Acc: the tuple).
-template <class In, class Acc, bool SMALL>
-using TupleTuningFor = std::conditional_t<sizeof(Acc) == 16, std::conditional_t<SMALL, SmallTupleTuning, TupleTuning>,
-                                          std::conditional_t<SMALL, SmallPairTupleTuning, PairTupleTuning>>;
 
 }  // namespace lookback
 GP_NAMESPACE_END
