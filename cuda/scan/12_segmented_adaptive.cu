@@ -67,9 +67,10 @@ namespace {
 //     (bench/results/tune-segscan-rows-nvidia-h200-2026-11-23.md, 2^26
 //     elements, % of the copy roof): (32768, 2048) 89.9 against 87.0,
 //     (8192, 8192) 88.4 against 58.1, (64, 2^20) 80.9 against 61.3,
-//     (4, 2^24) 79.5 against 61.4 (and the 1-D scan once a row: 66.4); a
-//     warp a row (2^14, 2^14) ran at 79% (above).  So rows of whole tiles
-//     take it from AT_ONCE_N = one tile on.
+//     (4, 2^24) 79.5 against 61.4 (and the 1-D scan once a row: 66.4);
+//     (2^14, 2^14) 91.7 against a warp a row's 76.8 (bench/results/scan-
+//     axis-nvidia-h200-2026-11-23-run5.md).  So rows of whole tiles take it
+//     from AT_ONCE_N = one tile on.
 struct AdaptiveTuning {
     static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18;
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
