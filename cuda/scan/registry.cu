@@ -191,8 +191,10 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"segmented_adaptive", "The mapping chosen by layout",
      "CUB's dispatch layers (a policy per call from the problem's shape)",
      "Problems that are neighbours in memory (a non-last axis): batched_thread where they fill "
-     "the GPU (2^18 or more), else batched_columns. Rows: segmented_warp for many long rows, the "
-     "1-D decoupled_lookback once per row for rows of 2^23 or more, else segmented_lookback, "
+     "the GPU (2^18 or more), else batched_columns. Rows: rows of whole tiles of the 1-D "
+     "decoupled_lookback (float32: multiples of 2048) all at once through it, a look-back tree a "
+     "row; else segmented_warp for many long rows, the 1-D decoupled_lookback once per row for rows "
+     "of 2^23 or more, else segmented_lookback, "
      "which also takes segments (their lengths live on the device). Thresholds measured on an "
      "H200. What auto runs for an axis or segments.",
      -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_adaptive,
