@@ -210,8 +210,10 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
 // block, VPT vectors a lane, STAGES stages a ring, BLOCKS blocks an SM,
 // BULK copies, STREAM stores; its other flags are not used here), EARLY,
 // MEANWHILE, MID (EARLY: publish what has landed again after the scan, as
-// the 1-D scan's MID_PUBLISH) and SLEEP (nanoseconds a waiting warp sleeps
-// between two polls of the look-back where it has nothing to publish).
+// the 1-D scan's MID_PUBLISH), SLEEP (nanoseconds a waiting warp sleeps
+// between two polls of the look-back where it has nothing to publish) and
+// PLAIN (EARLY: a tile without a head takes the 1-D scan's scan_tile and
+// write_tile).
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool EARLY_ = true, bool MEANWHILE_ = false,
           bool BULK_ = true, bool STREAM_ = true, bool MID_ = false, int SLEEP_ = 32, bool PLAIN_ = false>
 struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_, STREAM_> {

@@ -63,7 +63,7 @@ struct Slots<Acc, true> {  // value and flag in one 64-bit word
     static size_t bytes(int64_t count) { return size_t(count) * 8; }
     static size_t zeroed_bytes(int64_t count) { return bytes(count); }
     explicit Slots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
-    // The slots from slot `by` on (a row's own, rows_of below).
+    // The slots from slot `by` on (a row's own: Rows::slots_of below).
     __host__ __device__ Slots shifted(int64_t by) const {
         Slots s = *this;
         s.word += by;
