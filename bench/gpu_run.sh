@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-axis|tune-colscan|tune-scan|tune-scan8|tune-rfa-scan|profile-scan|tune-transpose|tune-nd|tune-rfa|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-axis|tune-colscan|tune-scan|tune-scan8|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -25,10 +25,11 @@ if ! GPUPRIMS_CUDA_ARCH=${GPUPRIMS_CUDA_ARCH:-90} python3 -m pip install --no-bu
   tail -40 "$OUT/build.log"; exit 1
 fi
 echo "built in $(( $(date +%s) - t0 )) s; $(grep -o 'the CUB baselines: .*' "$OUT/build.log" | head -1)"
-# bench/SRC.cu built for sm_90 (further nvcc flags after LOG) and run, its output also in $OUT/LOG.log.
+# bench/SRC.cu built for sm_90 (further nvcc flags after LOG) and run with $RUN_ARGS, its output also
+# in $OUT/LOG.log.
 tune_prog() {
   local src=$1 log=$2; shift 2
-  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda "bench/$src.cu" "$@" -o "/tmp/$src" && "/tmp/$src" | tee "$OUT/$log.log"
+  nvcc -O3 -std=c++17 -arch=sm_90 -Icuda "bench/$src.cu" "$@" -o "/tmp/$src" && "/tmp/$src" ${RUN_ARGS:-} | tee "$OUT/$log.log"
 }
 # The CCCL 3.5 headers of the installed nvidia-cuda-cccl wheel (CUB's determinism requirements).
 cccl_include() {
@@ -63,6 +64,7 @@ for step in $steps; do
       done ;;
     tune)  tune_prog tune_reduce tune-reduce ;;
     profile-scan) tune_prog profile_scan profile-scan ;;
+    profile-flat) RUN_ARGS=flat tune_prog profile_scan profile-flat ;;
     tune-axis) tune_prog tune_axis tune-axis ;;
     tune-colscan) tune_prog tune_colscan tune-colscan ;;
     tune-scan) tune_prog tune_scan tune-scan ;;

@@ -302,7 +302,10 @@ __global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets,
 // heads of a vector whose first element starts a row) or segments
 // (offsets, bounds), `total` elements in all; `chained`: some tile needs
 // a prefix (else no tile publishes a total).
-template <class Shape, class In, class Op, bool SEGMENTS>
+// Probe: decoupled_lookback.cuh's hook (bench/profile_scan.cu reads the
+// cycles of each part of a warp's loop through it); NoProbe compiles to
+// nothing.
+template <class Shape, class In, class Op, bool SEGMENTS, class Probe = lookback::NoProbe>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64_t round_step, unsigned pattern,
            const int64_t *offsets, const int64_t *bounds, const int *last, bool chained, bool inclusive, bool vector_ok,
@@ -325,6 +328,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
     __shared__ uint4 head_s[SEGMENTS ? Shape::WARPS : 1][SEGMENTS ? TILE / 16 : 1];  // a byte an element
     unsigned t[W::STAGES];
     W ring(in, total, vector_ok, next_tile, tiles, lane, warp, barriers, t);
+    Probe probe;
     ring.start(warp);
     // The place of the last head in tile tt, -1 where it holds none:
     // segments, found before the scan (flat_prologue); rows of n, the last
@@ -379,6 +383,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
     if (SEGMENTS && t[0] < tiles) lo = __ldg(bounds + t[0]), hi = __ldg(bounds + t[0] + 1);
     prefetch();
 
+    probe.mark(lookback::START);  // the first fills and the wait for the prologue
     while (t[0] < tiles) {
         const int64_t tile = t[0], start = tile * TILE;
         // The heads (bit v*VEC + k: element k of the lane's vector v),
@@ -424,7 +429,9 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
         const bool starts = __shfl_sync(FULL_MASK, unsigned(heads & 1u), 0) != 0;
 
         ring.wait_oldest();
+        probe.mark(lookback::LAND);  // the heads, then the wait for the tile
         if (chained) publish_landed();
+        probe.mark(lookback::PUBLISH);
         Acc x[VPT][VEC];
         ring.template read_oldest<Op>(x);
         // base[v]: what comes before the lane's vector v in the tile; bit v
@@ -465,10 +472,12 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
         }
         if (chained && !(ring.published & 1u)) seg::publish_totals(tile, carry, slots, lv, sop, lane);
         if (Shape::MID && chained) publish_landed();
+        probe.mark(lookback::SCAN);
         const int s = ring.retire_oldest();
         ring.refill(s);
         lo = lo2, hi = hi2;
         prefetch();
+        probe.mark(lookback::TAKE);
         const bool has_prefix = chained && tile > 0 && !starts;
         Acc p = Op::identity();
         if (has_prefix) {
@@ -479,10 +488,13 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
                     else lookback::spin_pause<Shape::SLEEP>();
                 }).value;
         }
+        probe.mark(lookback::LOOKBACK);
 
         if (plain) {
             lookback::write_tile<Shape::STREAM, typename W::R>(out, total, inclusive, vector_ok, x, base, has_prefix, p,
                                                                 op, tile, lane);
+            probe.mark(lookback::WRITE);
+            probe.iteration(lane);
             continue;
         }
         // Write: the elements before the vector's first head take what
@@ -523,12 +535,15 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
                     if (i0 + k < total) out[i0 + k] = r[k];
             }
         }
+        probe.mark(lookback::WRITE);
+        probe.iteration(lane);
     }
+    probe.end(lane);
 }
 
-// The launch of scan_tiles with a shape.  The scratch: the tile counter
+// The launch of scan_tiles with a shape (Probe: scan_tiles').  The scratch: the tile counter
 // (256 bytes), the slots, then (segments) the tiles' bounds.
-template <class Shape, class In, class Op>
+template <class Shape, class In, class Op, class Probe = lookback::NoProbe>
 struct TilesWith {
     using Acc = typename Op::type;
     using S = seg::FlaggedSlots<Acc>;
@@ -582,7 +597,7 @@ struct TilesWith {
                             unsigned(nt));
             return cudaSuccess;
         };
-        return go(scan_tiles<Shape, In, Op, SEGMENTS>);
+        return go(scan_tiles<Shape, In, Op, SEGMENTS, Probe>);
     }
 };
 
