@@ -10,7 +10,11 @@
 // asked of the compiler, cp.async or register loads).  CUDA events around
 // the launches only, L2 overwritten before every run, median of REPEAT
 // runs; % roof = bytes read + written / time against a device-to-device
-// copy of 256 MiB measured here.  Every candidate is checked against a
+// copy of 256 MiB measured here.  `tune_colscan quad`: the (2^24, 4) case
+// alone, the library's kernels against "quad" - an experiment, not in the
+// library: the 1-D look-back scan (decoupled_lookback.cuh) whose elements
+// are the 16-byte rows, combined column by column (below), and the 1-D
+// float32 scan of the same bytes, the speed to approach.  Every candidate is checked against a
 // float64 scan on the host within the tests' bound
 // (python/gpuprims/_numerics.py, scan_tolerance; "err" is the largest
 // error in units of eps * the prefix of |x|) and for the same bits in two
@@ -23,6 +27,7 @@
 #include "tune_common.cuh"
 
 #include "../cuda/scan/11_batched_columns.cu"
+#include "../cuda/scan/decoupled_lookback.cuh"
 
 // A thread a problem (step 10, what the adaptive step runs where the
 // columns alone fill the GPU), in a namespace of its own: its file-local
@@ -35,6 +40,171 @@ namespace gp { using namespace ::gp; }
 using namespace gp;
 using In = float;
 using Op = Sum<float>;
+
+// ------------------------------------------------ quad: rows as elements
+// A cumsum along axis 0 of a C-contiguous (R, 4) float32 array is one
+// scan of R elements, the rows, under the operator that adds them column
+// by column.  So the 1-D look-back kernel's machinery serves: a warp's ring
+// of tiles (a lane's 16-byte vector of round v is row v*32 + lane), tile
+// totals published as they land, the fixed tree of totals for each tile's
+// prefix - with 16-byte totals (Quad, in fence-free QuadSlots).  What is
+// new is the tile's scan: each round's rows are scanned across the warp
+// column by column (4 shuffles a step) and the tile's running value is
+// folded into them at once, so a lane keeps one row of the tile per round
+// (VPT x 4 registers, as the float32 scan) and no per-round base; the
+// prefix is added when the tile is written.
+namespace quad {
+struct alignas(16) Quad {
+    float v[4];
+};
+// The operator: Op on each column.
+struct QuadOp {
+    using type = Quad;
+    __host__ __device__ static constexpr Quad identity() {
+        return Quad{{Op::identity(), Op::identity(), Op::identity(), Op::identity()}};
+    }
+    __device__ Quad operator()(Quad a, Quad b) const {
+        const Op op;
+        return Quad{{op(a.v[0], b.v[0]), op(a.v[1], b.v[1]), op(a.v[2], b.v[2]), op(a.v[3], b.v[3])}};
+    }
+};
+// The warp shuffles of a Quad (found by argument-dependent lookup from the
+// look-back's collectives), each column moved alone.
+__device__ __forceinline__ Quad __shfl_sync(unsigned mask, Quad x, int src, int width = 32) {
+    return Quad{{::__shfl_sync(mask, x.v[0], src, width), ::__shfl_sync(mask, x.v[1], src, width),
+                 ::__shfl_sync(mask, x.v[2], src, width), ::__shfl_sync(mask, x.v[3], src, width)}};
+}
+__device__ __forceinline__ Quad __shfl_up_sync(unsigned mask, Quad x, unsigned d, int width = 32) {
+    return Quad{{::__shfl_up_sync(mask, x.v[0], d, width), ::__shfl_up_sync(mask, x.v[1], d, width),
+                 ::__shfl_up_sync(mask, x.v[2], d, width), ::__shfl_up_sync(mask, x.v[3], d, width)}};
+}
+__device__ __forceinline__ Quad __shfl_down_sync(unsigned mask, Quad x, unsigned d, int width = 32) {
+    return Quad{{::__shfl_down_sync(mask, x.v[0], d, width), ::__shfl_down_sync(mask, x.v[1], d, width),
+                 ::__shfl_down_sync(mask, x.v[2], d, width), ::__shfl_down_sync(mask, x.v[3], d, width)}};
+}
+
+// 16-byte totals without a fence: a slot is four 64-bit words, each a
+// "ready" flag beside a quarter of the value, written by two 16-byte stores
+// and read by two 16-byte loads; a reader that sees the four flags has the
+// four quarters, whatever order the words arrive in (lookback.cuh's
+// PairedSlots, twice as wide).
+struct QuadSlots {
+    unsigned long long *word;  // four a slot
+    static size_t bytes(int64_t count) { return size_t(count) * 32; }
+    static size_t zeroed_bytes(int64_t count) { return bytes(count); }
+    explicit QuadSlots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
+    __device__ QuadSlots shifted(int64_t by) const {
+        QuadSlots s = *this;
+        s.word += 4 * by;
+        return s;
+    }
+    __device__ void publish(int64_t i, Quad v) const {
+        unsigned long long q[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) q[k] = (1ull << 32) | __float_as_uint(v.v[k]);
+        unsigned long long *w = word + 4 * i;
+        asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(q[0]), "l"(q[1]) : "memory");
+        asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(w + 2), "l"(q[2]), "l"(q[3]) : "memory");
+    }
+    __device__ bool try_get(int64_t i, Quad &v) const {
+        const unsigned long long *w = word + 4 * i;
+        unsigned long long q[4];
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(q[0]), "=l"(q[1]) : "l"(w) : "memory");
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(q[2]), "=l"(q[3]) : "l"(w + 2) : "memory");
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v.v[k] = __uint_as_float(unsigned(q[k]));
+        return ((q[0] & q[1] & q[2] & q[3]) >> 32) != 0;
+    }
+};
+
+template <class Shape>
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
+quad_scan(const Quad *in, Quad *out, int64_t rows, bool inclusive, bool vector_ok, unsigned *next_tile,
+          QuadSlots slots, lookback::Levels lv, unsigned tiles) {
+    using W = lookback::WarpRing<Shape, Quad, true>;
+    constexpr int VPT = Shape::VPT;
+    const QuadOp op;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    __shared__ unsigned long long barriers[Shape::BARRIERS];
+    unsigned t[W::STAGES];
+    W ring(in, rows, vector_ok, next_tile, tiles, lane, warp, barriers, t);
+    ring.start(warp);
+    const lookback::Rows one{tiles, 0};
+    while (t[0] < tiles) {
+        const int64_t tile = t[0];
+        ring.wait_oldest();
+        ring.publish_landed(slots, lv, one, op);
+        // x[v]: row v*32 + lane of the tile, then its inclusive scan within
+        // the tile (what the rows before it in the tile add, folded in).
+        Quad x[VPT];
+        const unsigned char *stage = ring.mine + ring.s0 * W::SB;
+        Quad carry = QuadOp::identity();
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            const int64_t r = W::R::first(tile, v, lane);
+            if (r < rows) memcpy(&x[v], stage + v * WARP * 16, 16);
+            else x[v] = QuadOp::identity();
+            Quad inc = scan::warp_inclusive_scan(x[v], op);
+            const Quad round_total = __shfl_sync(FULL_MASK, inc, WARP - 1);
+            x[v] = v == 0 ? inc : op(carry, inc);
+            carry = v == 0 ? round_total : op(carry, round_total);
+        }
+        ring.publish_landed(slots, lv, one, op);
+        const int s = ring.retire_oldest();
+        ring.refill(s);
+        const bool pending = ring.pending();
+        const Quad p = lookback::look_back(tile, slots, lv, op, lane, [&]() {
+            if (pending) ring.publish_landed(slots, lv, one, op);
+        });
+        const bool has_prefix = tile > 0;
+#pragma unroll
+        for (int v = 0; v < VPT; ++v) {
+            Quad r = x[v];
+            if (!inclusive) {  // the row before: the lane before, or the last row of the round before
+                const Quad up = __shfl_up_sync(FULL_MASK, x[v], 1);
+                const Quad last = v > 0 ? __shfl_sync(FULL_MASK, x[v > 0 ? v - 1 : 0], WARP - 1) : QuadOp::identity();
+                r = lane > 0 ? up : last;
+                if (lane == 0 && v == 0 && !has_prefix) r = QuadOp::identity();
+                else if (has_prefix) r = (lane == 0 && v == 0) ? p : op(p, r);
+            } else if (has_prefix) {
+                r = op(p, r);
+            }
+            const int64_t row = W::R::first(tile, v, lane);
+            if (row < rows) __stcs(reinterpret_cast<uint4 *>(out + row), *reinterpret_cast<const uint4 *>(&r));
+        }
+    }
+}
+
+// The scratch: the tile counter (256 bytes), then the slots.
+template <class Shape>
+struct QuadScan {
+    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP;  // rows
+    static size_t scratch(const gp_scan_args &a) {
+        int64_t count;
+        lookback::Levels::of(ceil_div<int64_t>(a.n, TILE), count);
+        return 256 + QuadSlots::bytes(count);
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        DeviceFacts d;
+        GP_TRY(device_facts(d));
+        const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
+        int64_t count;
+        const lookback::Levels lv = lookback::Levels::of(tiles, count);
+        char *p = static_cast<char *>(a.scratch);
+        const int64_t words = int64_t(256 + QuadSlots::zeroed_bytes(count)) / 8;
+        lookback::zero_words<<<unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream>>>(
+            reinterpret_cast<unsigned long long *>(p), words);
+        const auto kernel = quad_scan<Shape>;
+        if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)
+            GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
+        const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+        kernel<<<unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream>>>(
+            static_cast<const Quad *>(a.in), static_cast<Quad *>(a.out), a.n, a.inclusive != 0, true,
+            reinterpret_cast<unsigned *>(p), QuadSlots(p + 256, count), lv, unsigned(tiles));
+        return cudaGetLastError();
+    }
+};
+}  // namespace quad
 
 constexpr int REPEAT = 20;
 
@@ -107,12 +277,19 @@ void tiles(Bench &b, const char *name, int64_t outer, int64_t n, int64_t inner) 
         [](const gp_scan_args &a) { return T::scratch(a); });
 }
 
-int main() {
+template <class Shape>
+void quad_row(Bench &b, const char *name, int64_t n) {
+    row(b, name, 1, n, 4, [](const gp_scan_args &a) { return quad::QuadScan<Shape>::run(a); },
+        [](const gp_scan_args &a) { return quad::QuadScan<Shape>::scratch(a); });
+}
+
+int main(int argc, char **argv) {
+    const bool quad_only = argc > 1 && std::strcmp(argv[1], "quad") == 0;
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
     b.flush = l2_flush_buffer(prop, b.fb);
-    const int64_t total = int64_t(1) << 28;  // the largest shape's elements (16384^2; the others have 2^26)
+    const int64_t total = int64_t(1) << (quad_only ? 26 : 28);  // the largest shape's elements (16384^2; the others have 2^26)
     b.host = random_floats(total, &b.in, &b.out);
     b.got.resize(total), b.again.resize(total);
     {  // the copy roof: read + write of 256 MiB
@@ -133,6 +310,7 @@ int main() {
         {1, 4, int64_t(1) << 24, "(4, 2^24) axis 0"},         {64, 4096, 64, "(64, 4096, 64) axis 1"},
     };
     for (const Case &c : cases) {
+        if (quad_only && c.inner != 4) continue;
         std::printf("\n### %s\n\n| kernel | ms | GB/s | %% roof | check |\n|---|---:|---:|---:|---|\n", c.what);
         row(b, "strided (any layout)", c.outer, c.n, c.inner, [](const gp_scan_args &a) { return Strided<In, Op>::run(a); },
             [](const gp_scan_args &a) { return Strided<In, Op>::scratch(a); });
@@ -141,6 +319,26 @@ int main() {
                 [](const gp_scan_args &a) { return thread_step::gp::gp_scan_batched_thread(const_cast<gp_scan_args *>(&a)); },
                 [](const gp_scan_args &) { return size_t(0); });
         tiles<ColumnTiling>(b, "tiles: library (ColumnTiling)", c.outer, c.n, c.inner);
+        if (quad_only) {
+            using lookback::LookbackShape;
+            quad_row<LookbackShape<2, 16, 2, 6>>(b, "quad 2x16 s2 b6", c.n);
+            quad_row<LookbackShape<2, 12, 2, 6>>(b, "quad 2x12 s2 b6", c.n);
+            quad_row<LookbackShape<2, 16, 2, 5>>(b, "quad 2x16 s2 b5", c.n);
+            quad_row<LookbackShape<2, 16, 3, 4>>(b, "quad 2x16 s3 b4", c.n);
+            // The 1-D float32 scan of the same bytes (its result is not
+            // this case's: the check says WRONG; the time is the point).
+            using L = lookback::LookbackWith<lookback::Tuning, float, Op>;
+            row(b, "1-D float32 scan, same bytes (time only)", 1, c.n, c.inner,
+                [](const gp_scan_args &a) {
+                    gp_scan_args x = a;
+                    x.n = a.n * 4, x.batch = gp_batch{};
+                    DeviceFacts d;
+                    GP_TRY(device_facts(d));
+                    return L::run(x, d);
+                },
+                [](const gp_scan_args &a) { return L::scratch(a.n * 4); });
+            continue;
+        }
         tiles<ColumnTileShape<256, 8, 8, 2>>(b, "tiles <256, 8, 8, 2, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 8, 8, 3>>(b, "tiles <256, 8, 8, 3, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 8, 8, 4>>(b, "tiles <256, 8, 8, 4, async>", c.outer, c.n, c.inner);
