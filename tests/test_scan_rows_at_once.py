@@ -68,3 +68,48 @@ def test_public_cumsum(backend):
     assert got.dtype == np.float32 and got.shape == x.shape
     assert np.all(np.abs(got - want) <= bound + np.finfo(np.float32).eps * np.abs(want))
     np.testing.assert_array_equal(x, before)
+
+
+def _check_cumsum_rows(x, got):
+    """got against a float64 cumsum of x along its last axis, with
+    test_public_cumsum's bound."""
+    x64 = x.astype(np.float64)
+    want = np.cumsum(x64, axis=-1)
+    n = max(x.shape[-1], 2)
+    bound = 4 * np.log2(n) * np.finfo(np.float32).eps * np.cumsum(np.abs(x64), axis=-1)
+    assert got.shape == x.shape and got.dtype == np.float32
+    assert np.all(np.abs(got - want) <= bound + np.finfo(np.float32).eps * np.abs(want))
+
+
+def test_public_cumsum_3d_with_out(backend):
+    """A 3-D C array along its last axis (its 6 rows are whole tiles) into
+    a preallocated out=: written there, returned, the input untouched."""
+    rng = np.random.default_rng(33)
+    x = rng.standard_normal((2, 3, 2 * F32_TILE)).astype(np.float32)
+    before = x.copy()
+    out = np.empty_like(x)
+    got = gpuprims.cumsum(x, axis=-1, out=out)
+    assert got is out
+    _check_cumsum_rows(x, out)
+    np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("layout", ["fortran", "reversed", "strided"])
+def test_public_cumsum_rows_not_contiguous(backend, layout):
+    """Rows of whole-tile length that do not lie end to end (an F array, a
+    reversed view, every other column) take the other routes: still
+    NumPy's answer, the input untouched."""
+    rng = np.random.default_rng(34)
+    base = rng.standard_normal((3, 2 * F32_TILE * (2 if layout == "strided" else 1))).astype(np.float32)
+    x = {"fortran": np.asfortranarray(base), "reversed": base[:, ::-1], "strided": base[:, ::2]}[layout]
+    before = x.copy()
+    got = np.asarray(gpuprims.cumsum(x, axis=-1))
+    _check_cumsum_rows(np.ascontiguousarray(x), got)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_public_cumsum_no_rows(backend):
+    """No rows of whole-tile length: an empty result of NumPy's shape."""
+    x = np.empty((0, F32_TILE), np.float32)
+    got = np.asarray(gpuprims.cumsum(x, axis=-1))
+    assert got.shape == (0, F32_TILE) and got.dtype == np.float32
