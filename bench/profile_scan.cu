@@ -97,7 +97,7 @@ void profile_flat(const char *name, const gp_scan_args &a, const DeviceFacts &d)
 void flat(const float *in, float *out, const DeviceFacts &d) {
     const int64_t total = int64_t(1) << 26;
     using Lib = FlatTuning<float, float>;
-    using OneD = FlatShape<2, 16, 2, 6, true, false, true, true, false, 32, true>;
+    using OneD = FlatShape<2, 16, 2, 6, true, false, true, true, true>;
     profile<LookbackWith<Tuning, float, Sum<float>, ClockProbe>>("1-D, 2x16 s2 b6", in, out, total, d);
     struct Rows { int64_t rows, n; };
     for (const Rows r : {Rows{1, total}, Rows{21, 3 * (int64_t(1) << 20) + 7}}) {

@@ -209,17 +209,12 @@ scan_flat(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive,
 // FlatShape: the 1-D scan's shape (lookback::LookbackShape: WARPS warps a
 // block, VPT vectors a lane, STAGES stages a ring, BLOCKS blocks an SM,
 // BULK copies, STREAM stores; its other flags are not used here), EARLY,
-// MEANWHILE, MID (EARLY: publish what has landed again after the scan, as
-// the 1-D scan's MID_PUBLISH), SLEEP (nanoseconds a waiting warp sleeps
-// between two polls of the look-back where it has nothing to publish) and
-// PLAIN (EARLY: a tile without a head takes the 1-D scan's scan_tile and
-// write_tile).
+// MEANWHILE and PLAIN (EARLY: a tile without a head takes the 1-D scan's
+// scan_tile and write_tile).
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool EARLY_ = true, bool MEANWHILE_ = false,
-          bool BULK_ = true, bool STREAM_ = true, bool MID_ = false, int SLEEP_ = 32, bool PLAIN_ = false>
+          bool BULK_ = true, bool STREAM_ = true, bool PLAIN_ = false>
 struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_, STREAM_> {
-    static constexpr bool EARLY = EARLY_, MEANWHILE = EARLY_ && MEANWHILE_, MID = EARLY_ && MID_;
-    static constexpr int SLEEP = SLEEP_;
-    static constexpr bool PLAIN = EARLY_ && PLAIN_;
+    static constexpr bool EARLY = EARLY_, MEANWHILE = EARLY_ && MEANWHILE_, PLAIN = EARLY_ && PLAIN_;
 };
 
 // The shapes of chained tiles (segments, and rows that do not divide the
@@ -228,9 +223,10 @@ struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_
 // copy roof, rows of 3 * 2^20 + 7 from 62.1 to 67.6 and segments of mean
 // 65536 from 60.4 to 63.7, the shorter segments within a point (bench/
 // results/tune-segscan-chain-nvidia-h200-2026-11-23.md, where no sleep,
-// MID and MEANWHILE lose 0-20 points); on an H200 (bench/results/tune-segscan-nvidia-h200-
-// 2026-11-23-early.md, float32 inclusive cumsum of 2^26 elements, % of a
-// copy of the bytes read + written) segments of mean 4, 64, 1024, 65536 ran
+// a second publication after the scan and MEANWHILE lose 0-20 points); on
+// an H200 (bench/results/tune-segscan-nvidia-h200-2026-11-23-early.md,
+// float32 inclusive cumsum of 2^26 elements, % of a copy of the bytes read
+// + written) segments of mean 4, 64, 1024, 65536 ran
 // at 40.1, 51.6, 53.4, 59.5% and rows of 2^20 at 61.2%, against 29.2-47.4%
 // and 56.6% with the 3-stage, 4-block shape below, 37.7-60.0% with 2 x 12
 // vectors at 6 blocks, 32.0-50.4% with 3 stages at 6.  8-byte results
@@ -242,7 +238,7 @@ struct FlatShape : lookback::LookbackShape<WARPS_, VPT_, STAGES_, BLOCKS_, BULK_
 // their own; 4 blocks allow 255.  4-byte inputs summed into 8 bytes: 2 x 8
 // vectors, 4 stages (the 1-D's WideningTuning).
 template <class In, class Acc>
-using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 8, 2, 8, true, false, true, true, false, 32, true>,
+using FlatTuning = std::conditional_t<sizeof(Acc) == 4, FlatShape<2, 8, 2, 8, true, false, true, true, true>,
                                       std::conditional_t<sizeof(In) == sizeof(Acc), FlatShape<2, 16, 3, 4>,
                                                          FlatShape<2, 8, 4, 4>>>;
 // Float32 sums of rows of a C array that divide the tile (no tile needs a
@@ -471,7 +467,6 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             else carry = F{op(carry.value, round_total), carry.head};
         }
         if (chained && !(ring.published & 1u)) seg::publish_totals(tile, carry, slots, lv, sop, lane);
-        if (Shape::MID && chained) publish_landed();
         probe.mark(lookback::SCAN);
         const int s = ring.retire_oldest();
         ring.refill(s);
@@ -485,7 +480,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             const bool pending = Shape::MEANWHILE && ring.pending();
             p = seg::look_back(tile, slots, lv, sop, lane, [&]() {
                     if (pending) publish_landed();
-                    else lookback::spin_pause<Shape::SLEEP>();
+                    else lookback::spin_pause<32>();
                 }).value;
         }
         probe.mark(lookback::LOOKBACK);
