@@ -99,11 +99,16 @@ void flat(const float *in, float *out, const DeviceFacts &d) {
     using Lib = FlatTuning<float, float>;
     using OneD = FlatShape<2, 16, 2, 6, true, false, true, true, true>;
     profile<LookbackWith<Tuning, float, Sum<float>, ClockProbe>>("1-D, 2x16 s2 b6", in, out, total, d);
+    // A float32 inclusive sum of n elements laid out as `batch`.
+    const auto args = [&](int64_t n, gp_batch batch) {
+        gp_scan_args a{};
+        a.in = in, a.out = out, a.n = n, a.in_t = GP_FLOAT32, a.acc_t = GP_FLOAT32, a.op = GP_SUM, a.inclusive = 1;
+        a.batch = batch;
+        return a;
+    };
     struct Rows { int64_t rows, n; };
     for (const Rows r : {Rows{1, total}, Rows{21, 3 * (int64_t(1) << 20) + 7}}) {
-        gp_scan_args a{};
-        a.in = in, a.out = out, a.n = r.n, a.in_t = GP_FLOAT32, a.acc_t = GP_FLOAT32, a.op = GP_SUM, a.inclusive = 1;
-        a.batch = gp_batch{r.rows, 1, r.n, 1, 1, nullptr};
+        const gp_scan_args a = args(r.n, gp_batch{r.rows, 1, r.n, 1, 1, nullptr});
         std::printf("rows (%lld, %lld):\n", (long long)r.rows, (long long)r.n);
         profile_flat<Lib, false>("flat, the library's", a, d);
         profile_flat<OneD, false>("flat, 2x16 s2 b6 PLAIN", a, d);
@@ -113,10 +118,7 @@ void flat(const float *in, float *out, const DeviceFacts &d) {
     for (int64_t mean : {int64_t(1024), int64_t(65536)}) {
         const std::vector<int64_t> off = random_offsets(total, mean);
         CHECK(cudaMemcpy(d_off, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
-        gp_scan_args a{};
-        a.in = in, a.out = out, a.n = off.back(), a.in_t = GP_FLOAT32, a.acc_t = GP_FLOAT32, a.op = GP_SUM;
-        a.inclusive = 1;
-        a.batch = gp_batch{int64_t(off.size()) - 1, 1, 0, 1, 0, d_off};
+        const gp_scan_args a = args(off.back(), gp_batch{int64_t(off.size()) - 1, 1, 0, 1, 0, d_off});
         std::printf("segments of mean %lld:\n", (long long)mean);
         profile_flat<Lib, true>("flat, the library's", a, d);
         profile_flat<OneD, true>("flat, 2x16 s2 b6 PLAIN", a, d);

@@ -11,11 +11,11 @@
 // the launches only, L2 overwritten before every run, median of REPEAT
 // runs; % roof = bytes read + written / time against a device-to-device
 // copy of 256 MiB measured here.  `tune_colscan quad`: the (2^24, 4) case
-// alone, the library's kernels against "quad" - an experiment, not in the
-// library: the 1-D look-back scan (decoupled_lookback.cuh) whose elements
-// are the 16-byte rows, combined column by column (below), and the 1-D
-// float32 scan of the same bytes, the speed to approach.  Every candidate is checked against a
-// float64 scan on the host within the tests' bound
+// alone, the library's kernels against this program's "quad" kernel (the
+// 1-D look-back scan, decoupled_lookback.cuh, whose elements are the
+// 16-byte rows, combined column by column; below) and against the 1-D
+// float32 scan of the same bytes, the speed to approach.  Every candidate
+// is checked against a float64 scan on the host within the tests' bound
 // (python/gpuprims/_numerics.py, scan_tolerance; "err" is the largest
 // error in units of eps * the prefix of |x|) and for the same bits in two
 // runs.  On the GPU machine:
@@ -52,7 +52,8 @@ using Op = Sum<float>;
 // column by column (4 shuffles a step) and the tile's running value is
 // folded into them at once, so a lane keeps one row of the tile per round
 // (VPT x 4 registers, as the float32 scan) and no per-round base; the
-// prefix is added when the tile is written.
+// prefix is added when the tile is written.  Inclusive sums of aligned
+// rows: what this program times.
 namespace quad {
 struct alignas(16) Quad {
     float v[4];
@@ -119,15 +120,15 @@ struct QuadSlots {
 
 template <class Shape>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
-quad_scan(const Quad *in, Quad *out, int64_t rows, bool inclusive, bool vector_ok, unsigned *next_tile,
-          QuadSlots slots, lookback::Levels lv, unsigned tiles) {
+quad_scan(const Quad *in, Quad *out, int64_t rows, unsigned *next_tile, QuadSlots slots, lookback::Levels lv,
+          unsigned tiles) {
     using W = lookback::WarpRing<Shape, Quad, true>;
     constexpr int VPT = Shape::VPT;
     const QuadOp op;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     __shared__ unsigned long long barriers[Shape::BARRIERS];
     unsigned t[W::STAGES];
-    W ring(in, rows, vector_ok, next_tile, tiles, lane, warp, barriers, t);
+    W ring(in, rows, true, next_tile, tiles, lane, warp, barriers, t);
     ring.start(warp);
     const lookback::Rows one{tiles, 0};
     while (t[0] < tiles) {
@@ -156,19 +157,9 @@ quad_scan(const Quad *in, Quad *out, int64_t rows, bool inclusive, bool vector_o
         const Quad p = lookback::look_back(tile, slots, lv, op, lane, [&]() {
             if (pending) ring.publish_landed(slots, lv, one, op);
         });
-        const bool has_prefix = tile > 0;
 #pragma unroll
         for (int v = 0; v < VPT; ++v) {
-            Quad r = x[v];
-            if (!inclusive) {  // the row before: the lane before, or the last row of the round before
-                const Quad up = __shfl_up_sync(FULL_MASK, x[v], 1);
-                const Quad last = v > 0 ? __shfl_sync(FULL_MASK, x[v > 0 ? v - 1 : 0], WARP - 1) : QuadOp::identity();
-                r = lane > 0 ? up : last;
-                if (lane == 0 && v == 0 && !has_prefix) r = QuadOp::identity();
-                else if (has_prefix) r = (lane == 0 && v == 0) ? p : op(p, r);
-            } else if (has_prefix) {
-                r = op(p, r);
-            }
+            const Quad r = tile > 0 ? op(p, x[v]) : x[v];
             const int64_t row = W::R::first(tile, v, lane);
             if (row < rows) __stcs(reinterpret_cast<uint4 *>(out + row), *reinterpret_cast<const uint4 *>(&r));
         }
@@ -199,8 +190,8 @@ struct QuadScan {
             GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
         const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
         kernel<<<unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream>>>(
-            static_cast<const Quad *>(a.in), static_cast<Quad *>(a.out), a.n, a.inclusive != 0, true,
-            reinterpret_cast<unsigned *>(p), QuadSlots(p + 256, count), lv, unsigned(tiles));
+            static_cast<const Quad *>(a.in), static_cast<Quad *>(a.out), a.n, reinterpret_cast<unsigned *>(p),
+            QuadSlots(p + 256, count), lv, unsigned(tiles));
         return cudaGetLastError();
     }
 };
