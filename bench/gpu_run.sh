@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|bench|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|bench|bench-axis|bench-transpose|bench-scan|bench-scan-wide|bench-dask|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -75,6 +75,7 @@ for step in $steps; do
     tune-nd) tune_prog tune_nd tune-nd ;;
     tune-rfa) tune_prog tune_rfa tune-rfa -I"$(cccl_include)" ;;
     bench) python3 bench/bench_reduce.py 2>&1 | tee "$OUT/bench.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
+    bench-axis) python3 bench/bench_reduce.py --axis 2>&1 | tee "$OUT/bench-axis.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-scan) python3 bench/bench_scan.py 2>&1 | tee "$OUT/bench-scan.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-scan-wide) python3 bench/bench_scan.py wide 2>&1 | tee "$OUT/bench-scan-wide.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     ncu)   # shared-memory bank conflicts: blelloch vs blelloch_padded, tiled vs tiled_padded

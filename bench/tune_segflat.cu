@@ -19,6 +19,11 @@
 // measured here.  Every result is checked against a float64 host sum
 // within the tests' bound (4 (log2 len + 1) eps sum|x| + eps |sum|, eps =
 // 2^-23) and against a second run (same bits).
+// `tune_segflat packs`: the segments only, timing instead of the flat shapes
+// the adaptive step's packs of segments (reduce_packs in
+// cuda/reduce/segmented.cuh) with the library's PackTuning and other shapes
+// (PackShape<threads, 16-byte vectors a lane a trip, elements a pack,
+// blocks an SM>).
 // Build and run on the GPU machine (well under 90 s on an H200):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_segflat.cu -o /tmp/tune_segflat && /tmp/tune_segflat
 #include <cmath>
@@ -161,12 +166,34 @@ void shapes(Bench &b, Case &c) {
     shape<FlatShape<256, 8, 3>>(b, c, "flat: 256 x 8, 3/SM");
 }
 
+// reduce_packs (the adaptive step's segments of mean PACK_MIN ... PACK_MAX)
+// with a shape, nothing deferred (no segment here is 16x its mean).
+template <class Shape>
+void packs(Bench &b, Case &c, const char *name) {
+    const Problems P = problems_of(c.a);
+    const int64_t K = pack_segments<Shape>(P.len);
+    char label[96];
+    std::snprintf(label, sizeof label, "%s, K %lld", name, (long long)K);
+    row(b, c, label, [&](gp_reduce_args x) { return launch_packs<In, Op, Shape>(x, P, K, Deferred{}); });
+}
+
+void pack_shapes(Bench &b, Case &c) {
+    packs<PackTuning>(b, c, "packs: PackTuning (the library's)");
+    packs<PackShape<256, 4, 2048, 4>>(b, c, "packs: 256 x 4, 2048 a pack, 4/SM");
+    packs<PackShape<256, 4, 8192, 4>>(b, c, "packs: 256 x 4, 8192 a pack, 4/SM");
+    packs<PackShape<128, 8, 4096, 8>>(b, c, "packs: 128 x 8, 4096 a pack, 8/SM");
+    packs<PackShape<256, 2, 4096, 4>>(b, c, "packs: 256 x 2, 4096 a pack, 4/SM");
+    packs<PackShape<128, 4, 4096, 8>>(b, c, "packs: 128 x 4, 4096 a pack, 8/SM");
+    packs<PackShape<256, 4, 4096, 3>>(b, c, "packs: 256 x 4, 4096 a pack, 3/SM");
+}
+
 const char *HEAD =
     "| mapping | ms | GB/s | % roof | x auto | x CUB | check |\n|---|---:|---:|---:|---:|---:|---|\n";
 
 int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     const bool pieces_too = !(argc > 1 && std::strcmp(argv[1], "quick") == 0);
+    const bool packs_only = argc > 1 && std::strcmp(argv[1], "packs") == 0;
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
@@ -234,9 +261,14 @@ int main(int argc, char **argv) {
             return cub::DeviceSegmentedReduce::Sum(cub_tmp, bytes, static_cast<const float *>(x.in),
                                                    static_cast<float *>(x.out), c.count, d_off, d_off + 1);
         });
+        if (packs_only) {
+            pack_shapes(b, c);
+            continue;
+        }
         shapes(b, c);
         if (pieces_too) pieces(b, c);
     }
+    if (packs_only) return 0;
     // Rows of a C array along the last axis: offsets computed, no bounds.
     struct Rows { int64_t rows, cols; };
     for (const Rows s : {Rows{1 << 24, 4}, Rows{1 << 20, 64}, Rows{1 << 16, 1024}, Rows{64, 1 << 20}}) {

@@ -51,6 +51,13 @@ __device__ inline void async_wait_all() {
 #endif
 }
 
+// ... or until all but the latest group have landed.
+__device__ inline void async_wait_but_one() {
+#ifndef GP_SYNC_COPIES
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+#endif
+}
+
 // ------------------------------------------------------ completion barriers
 // A completion barrier (mbarrier, sm_80+) per batch of async copies: each
 // of `count` threads calls async_arrive() after issuing its copies, and

@@ -432,6 +432,42 @@ def test_segments_skewed(backend, v, case):
         assert len(bits) == 1
 
 
+# Segments of a mean length of 16 ... 4096 on an aligned input: the adaptive
+# step reads packs of K neighbouring segments a warp (reduce_packs; K = 32
+# for a mean of 20 or 100, 4 for 1000), cutting out the deferred ones (more
+# than 16x the mean and 8192 elements): long segments first, last, at pack
+# edges (32, 33) and back to back; runs of empty segments; a pack of empty
+# segments only; one segment over many trips of the warp.
+def pack_lengths(mean, seed):
+    rng = np.random.default_rng(seed)
+    lengths = list(rng.integers(0, 2 * mean + 1, size=400))
+    long_at = (0, 31, 32, 33, 70, 71, 399)
+    for at in long_at:
+        lengths[at] = 64 * mean + 8192 + at
+    lengths[90:130] = [0] * 40
+    lengths[100] = 5000
+    # What the adaptive step reads (its mean, n / count) puts these in packs
+    # and defers the long ones.
+    m = sum(lengths) / len(lengths)
+    assert 16 <= m <= 4096 and min(lengths[at] for at in long_at) > max(16 * m, 8192)
+    return lengths
+
+
+@pytest.mark.parametrize("mean", [20, 100, 1000])
+@pytest.mark.parametrize("v", [v for v in SEGMENTED if v.auto_batched], ids=ids)
+def test_segments_packs(backend, v, mean):
+    need(backend, v)
+    lengths = pack_lengths(mean, 30 + mean)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    for j, (op, dtype, acc) in enumerate([("sum", "float32", "float32"), ("max", "int32", "int32"),
+                                          ("sum", "float64", "float64"), ("min", "int64", "int64")]):
+        x = data(int(offsets[-1]), dtype, 40 + j)
+        d = gpuprims.to_device(x)
+        run_segments(v, x, d, offsets, op, acc)
+        run_segments(v, x, d, offsets[3:-2], op, acc)  # inside a longer input
+        np.testing.assert_array_equal(d.get(), x)
+
+
 @pytest.mark.parametrize("v", [v for v in SEGMENTED if not v.baseline], ids=ids)
 def test_segments_deterministic(backend, v):
     need(backend, v)

@@ -74,7 +74,7 @@ using namespace reduce::seg;
 
 template <class In, class Op>
 struct Adaptive {
-    enum Kind { GROUPS, BLOCKS, COLUMNS, COLUMNS_VEC, COLUMNS_FLAT, ROWS_DENSE, ROWS_LONG };
+    enum Kind { GROUPS, BLOCKS, COLUMNS, COLUMNS_VEC, COLUMNS_FLAT, ROWS_DENSE, ROWS_LONG, PACKS };
     struct Plan {
         Kind kind;
         int64_t lanes, chunks;
@@ -113,7 +113,11 @@ struct Adaptive {
             p.lanes = w;
             return p;
         }
-        if (vec_ok<In>(P) && P.offsets == nullptr && P.len >= Seg::VEC_MIN_ROW &&
+        if (packs_ok<In>(a, P) && P.len >= Seg::PACK_MIN && P.len <= Seg::PACK_MAX) {
+            p.kind = PACKS;
+            p.lanes = pack_segments(P.len);  // segments a pack
+            at_least = 2 * PackTuning::ELEMS;
+        } else if (vec_ok<In>(P) && P.offsets == nullptr && P.len >= Seg::VEC_MIN_ROW &&
             P.len <= Seg::WARP_MAX &&
             (P.len <= WARP * Seg::VEC_UNROLL * V ||
              P.count >= threads / WARP)) {  // a warp per problem only where they fill the GPU
@@ -168,6 +172,9 @@ struct Adaptive {
                                                  : launch_rows_long<In, Op>(a, P);
             case BLOCKS:
                 GP_TRY((launch_blocks<In, Op>(a, P, p.chunks, D)));
+                break;
+            case PACKS:
+                GP_TRY((launch_packs<In, Op>(a, P, p.lanes, D)));
                 break;
             default:
                 if (p.vec)

@@ -10,6 +10,8 @@
 //   reduce_columns   threads across neighbouring problems (columns), a
 //                    tile of rows per block, the rows split over blocks
 //   reduce_deferred  the adaptive step's long segments, in chunks (Deferred)
+//   reduce_packs     a warp per pack of neighbouring segments, read as one
+//                    flat run (the adaptive step's segments, PackTuning)
 //   reduce_rows_dense, reduce_rows_long, reduce_columns_flat
 //                    the adaptive step's one-launch kernels for the layouts
 //                    of an aligned C array: rows of 1..32 16-byte vectors,
@@ -25,6 +27,7 @@
 // same bits run to run on one GPU.
 #pragma once
 
+#include "../async_copy.cuh"
 #include "reduce.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -86,6 +89,8 @@ struct SegTuning {
     static constexpr int64_t VEC_MIN_ROW = 16;   // adaptive: vector loads for rows from this length
     static constexpr int64_t WARP_MAX = 4096;   // adaptive: lanes per problem up to this length
     static constexpr int64_t SEGMENT_WARP_MAX = 1536;  // adaptive: the same for segments (mean length)
+    static constexpr int64_t PACK_MIN = 16;     // adaptive: packs of segments (reduce_packs) for
+    static constexpr int64_t PACK_MAX = 4096;   //   segments of a mean length in this range
     static constexpr int64_t MAX_GRID = 0x7fffffff;  // gridDim.x; kernels loop beyond
 };
 using Seg = SegTuning;
@@ -917,6 +922,189 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
     }
 }
 
+// ------------------------------------------------- packs of segments
+// A warp per pack of K neighbouring segments (K = 1 ... 32, from the mean
+// length: about PackShape::ELEMS elements a pack), read as one flat run of
+// memory: the pack's segments lie back to back, so a warp that streams the
+// run in 16-byte vectors keeps its loads in flight whatever the segments'
+// lengths, where a group of lanes per segment (reduce_groups_vec) idles on
+// the short ones and makes a trip per segment.  Each trip of SUB = 32 x VPT
+// x V elements:
+//   1. the trip's vectors land in the warp's shared stage by cp.async
+//      (lane l copies vectors l, l + 32, ...: coalesced; a 16-byte pad
+//      every 128 bytes), the next trip's copies issued before this trip's
+//      work (two stages);
+//   2. each lane of a segment that starts in the trip marks its start in
+//      the word of the lane that holds it (bit k: element k of the lane's
+//      run of ITEMS = VPT x V neighbouring elements);
+//   3. a lane folds its run: the part after its last mark (or all of it)
+//      goes into a segmented scan of the warp (Sengupta et al.'s flagged
+//      operator, the restart lane found from the marks' ballot); a second
+//      walk of the run, from the lane's carry-in, closes a segment at each
+//      mark and stages its value by rank (the k-th start of the pack closes
+//      the segment of the (k-1)-th);
+//   4. the open segment carries into the next trip; after the last, lane j
+//      reads segment s + j's value by its rank and writes it: the pack's
+//      results in one coalesced store.
+// A pack starts and ends with a segment, so nothing crosses packs and no
+// second launch combines anything.  Segments longer than the deferral
+// length (Deferred) are cut out: the pack reads the runs between them.
+// Every element lands in a fixed place of a fixed trip (trips are counted
+// from the run's first aligned vector), so the order of the adds depends
+// only on the offsets: the same bits run to run.  Needs a 16-byte aligned
+// input and an element size dividing 16.
+template <int BLOCK_, int VPT_, int ELEMS_, int MIN_BLOCKS_>
+struct PackShape {
+    static constexpr int BLOCK = BLOCK_;            // threads a block
+    static constexpr int VPT = VPT_;                // 16-byte vectors a lane a trip (at most 32 elements)
+    static constexpr int ELEMS = ELEMS_;            // elements a pack aims at (K = ELEMS / mean, 1 ... 32)
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // resident blocks an SM asked of the compiler
+};
+using PackTuning = PackShape<256, 4, 4096, 4>;
+
+template <class Shape, class In>
+struct PackGeometry {
+    static constexpr int V = int(16 / sizeof(In));
+    static constexpr int VPT = Shape::VPT * V <= 32 ? Shape::VPT : 32 / V;
+    static constexpr int ITEMS = VPT * V, SUB = WARP * ITEMS, SLOTS = WARP * VPT + WARP * VPT / 8;
+};
+
+template <class Shape, class In, class Op>
+__global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
+reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets, int64_t count,
+             int K, Deferred D, typename Op::type *out) {
+    using Acc = typename Op::type;
+    using G = PackGeometry<Shape, In>;
+    constexpr int V = G::V, VPT = G::VPT, ITEMS = G::ITEMS, SUB = G::SUB, WARPS = Shape::BLOCK / WARP;
+    static_assert(V * sizeof(In) == 16 && ITEMS <= 32, "an element size dividing 16, 32 elements a lane");
+    __shared__ uint4 stage_all[WARPS][2][G::SLOTS];
+    __shared__ unsigned marks_all[WARPS][WARP];
+    __shared__ Acc res_all[WARPS][WARP];
+    const Op op;
+    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    unsigned *marks = marks_all[w];
+    Acc *res = res_all[w];
+    const unsigned below = (1u << lane) - 1u;
+    const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
+    marks[lane] = 0;
+    for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {  // uniform over the warp
+        const int64_t s = pk * K, p = s + lane;
+        const int last = int(count - s < K ? count - s : K);  // segments in the pack
+        const bool here = lane < last;
+        const int64_t b = here ? __ldg(offsets + p) : 0, e = here ? __ldg(offsets + p + 1) : 0;
+        const bool deferred = here && D.defers(e - b);
+        if (here && !deferred && e <= b) out[p] = Op::identity();
+        const unsigned long_mask = __ballot_sync(FULL_MASK, deferred);
+        const unsigned full_mask = __ballot_sync(FULL_MASK, here && !deferred && e > b);
+        for (int r0 = 0; r0 < last;) {  // the runs between deferred segments (uniform)
+            const unsigned ahead = long_mask >> r0;
+            const int r1 = ahead != 0 ? r0 + __ffs(int(ahead)) - 1 : last;  // the run: r0 ... r1 - 1
+            const unsigned run = (r1 - r0 == WARP ? FULL_MASK : ((1u << (r1 - r0)) - 1u) << r0) & full_mask;
+            const int64_t run_b = __shfl_sync(FULL_MASK, b, r0);
+            const int64_t run_e = __shfl_sync(FULL_MASK, e, r1 > 0 ? r1 - 1 : 0);
+            r0 = r1 + 1;
+            if (run == 0) continue;  // only empty segments: written above
+            const int64_t first = run_b / V * V;
+            const int trips = int(ceil_div<int64_t>(run_e - first, SUB));
+            // The vectors of the trip at c0 into stage `buf`: those that
+            // hold elements of the run; the one that holds the input's
+            // last element (past n: no whole 16 bytes) element by element.
+            const auto fetch = [&](int64_t c0, int buf) {
+#pragma unroll
+                for (int u = 0; u < VPT; ++u) {
+                    const int q = u * WARP + lane;
+                    const int64_t g = c0 + int64_t(q) * V;
+                    uint4 *dst = &stage_all[w][buf][q + q / 8];
+                    if (g < run_e && g + V > run_b) {
+                        if (g + V <= n) {
+                            async_copy16(dst, in + g);
+                        } else {
+                            In v[V];
+#pragma unroll
+                            for (int k = 0; k < V; ++k) v[k] = g + k < n ? in[g + k] : In();
+                            memcpy(dst, v, 16);
+                        }
+                    }
+                }
+                async_commit();
+            };
+            fetch(first, 0);
+            Acc carry = Op::identity();  // the open segment's part before the trip
+            int open = -1;               // its rank in the run (-1: before the first start)
+            for (int t = 0; t < trips; ++t) {
+                const int64_t c0 = first + int64_t(t) * SUB;
+                const uint4 *stage = stage_all[w][t & 1];
+                if (t + 1 < trips) {
+                    fetch(c0 + SUB, (t + 1) & 1);
+                    async_wait_but_one();
+                } else {
+                    async_wait_all();
+                }
+                if ((run >> lane & 1u) && b >= c0 && b < c0 + SUB) {  // distinct bits: the add is an or
+                    const int o = int(b - c0);
+                    atomicAdd(&marks[o / ITEMS], 1u << (o % ITEMS));
+                }
+                __syncwarp();  // the trip's copies and marks, seen by the whole warp
+                const unsigned h = marks[lane];
+                marks[lane] = 0;  // only this lane reads its word; the next marks come after a __syncwarp
+                // The lane's elements lo ... hi-1 belong to the run.
+                const int64_t at = c0 + int64_t(lane) * ITEMS;
+                const int lo = run_b <= at ? 0 : run_b - at < ITEMS ? int(run_b - at) : ITEMS;
+                const int hi = run_e <= at ? 0 : run_e - at < ITEMS ? int(run_e - at) : ITEMS;
+                const auto element = [&](int k) {
+                    In v[V];
+                    const int q = lane * VPT + k / V;
+                    memcpy(v, &stage[q + q / 8], 16);
+                    return k >= lo && k < hi ? Acc(v[k % V]) : Op::identity();
+                };
+                // The lane's part after its last start, and the warp's
+                // segmented scan of the parts.
+                Acc tail = Op::identity();
+#pragma unroll
+                for (int k = 0; k < ITEMS; ++k) {
+                    if (h >> k & 1u) tail = Op::identity();
+                    tail = op(tail, element(k));
+                }
+                const unsigned F = __ballot_sync(FULL_MASK, h != 0);
+                const unsigned upto = F & (below | (1u << lane));
+                const int restart = upto != 0 ? 31 - __clz(int(upto)) : -1;
+                Acc inc = tail;
+                int heads = __popc(h);
+#pragma unroll
+                for (int d = 1; d < WARP; d <<= 1) {
+                    const Acc y = __shfl_up_sync(FULL_MASK, inc, d);
+                    const int c = __shfl_up_sync(FULL_MASK, heads, d);
+                    if (lane >= d && lane - d >= restart) inc = op(y, inc);
+                    if (lane >= d) heads += c;
+                }
+                const Acc prev = __shfl_up_sync(FULL_MASK, inc, 1);
+                if (h != 0) {  // close a segment at each start
+                    Acc acc = lane == 0 ? carry : (F & below) != 0 ? prev : op(carry, prev);
+                    int rank = open + heads - __popc(h);
+#pragma unroll
+                    for (int k = 0; k < ITEMS; ++k) {
+                        if (h >> k & 1u) {
+                            if (rank >= 0) res[rank] = acc;
+                            ++rank;
+                            acc = Op::identity();
+                        }
+                        acc = op(acc, element(k));
+                    }
+                }
+                const Acc end = __shfl_sync(FULL_MASK, inc, WARP - 1);
+                carry = F != 0 ? end : op(carry, end);
+                open += __shfl_sync(FULL_MASK, heads, WARP - 1);
+                __syncwarp();  // the stage and the marks are read and cleared before they are written again
+            }
+            if (lane == 0) res[open] = carry;
+            __syncwarp();
+            if (run >> lane & 1u) out[p] = res[__popc(run & below)];
+            __syncwarp();  // res is read before the next run writes it
+        }
+        if (deferred) D.push(p, e - b);  // rare: after the pack
+    }
+}
+
 // --------------------------------------------------------------- launchers
 
 // A group of W lanes per problem; rounds from the fill: enough problems in
@@ -1056,6 +1244,31 @@ cudaError_t launch_deferred(const gp_reduce_args &a, const Problems &P, const De
     if (D.ctl == nullptr) return cudaSuccess;
     GP_LAUNCH((reduce_deferred<In, Op>), unsigned(int64_t(sms()) * Seg::BLOCKS_PER_SM), Seg::BLOCK,
               0, a.stream, static_cast<const In *>(a.in), P, D,
+              static_cast<typename Op::type *>(a.out));
+    return cudaSuccess;
+}
+
+// reduce_packs applies: listed segments of an aligned input whose element
+// size divides 16.
+template <class In>
+inline bool packs_ok(const gp_reduce_args &a, const Problems &P) {
+    return 16 % sizeof(In) == 0 && P.offsets != nullptr && reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
+}
+
+// The segments of a pack for a mean length len: about Shape::ELEMS
+// elements, a power of two from 1 to 32.
+template <class Shape = PackTuning>
+inline int64_t pack_segments(int64_t len) {
+    return pow2_between(Shape::ELEMS / (len < 1 ? 1 : len), 1, WARP);
+}
+
+// A warp per pack of K segments, one launch (the deferred ones after it).
+template <class In, class Op, class Shape = PackTuning>
+cudaError_t launch_packs(const gp_reduce_args &a, const Problems &P, int64_t K, const Deferred &D) {
+    const int64_t warps = Shape::BLOCK / WARP;
+    const int64_t grid = grid_of(ceil_div<int64_t>(ceil_div<int64_t>(P.count, K), warps));
+    GP_LAUNCH((reduce_packs<Shape, In, Op>), unsigned(grid), Shape::BLOCK, 0, a.stream,
+              static_cast<const In *>(a.in), a.n, P.offsets, P.count, int(K), D,
               static_cast<typename Op::type *>(a.out));
     return cudaSuccess;
 }
