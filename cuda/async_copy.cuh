@@ -51,10 +51,11 @@ __device__ inline void async_wait_all() {
 #endif
 }
 
-// ... or until all but the latest group have landed.
-__device__ inline void async_wait_but_one() {
+// ... or until all but the latest N groups have landed.
+template <int N>
+__device__ inline void async_wait_groups() {
 #ifndef GP_SYNC_COPIES
-    asm volatile("cp.async.wait_group 1;" ::: "memory");
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 #endif
 }
 

@@ -432,12 +432,13 @@ def test_segments_skewed(backend, v, case):
         assert len(bits) == 1
 
 
-# Segments of a mean length of 16 ... 4096 on an aligned input: the adaptive
-# step reads packs of K neighbouring segments a warp (reduce_packs; K = 32
-# for a mean of 20 or 100, 4 for 1000), cutting out the deferred ones (more
-# than 16x the mean and 8192 elements): long segments first, last, at pack
-# edges (32, 33) and back to back; runs of empty segments; a pack of empty
-# segments only; one segment over many trips of the warp.
+# Segments of a mean length of 64 ... 4096 on an aligned input: the adaptive
+# step reads packs of K neighbouring segments a warp (reduce_packs; the means
+# below, long segments included, give K = 32, 16 and 1), cutting out the
+# deferred ones (more than 16x the mean and 8192 elements): long segments
+# first, last, at pack edges (32, 33) and back to back; runs of empty
+# segments; a pack of empty segments only; one segment over many trips of
+# the warp.
 def pack_lengths(mean, seed):
     rng = np.random.default_rng(seed)
     lengths = list(rng.integers(0, 2 * mean + 1, size=400))
@@ -449,7 +450,7 @@ def pack_lengths(mean, seed):
     # What the adaptive step reads (its mean, n / count) puts these in packs
     # and defers the long ones.
     m = sum(lengths) / len(lengths)
-    assert 16 <= m <= 4096 and min(lengths[at] for at in long_at) > max(16 * m, 8192)
+    assert 64 <= m <= 4096 and min(lengths[at] for at in long_at) > max(16 * m, 8192)
     return lengths
 
 

@@ -30,6 +30,11 @@
 //                                                      16 lanes, 128+ a warp; the
 //                                                      warp only where the problems
 //                                                      fill the GPU)
+//   segments of mean PACK_MIN (64) ... PACK_MAX (4096), a 16-byte aligned
+//   input                                            -> a warp per pack of
+//                                                      4096 / L neighbouring
+//                                                      segments (1 ... 32), read
+//                                                      as one flat run (reduce_packs)
 //   otherwise, by L:
 //     L <= THREAD_MAX (8)                           -> a thread per problem (11)
 //     L <= 32 x LANE_ITEMS (512)                    -> L / 16 lanes (14, 13)
@@ -54,7 +59,8 @@
 // Why one fixed mapping is slow somewhere: a thread per problem reads rows
 // uncoalesced (step 11); a block per problem idles on short rows (12); a
 // warp per problem idles on rows of 4 (13) and leaves the GPU empty with
-// few long rows (13, 12); the split is a second launch the many-row shapes
+// few long rows (13, 12), and a group per segment makes a trip per segment
+// where a pack's warp streams the segments' run (packs); the split is a second launch the many-row shapes
 // do not need (15); the column tiles read rows one word per row (16).
 // Segments are binned by length, as CUB's small/medium/large policies do:
 // the mapping is chosen from the mean length (n / count), and every segment

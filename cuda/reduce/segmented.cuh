@@ -64,6 +64,13 @@ namespace seg {
 //     79.5-80.0% at 4096).  The crossover, interpolated between 1024 and
 //     2048, lies near 1400.  Rows
 //     keep WARP_MAX (theirs were measured at 1024 and 16384 only).
+//   PACK_MIN = 64, PACK_MAX = 4096: segments, packs of them a warp
+//     (reduce_packs; bench/results/tune-packs-nvidia-h200-2026-11-23.md):
+//     mean 16, packs 43.1% against lanes per segment 55.7%; mean 64, 57.6%
+//     against 55.2%; 1024, 70.3 against 56.0 (a warp a segment); 4096,
+//     72.5 against 54.2 (blocks); mean 65536, 41.0 against 74.0 (blocks:
+//     only 987 segments, a warp each cannot fill the GPU).  Between 16 and
+//     64 and between 4096 and 65536 unmeasured.
 //   VEC_MIN_ROW = 16, and rows only: the H200 run after the vector lanes
 //     went in (float32 sums, bench/results/reduce-axis-nvidia-h200-2026-11-23.md)
 //     measured them at 63.6% of the copy roof for rows of 64 (scalar 16
@@ -89,7 +96,7 @@ struct SegTuning {
     static constexpr int64_t VEC_MIN_ROW = 16;   // adaptive: vector loads for rows from this length
     static constexpr int64_t WARP_MAX = 4096;   // adaptive: lanes per problem up to this length
     static constexpr int64_t SEGMENT_WARP_MAX = 1536;  // adaptive: the same for segments (mean length)
-    static constexpr int64_t PACK_MIN = 16;     // adaptive: packs of segments (reduce_packs) for
+    static constexpr int64_t PACK_MIN = 64;     // adaptive: packs of segments (reduce_packs) for
     static constexpr int64_t PACK_MAX = 4096;   //   segments of a mean length in this range
     static constexpr int64_t MAX_GRID = 0x7fffffff;  // gridDim.x; kernels loop beyond
 };
@@ -953,14 +960,27 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
 // from the run's first aligned vector), so the order of the adds depends
 // only on the offsets: the same bits run to run.  Needs a 16-byte aligned
 // input and an element size dividing 16.
-template <int BLOCK_, int VPT_, int ELEMS_, int MIN_BLOCKS_>
+template <int BLOCK_, int VPT_, int ELEMS_, int MIN_BLOCKS_, int STAGES_ = 2>
 struct PackShape {
     static constexpr int BLOCK = BLOCK_;            // threads a block
     static constexpr int VPT = VPT_;                // 16-byte vectors a lane a trip (at most 32 elements)
     static constexpr int ELEMS = ELEMS_;            // elements a pack aims at (K = ELEMS / mean, 1 ... 32)
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // resident blocks an SM asked of the compiler
+    static constexpr int STAGES = STAGES_;          // trips in shared memory: STAGES - 1 in flight ahead
 };
-using PackTuning = PackShape<256, 4, 4096, 4>;
+
+// The library's shape: 128 threads, 4 vectors a lane a trip (512 floats a
+// warp), packs of about 4096 elements, 8 blocks an SM (64 registers), two
+// stages.  On an H200 (bench/results/tune-packs-nvidia-h200-2026-11-23.md,
+// float32 sums of 2^26, % of the copy roof for input + output + offsets)
+// segments of mean 64, 256, 1024, 2048, 4096 ran at 57.6, 58.9, 70.3,
+// 72.3, 72.5%; 256 threads at 4-6 blocks an SM, 2 vectors a lane, packs of
+// 2048 or 8192 elements: 0-15 points slower; 3 and 4 stages (fewer blocks
+// resident) and a resident grid that loads the next pack's offsets early:
+// 2-11 points slower (the kernel is bound by its instructions per element,
+// not by the bytes in flight).  At mean 16 a pack reads 43% where lanes per
+// segment read 56% (PACK_MIN).
+using PackTuning = PackShape<128, 4, 4096, 8>;
 
 template <class Shape, class In>
 struct PackGeometry {
@@ -977,7 +997,8 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
     using G = PackGeometry<Shape, In>;
     constexpr int V = G::V, VPT = G::VPT, ITEMS = G::ITEMS, SUB = G::SUB, WARPS = Shape::BLOCK / WARP;
     static_assert(V * sizeof(In) == 16 && ITEMS <= 32, "an element size dividing 16, 32 elements a lane");
-    __shared__ uint4 stage_all[WARPS][2][G::SLOTS];
+    constexpr int STAGES = Shape::STAGES;
+    __shared__ uint4 stage_all[WARPS][STAGES][G::SLOTS];
     __shared__ unsigned marks_all[WARPS][WARP];
     __shared__ Acc res_all[WARPS][WARP];
     const Op op;
@@ -1010,36 +1031,39 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
             // hold elements of the run; the one that holds the input's
             // last element (past n: no whole 16 bytes) element by element.
             const auto fetch = [&](int64_t c0, int buf) {
+                // The run and the input from c0 on, in elements, within 0 ... SUB.
+                const int rb = int(run_b - c0 > 0 ? run_b - c0 : 0);
+                const int re = int(run_e - c0 < SUB ? run_e - c0 : SUB), end = int(n - c0 < SUB ? n - c0 : SUB);
 #pragma unroll
                 for (int u = 0; u < VPT; ++u) {
-                    const int q = u * WARP + lane;
-                    const int64_t g = c0 + int64_t(q) * V;
+                    const int q = u * WARP + lane, g = q * V;
                     uint4 *dst = &stage_all[w][buf][q + q / 8];
-                    if (g < run_e && g + V > run_b) {
-                        if (g + V <= n) {
-                            async_copy16(dst, in + g);
-                        } else {
+                    if (g < re && g + V > rb) {
+                        if (g + V <= end) {
+                            async_copy16(dst, in + c0 + g);
+                        } else {  // the vector that holds the input's last element
                             In v[V];
 #pragma unroll
-                            for (int k = 0; k < V; ++k) v[k] = g + k < n ? in[g + k] : In();
+                            for (int k = 0; k < V; ++k) v[k] = g + k < end ? in[c0 + g + k] : In();
                             memcpy(dst, v, 16);
                         }
                     }
                 }
                 async_commit();
             };
-            fetch(first, 0);
+#pragma unroll
+            for (int t = 0; t + 1 < STAGES; ++t) {  // a group each, empty past the run
+                if (t < trips) fetch(first + int64_t(t) * SUB, t);
+                else async_commit();
+            }
             Acc carry = Op::identity();  // the open segment's part before the trip
             int open = -1;               // its rank in the run (-1: before the first start)
             for (int t = 0; t < trips; ++t) {
                 const int64_t c0 = first + int64_t(t) * SUB;
-                const uint4 *stage = stage_all[w][t & 1];
-                if (t + 1 < trips) {
-                    fetch(c0 + SUB, (t + 1) & 1);
-                    async_wait_but_one();
-                } else {
-                    async_wait_all();
-                }
+                const uint4 *stage = stage_all[w][t % STAGES];
+                if (t + STAGES - 1 < trips) fetch(c0 + (STAGES - 1) * int64_t(SUB), (t + STAGES - 1) % STAGES);
+                else async_commit();
+                async_wait_groups<STAGES - 1>();  // trip t's group has landed
                 if ((run >> lane & 1u) && b >= c0 && b < c0 + SUB) {  // distinct bits: the add is an or
                     const int o = int(b - c0);
                     atomicAdd(&marks[o / ITEMS], 1u << (o % ITEMS));
@@ -1047,25 +1071,41 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
                 __syncwarp();  // the trip's copies and marks, seen by the whole warp
                 const unsigned h = marks[lane];
                 marks[lane] = 0;  // only this lane reads its word; the next marks come after a __syncwarp
+                uint4 raw[VPT];
+#pragma unroll
+                for (int u = 0; u < VPT; ++u) {
+                    const int q = lane * VPT + u;
+                    raw[u] = stage[q + q / 8];
+                }
                 // The lane's elements lo ... hi-1 belong to the run.
-                const int64_t at = c0 + int64_t(lane) * ITEMS;
-                const int lo = run_b <= at ? 0 : run_b - at < ITEMS ? int(run_b - at) : ITEMS;
-                const int hi = run_e <= at ? 0 : run_e - at < ITEMS ? int(run_e - at) : ITEMS;
+                const int at = lane * ITEMS;
+                const int rb = int(run_b - c0 > at ? (run_b - c0 < at + ITEMS ? run_b - c0 : at + ITEMS) : at) - at;
+                const int re = int(run_e - c0 > at ? (run_e - c0 < at + ITEMS ? run_e - c0 : at + ITEMS) : at) - at;
                 const auto element = [&](int k) {
                     In v[V];
-                    const int q = lane * VPT + k / V;
-                    memcpy(v, &stage[q + q / 8], 16);
-                    return k >= lo && k < hi ? Acc(v[k % V]) : Op::identity();
+                    memcpy(v, &raw[k / V], 16);
+                    return Acc(v[k % V]);
                 };
-                // The lane's part after its last start, and the warp's
-                // segmented scan of the parts.
+                // The lane's part after its last start (within the run),
+                // then the warp's: a plain reduction where no segment
+                // starts in the trip, else a segmented scan of the parts.
                 Acc tail = Op::identity();
+                if (h == 0 && rb == 0 && re == ITEMS) {  // the common lane: all of it, no start
 #pragma unroll
-                for (int k = 0; k < ITEMS; ++k) {
-                    if (h >> k & 1u) tail = Op::identity();
-                    tail = op(tail, element(k));
+                    for (int k = 0; k < ITEMS; ++k) tail = op(tail, element(k));
+                } else {
+#pragma unroll
+                    for (int k = 0; k < ITEMS; ++k) {
+                        if (h >> k & 1u) tail = Op::identity();
+                        tail = op(tail, k >= rb && k < re ? element(k) : Op::identity());
+                    }
                 }
                 const unsigned F = __ballot_sync(FULL_MASK, h != 0);
+                if (F == 0) {  // uniform: the open segment goes on through the trip
+                    carry = op(carry, __shfl_sync(FULL_MASK, warp_reduce(tail, op), 0));
+                    __syncwarp();  // the stage is read before it is written again
+                    continue;
+                }
                 const unsigned upto = F & (below | (1u << lane));
                 const int restart = upto != 0 ? 31 - __clz(int(upto)) : -1;
                 Acc inc = tail;
@@ -1088,11 +1128,11 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
                             ++rank;
                             acc = Op::identity();
                         }
-                        acc = op(acc, element(k));
+                        acc = op(acc, k >= rb && k < re ? element(k) : Op::identity());
                     }
                 }
                 const Acc end = __shfl_sync(FULL_MASK, inc, WARP - 1);
-                carry = F != 0 ? end : op(carry, end);
+                carry = end;  // F != 0: the part of the trip's last segment
                 open += __shfl_sync(FULL_MASK, heads, WARP - 1);
                 __syncwarp();  // the stage and the marks are read and cleared before they are written again
             }
