@@ -873,6 +873,7 @@ reduce_deferred(const In *__restrict__ in, Problems P, Deferred D, typename Op::
     __shared__ Acc warp_results[Seg::BLOCK / WARP];
     __shared__ bool last;
     Acc *partial = static_cast<Acc *>(D.partial);
+    grid_dependency_wait();  // the kernel before has filled the list (launched early on sm_90+)
     const int64_t chunks = int64_t(D.ctl[1]);
     for (int64_t k = blockIdx.x; k < chunks; k += gridDim.x) {  // uniform over the block
         const int64_t e = D.owner[k];
@@ -1007,6 +1008,7 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
     Acc *res = res_all[w];
     const unsigned below = (1u << lane) - 1u;
     const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
+    allow_dependent_launch();  // reduce_deferred may be scheduled; it waits for this grid
     marks[lane] = 0;
     for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {  // uniform over the warp
         const int64_t s = pk * K, p = s + lane;
@@ -1282,9 +1284,11 @@ inline cudaError_t defer_in(void *scratch, const DeferShape &s, cudaStream_t str
 template <class In, class Op>
 cudaError_t launch_deferred(const gp_reduce_args &a, const Problems &P, const Deferred &D) {
     if (D.ctl == nullptr) return cudaSuccess;
-    GP_LAUNCH((reduce_deferred<In, Op>), unsigned(int64_t(sms()) * Seg::BLOCKS_PER_SM), Seg::BLOCK,
-              0, a.stream, static_cast<const In *>(a.in), P, D,
-              static_cast<typename Op::type *>(a.out));
+    DeviceFacts d;
+    GP_TRY(device_facts(d));
+    GP_LAUNCH_EARLY(d.major >= 9, (reduce_deferred<In, Op>), unsigned(int64_t(sms()) * Seg::BLOCKS_PER_SM),
+                    Seg::BLOCK, 0, a.stream, static_cast<const In *>(a.in), P, D,
+                    static_cast<typename Op::type *>(a.out));
     return cudaSuccess;
 }
 
