@@ -66,11 +66,12 @@ namespace seg {
 //     keep WARP_MAX (theirs were measured at 1024 and 16384 only).
 //   PACK_MIN = 64, PACK_MAX = 4096: segments, packs of them a warp
 //     (reduce_packs; bench/results/tune-packs-nvidia-h200-2026-11-23.md):
-//     mean 16, packs 43.1% against lanes per segment 55.7%; mean 64, 57.6%
-//     against 55.2%; 1024, 70.3 against 56.0 (a warp a segment); 4096,
-//     72.5 against 54.2 (blocks); mean 65536, 41.0 against 74.0 (blocks:
-//     only 987 segments, a warp each cannot fill the GPU).  Between 16 and
-//     64 and between 4096 and 65536 unmeasured.
+//     mean 16, packs 43.1% against lanes per segment 56.6% (run 4); against
+//     the mappings before packs (run 1): mean 64 58.0 (run 4) against lanes
+//     per segment 51.9; 1024, 71.4 against a warp a segment 56.6; 4096, 73.1
+//     against blocks 55.3; mean 65536, 41.3 against blocks 77.7 (run 4: 987
+//     segments, a warp each, cannot fill the GPU).  Between 16 and 64 and
+//     between 4096 and 65536 unmeasured.
 //   VEC_MIN_ROW = 16, and rows only: the H200 run after the vector lanes
 //     went in (float32 sums, bench/results/reduce-axis-nvidia-h200-2026-11-23.md)
 //     measured them at 63.6% of the copy roof for rows of 64 (scalar 16
@@ -972,15 +973,16 @@ struct PackShape {
 
 // The library's shape: 128 threads, 4 vectors a lane a trip (512 floats a
 // warp), packs of about 4096 elements, 8 blocks an SM (64 registers), two
-// stages.  On an H200 (bench/results/tune-packs-nvidia-h200-2026-11-23.md,
-// float32 sums of 2^26, % of the copy roof for input + output + offsets)
-// segments of mean 64, 256, 1024, 2048, 4096 ran at 57.6, 58.9, 70.3,
-// 72.3, 72.5%; 256 threads at 4-6 blocks an SM, 2 vectors a lane, packs of
-// 2048 or 8192 elements: 0-15 points slower; 3 and 4 stages (fewer blocks
-// resident) and a resident grid that loads the next pack's offsets early:
-// 2-11 points slower (the kernel is bound by its instructions per element,
-// not by the bytes in flight).  At mean 16 a pack reads 43% where lanes per
-// segment read 56% (PACK_MIN).
+// stages.  On an H200 (bench/results/tune-packs-nvidia-h200-2026-11-23.md
+// run 4, float32 sums of 2^26, % of the copy roof for input + output +
+// offsets) segments of mean 64, 256, 1024, 2048, 4096 ran at 58.0, 59.5,
+// 71.4, 72.8, 73.1%.  Within 1.5 points of it: 256 threads at 4 blocks an
+// SM, packs of 2048; 3 stages within 1.6; 128 x 8 at 6 an SM 2.5 slower to
+// 1.6 faster (6 slower at mean 16); slower: packs of 8192 (up to 4), 256
+// threads at 5 an SM (3-12), 2 vectors a lane (2-15), 12 blocks an SM of 42
+// registers, spilling (6-18).  Run 2: 4 stages and a resident grid that
+// loads the next pack's offsets early, 2-11 slower.  The kernel is bound by
+// its instructions per element and its latency, not by the bytes in flight.
 using PackTuning = PackShape<128, 4, 4096, 8>;
 
 template <class Shape, class In>
