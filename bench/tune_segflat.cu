@@ -179,14 +179,14 @@ void packs(Bench &b, Case &c, const char *name) {
 
 void pack_shapes(Bench &b, Case &c) {
     packs<PackTuning>(b, c, "packs: PackTuning (the library's)");
-    packs<PackShape<256, 4, 4096, 4>>(b, c, "packs: 256 x 4, 4/SM");
-    packs<PackShape<256, 4, 4096, 5>>(b, c, "packs: 256 x 4, 5/SM");
-    packs<PackShape<128, 4, 4096, 12>>(b, c, "packs: 128 x 4, 12/SM");
-    packs<PackShape<256, 2, 4096, 6>>(b, c, "packs: 256 x 2, 6/SM");
-    packs<PackShape<128, 4, 2048, 8>>(b, c, "packs: 128 x 4, 2048 a pack, 8/SM");
+    packs<PackShape<256, 4, 2048, 4>>(b, c, "packs: 256 x 4, 4/SM");
+    packs<PackShape<256, 4, 2048, 5>>(b, c, "packs: 256 x 4, 5/SM");
+    packs<PackShape<128, 4, 2048, 12>>(b, c, "packs: 128 x 4, 12/SM");
+    packs<PackShape<256, 2, 2048, 6>>(b, c, "packs: 256 x 2, 6/SM");
+    packs<PackShape<128, 4, 4096, 8>>(b, c, "packs: 128 x 4, 4096 a pack, 8/SM");
     packs<PackShape<128, 4, 8192, 8>>(b, c, "packs: 128 x 4, 8192 a pack, 8/SM");
-    packs<PackShape<128, 8, 4096, 6>>(b, c, "packs: 128 x 8, 6/SM");
-    packs<PackShape<128, 4, 4096, 8, 3>>(b, c, "packs: 128 x 4, 8/SM, 3 stages");
+    packs<PackShape<128, 8, 2048, 6>>(b, c, "packs: 128 x 8, 6/SM");
+    packs<PackShape<128, 4, 2048, 8, 3>>(b, c, "packs: 128 x 4, 8/SM, 3 stages");
 }
 
 const char *HEAD =

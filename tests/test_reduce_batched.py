@@ -433,28 +433,33 @@ def test_segments_skewed(backend, v, case):
 
 
 # Segments of a mean length of 64 ... 4096 on an aligned input: the adaptive
-# step reads packs of K neighbouring segments a warp (reduce_packs; the means
-# below, long segments included, give K = 32, 16 and 1), cutting out the
-# deferred ones (more than 16x the mean and 8192 elements): long segments
-# first, last, at pack edges (32, 33) and back to back; runs of empty
-# segments; a pack of empty segments only; one segment over many trips of
-# the warp.
+# step reads packs of K neighbouring segments a warp (reduce_packs; K = 2048
+# / mean, 1 ... 32: the cases below give K = 32, 16, 8 and 1), cutting out
+# the deferred ones (more than 16x the mean and 8192 elements): long
+# segments first, last, at pack edges (32, 33) and back to back; runs of
+# empty segments; a pack of empty segments only; one segment over many
+# trips of the warp.  mean 0: no long segments, lengths 50 ... 110.
 def pack_lengths(mean, seed):
     rng = np.random.default_rng(seed)
-    lengths = list(rng.integers(0, 2 * mean + 1, size=400))
-    long_at = (0, 31, 32, 33, 70, 71, 399)
-    for at in long_at:
-        lengths[at] = 64 * mean + 8192 + at
-    lengths[90:130] = [0] * 40
-    lengths[100] = 5000
+    if mean == 0:
+        lengths = list(rng.integers(50, 111, size=400))
+        lengths[90:130] = [0] * 40
+        long_at = ()
+    else:
+        lengths = list(rng.integers(0, 2 * mean + 1, size=400))
+        long_at = (0, 31, 32, 33, 70, 71, 399)
+        for at in long_at:
+            lengths[at] = 64 * mean + 8192 + at
+        lengths[90:130] = [0] * 40
+        lengths[100] = 5000
     # What the adaptive step reads (its mean, n / count) puts these in packs
     # and defers the long ones.
     m = sum(lengths) / len(lengths)
-    assert 64 <= m <= 4096 and min(lengths[at] for at in long_at) > max(16 * m, 8192)
+    assert 64 <= m <= 4096 and all(lengths[at] > max(16 * m, 8192) for at in long_at)
     return lengths
 
 
-@pytest.mark.parametrize("mean", [20, 100, 1000])
+@pytest.mark.parametrize("mean", [0, 20, 100, 1000])
 @pytest.mark.parametrize("v", [v for v in SEGMENTED if v.auto_batched], ids=ids)
 def test_segments_packs(backend, v, mean):
     need(backend, v)

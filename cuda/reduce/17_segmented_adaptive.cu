@@ -32,7 +32,7 @@
 //                                                      fill the GPU)
 //   segments of mean PACK_MIN (64) ... PACK_MAX (4096), a 16-byte aligned
 //   input                                            -> a warp per pack of
-//                                                      4096 / L neighbouring
+//                                                      2048 / L neighbouring
 //                                                      segments (1 ... 32), read
 //                                                      as one flat run (reduce_packs)
 //   otherwise, by L:

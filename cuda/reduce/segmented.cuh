@@ -27,6 +27,8 @@
 // same bits run to run on one GPU.
 #pragma once
 
+#include <type_traits>
+
 #include "../async_copy.cuh"
 #include "reduce.cuh"
 
@@ -66,10 +68,10 @@ namespace seg {
 //     keep WARP_MAX (theirs were measured at 1024 and 16384 only).
 //   PACK_MIN = 64, PACK_MAX = 4096: segments, packs of them a warp
 //     (reduce_packs; bench/results/tune-packs-nvidia-h200-2026-11-23.md):
-//     mean 16, packs 43.1% against lanes per segment 56.6% (run 4); against
-//     the mappings before packs (run 1): mean 64 58.0 (run 4) against lanes
-//     per segment 51.9; 1024, 71.4 against a warp a segment 56.6; 4096, 73.1
-//     against blocks 55.3; mean 65536, 41.3 against blocks 77.7 (run 4: 987
+//     mean 16, packs 49.6% against lanes per segment 55.7% (run 6); against
+//     the mappings before packs (run 1): mean 64 70.6 (run 6) against lanes
+//     per segment 51.9; 1024, 73.9 against a warp a segment 56.6; 4096, 72.9
+//     against blocks 55.3; mean 65536, 41.8 against blocks 76.6 (run 6: 987
 //     segments, a warp each, cannot fill the GPU).  Between 16 and 64 and
 //     between 4096 and 65536 unmeasured.
 //   VEC_MIN_ROW = 16, and rows only: the H200 run after the vector lanes
@@ -972,18 +974,21 @@ struct PackShape {
 };
 
 // The library's shape: 128 threads, 4 vectors a lane a trip (512 floats a
-// warp), packs of about 4096 elements, 8 blocks an SM (64 registers), two
+// warp), packs of about 2048 elements, 8 blocks an SM (60 registers), two
 // stages.  On an H200 (bench/results/tune-packs-nvidia-h200-2026-11-23.md
-// run 4, float32 sums of 2^26, % of the copy roof for input + output +
-// offsets) segments of mean 64, 256, 1024, 2048, 4096 ran at 58.0, 59.5,
-// 71.4, 72.8, 73.1%.  Within 1.5 points of it: 256 threads at 4 blocks an
-// SM, packs of 2048; 3 stages within 1.6; 128 x 8 at 6 an SM 2.5 slower to
-// 1.6 faster (6 slower at mean 16); slower: packs of 8192 (up to 4), 256
-// threads at 5 an SM (3-12), 2 vectors a lane (2-15), 12 blocks an SM of 42
-// registers, spilling (6-18).  Run 2: 4 stages and a resident grid that
-// loads the next pack's offsets early, 2-11 slower.  The kernel is bound by
-// its instructions per element and its latency, not by the bytes in flight.
-using PackTuning = PackShape<128, 4, 4096, 8>;
+// run 6, float32 sums of 2^26, % of the copy roof for input + output +
+// offsets) segments of mean 64, 256, 1024, 2048, 4096 ran at 70.6, 71.3,
+// 73.9, 74.0, 72.9% (packs of 4096: 70.6, 70.6, 72.6, 73.0, 72.9).  Within
+// 1.5 points: 256 threads at 4 blocks an SM, 3 stages but at mean 64 (-2.7);
+// slower: packs of 8192 (up to 4 points), 128 x 8 at 6 an SM (8.5 at mean
+// 64), 256 threads at 5 an SM (5-8), 2 vectors a lane (9-12), 12 blocks an
+// SM of 42 registers, spilling (14-16).  Run 2: 4 stages and a resident grid
+// that loads the next pack's offsets early, 2-11 slower.  The kernel is
+// bound by its instructions per element and their latency, not by the
+// bytes in flight: runs 1-6 took it from 54 to 71% at mean 64 by cutting
+// instructions (the lane's vectors read once, one walk, no masks in the
+// inner trips, a plain warp reduction for trips where no segment starts).
+using PackTuning = PackShape<128, 4, 2048, 8>;
 
 template <class Shape, class In>
 struct PackGeometry {
@@ -1081,62 +1086,78 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
                     const int q = lane * VPT + u;
                     raw[u] = stage[q + q / 8];
                 }
-                // The lane's elements lo ... hi-1 belong to the run.
+                // The lane's elements rb ... re-1 belong to the run (all of
+                // them but in the run's first and last trips).
                 const int at = lane * ITEMS;
                 const int rb = int(run_b - c0 > at ? (run_b - c0 < at + ITEMS ? run_b - c0 : at + ITEMS) : at) - at;
                 const int re = int(run_e - c0 > at ? (run_e - c0 < at + ITEMS ? run_e - c0 : at + ITEMS) : at) - at;
-                const auto element = [&](int k) {
+                const bool inner = __all_sync(FULL_MASK, rb == 0 && re == ITEMS);
+                // Element k, masked (std::true_type) or not (false_type: the
+                // inner trips, compiled without the compares).
+                const auto element = [&](int k, auto masked) {
                     In v[V];
                     memcpy(v, &raw[k / V], 16);
-                    return Acc(v[k % V]);
+                    if constexpr (decltype(masked)::value) return k >= rb && k < re ? Acc(v[k % V]) : Op::identity();
+                    else return Acc(v[k % V]);
                 };
-                // The lane's part after its last start (within the run),
-                // then the warp's: a plain reduction where no segment
-                // starts in the trip, else a segmented scan of the parts.
-                Acc tail = Op::identity();
-                if (h == 0 && rb == 0 && re == ITEMS) {  // the common lane: all of it, no start
-#pragma unroll
-                    for (int k = 0; k < ITEMS; ++k) tail = op(tail, element(k));
-                } else {
-#pragma unroll
-                    for (int k = 0; k < ITEMS; ++k) {
-                        if (h >> k & 1u) tail = Op::identity();
-                        tail = op(tail, k >= rb && k < re ? element(k) : Op::identity());
-                    }
-                }
                 const unsigned F = __ballot_sync(FULL_MASK, h != 0);
-                if (F == 0) {  // uniform: the open segment goes on through the trip
-                    carry = op(carry, __shfl_sync(FULL_MASK, warp_reduce(tail, op), 0));
+                if (F == 0) {  // uniform: no segment starts in the trip, the open one goes on
+                    const auto fold = [&](auto masked) {
+                        Acc all = Op::identity();
+#pragma unroll
+                        for (int k = 0; k < ITEMS; ++k) all = op(all, element(k, masked));
+                        return all;
+                    };
+                    const Acc all = inner ? fold(std::false_type{}) : fold(std::true_type{});
+                    carry = op(carry, __shfl_sync(FULL_MASK, warp_reduce(all, op), 0));
                     __syncwarp();  // the stage is read before it is written again
                     continue;
                 }
-                const unsigned upto = F & (below | (1u << lane));
-                const int restart = upto != 0 ? 31 - __clz(int(upto)) : -1;
-                Acc inc = tail;
+                // The ranks: the segment open at the lane's first element
+                // is `lead_rank` (open + the starts in the lanes before).
                 int heads = __popc(h);
 #pragma unroll
                 for (int d = 1; d < WARP; d <<= 1) {
-                    const Acc y = __shfl_up_sync(FULL_MASK, inc, d);
                     const int c = __shfl_up_sync(FULL_MASK, heads, d);
-                    if (lane >= d && lane - d >= restart) inc = op(y, inc);
                     if (lane >= d) heads += c;
                 }
-                const Acc prev = __shfl_up_sync(FULL_MASK, inc, 1);
-                if (h != 0) {  // close a segment at each start
-                    Acc acc = lane == 0 ? carry : (F & below) != 0 ? prev : op(carry, prev);
-                    int rank = open + heads - __popc(h);
+                const int lead_rank = open + heads - __popc(h);
+                // One walk: at the lane's first start the open segment's
+                // part in the lane is kept (its value needs the lanes
+                // before); each later start closes a segment that began in
+                // this lane, staged at once; `acc` ends as the part after
+                // the last start.
+                Acc acc = Op::identity(), lead = Op::identity();
+                const auto walk = [&](auto masked) {
+                    int rank = lead_rank;  // the segment open at element k
 #pragma unroll
                     for (int k = 0; k < ITEMS; ++k) {
                         if (h >> k & 1u) {
-                            if (rank >= 0) res[rank] = acc;
+                            if (rank == lead_rank) lead = acc;
+                            else res[rank] = acc;
                             ++rank;
                             acc = Op::identity();
                         }
-                        acc = op(acc, k >= rb && k < re ? element(k) : Op::identity());
+                        acc = op(acc, element(k, masked));
                     }
+                };
+                if (inner) walk(std::false_type{});
+                else walk(std::true_type{});
+                // The parts after each lane's last start, scanned across
+                // the warp (a lane with a start restarts it): what comes
+                // before each lane's first element.
+                const unsigned upto = F & (below | (1u << lane));
+                const int restart = upto != 0 ? 31 - __clz(int(upto)) : -1;
+                Acc inc = acc;
+#pragma unroll
+                for (int d = 1; d < WARP; d <<= 1) {
+                    const Acc y = __shfl_up_sync(FULL_MASK, inc, d);
+                    if (lane >= d && lane - d >= restart) inc = op(y, inc);
                 }
-                const Acc end = __shfl_sync(FULL_MASK, inc, WARP - 1);
-                carry = end;  // F != 0: the part of the trip's last segment
+                const Acc prev = __shfl_up_sync(FULL_MASK, inc, 1);
+                const Acc before = lane == 0 ? carry : (F & below) != 0 ? prev : op(carry, prev);
+                if (h != 0 && lead_rank >= 0) res[lead_rank] = op(before, lead);
+                carry = __shfl_sync(FULL_MASK, inc, WARP - 1);  // F != 0: the part of the trip's last segment
                 open += __shfl_sync(FULL_MASK, heads, WARP - 1);
                 __syncwarp();  // the stage and the marks are read and cleared before they are written again
             }
