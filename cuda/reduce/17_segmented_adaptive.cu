@@ -32,8 +32,9 @@
 //                                                      fill the GPU)
 //   segments of mean PACK_MIN (64) ... PACK_MAX (4096), a 16-byte aligned
 //   input                                            -> a warp per pack of
-//                                                      2048 / L neighbouring
-//                                                      segments (1 ... 32), read
+//                                                      2048 / L (rounded up to a
+//                                                      power of two, at most 32)
+//                                                      neighbouring segments, read
 //                                                      as one flat run (reduce_packs)
 //   otherwise, by L:
 //     L <= THREAD_MAX (8)                           -> a thread per problem (11)

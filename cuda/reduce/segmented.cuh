@@ -68,10 +68,10 @@ namespace seg {
 //     keep WARP_MAX (theirs were measured at 1024 and 16384 only).
 //   PACK_MIN = 64, PACK_MAX = 4096: segments, packs of them a warp
 //     (reduce_packs; bench/results/tune-packs-nvidia-h200-2026-11-23.md):
-//     mean 16, packs 49.6% against lanes per segment 55.7% (run 6); against
-//     the mappings before packs (run 1): mean 64 70.6 (run 6) against lanes
-//     per segment 51.9; 1024, 73.9 against a warp a segment 56.6; 4096, 72.9
-//     against blocks 55.3; mean 65536, 41.8 against blocks 76.6 (run 6: 987
+//     mean 16, packs 49.5% against lanes per segment 55.8% (run 7); against
+//     the mappings before packs (run 1): mean 64 70.3 (run 7) against lanes
+//     per segment 51.9; 1024, 73.5 against a warp a segment 56.6; 4096, 71.8
+//     against blocks 55.3; mean 65536, 41.5 against blocks 74.8 (run 7: 987
 //     segments, a warp each, cannot fill the GPU).  Between 16 and 64 and
 //     between 4096 and 65536 unmeasured.
 //   VEC_MIN_ROW = 16, and rows only: the H200 run after the vector lanes
@@ -975,17 +975,18 @@ struct PackShape {
 
 // The library's shape: 128 threads, 4 vectors a lane a trip (512 floats a
 // warp), packs of about 2048 elements, 8 blocks an SM (60 registers), two
-// stages.  On an H200 (bench/results/tune-packs-nvidia-h200-2026-11-23.md
-// run 6, float32 sums of 2^26, % of the copy roof for input + output +
-// offsets) segments of mean 64, 256, 1024, 2048, 4096 ran at 70.6, 71.3,
-// 73.9, 74.0, 72.9% (packs of 4096: 70.6, 70.6, 72.6, 73.0, 72.9).  Within
-// 1.5 points: 256 threads at 4 blocks an SM, 3 stages but at mean 64 (-2.7);
-// slower: packs of 8192 (up to 4 points), 128 x 8 at 6 an SM (8.5 at mean
-// 64), 256 threads at 5 an SM (5-8), 2 vectors a lane (9-12), 12 blocks an
-// SM of 42 registers, spilling (14-16).  Run 2: 4 stages and a resident grid
-// that loads the next pack's offsets early, 2-11 slower.  The kernel is
-// bound by its instructions per element and their latency, not by the
-// bytes in flight: runs 1-6 took it from 54 to 71% at mean 64 by cutting
+// stages.  On an H200 (bench/results/tune-packs-nvidia-h200-2026-11-23.md,
+// float32 sums of 2^26, % of the copy roof for input + output + offsets)
+// segments of mean 64, 256, 1024, 2048, 4096 ran at 70.3, 70.6, 73.5,
+// 73.9, 71.8% (run 7; run 6: 70.6, 71.3, 73.9, 74.0, 72.9; packs of 4096
+// in run 6: 70.6, 70.6, 72.6, 73.0, 72.9).  Within 1.5 points in run 6:
+// 256 threads at 4 blocks an SM, 3 stages but at mean 64 (-2.7); slower:
+// packs of 8192 (up to 4 points), 128 x 8 at 6 an SM (8.5 at mean 64), 256
+// threads at 5 an SM (5-8), 2 vectors a lane (9-12), 12 blocks an SM of 42
+// registers, spilling (14-16).  Run 2: 4 stages and a resident grid that
+// loads the next pack's offsets early, 2-11 slower.  The kernel is bound by
+// its instructions per element and their latency, not by the bytes in
+// flight: runs 1-6 took it from 54 to 71% at mean 64 by cutting
 // instructions (the lane's vectors read once, one walk, no masks in the
 // inner trips, a plain warp reduction for trips where no segment starts).
 using PackTuning = PackShape<128, 4, 2048, 8>;
@@ -1322,11 +1323,18 @@ inline bool packs_ok(const gp_reduce_args &a, const Problems &P) {
     return 16 % sizeof(In) == 0 && P.offsets != nullptr && reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
 }
 
-// The segments of a pack for a mean length len: about Shape::ELEMS
-// elements, a power of two from 1 to 32.
+// The segments of a pack for a mean length len: the power of two (1 to 32)
+// that covers ELEMS / len, so that a pack holds at least ELEMS elements on
+// average where 32 segments can.  Rounded up, not down: segments of a mean of 1027 made
+// packs of one segment (K = 2048 / 1027 = 1), which read 66.4% of the roof
+// in bench/results/reduce-axis-nvidia-h200-2026-11-23-run4.md where packs
+// of two and four segments of a mean of 1020 read 73.9 and 72.6% (tune-
+// packs run 6): a warp's first trip of a pack waits for the offsets, then
+// for the data, so packs of one short segment spend most of their time
+// waiting.
 template <class Shape = PackTuning>
 inline int64_t pack_segments(int64_t len) {
-    return pow2_between(Shape::ELEMS / (len < 1 ? 1 : len), 1, WARP);
+    return pow2_between(ceil_div<int64_t>(Shape::ELEMS, len < 1 ? 1 : len), 1, WARP);
 }
 
 // A warp per pack of K segments, one launch (the deferred ones after it).
