@@ -61,8 +61,9 @@
 // uncoalesced (step 11); a block per problem idles on short rows (12); a
 // warp per problem idles on rows of 4 (13) and leaves the GPU empty with
 // few long rows (13, 12), and a group per segment makes a trip per segment
-// where a pack's warp streams the segments' run (packs); the split is a second launch the many-row shapes
-// do not need (15); the column tiles read rows one word per row (16).
+// where a pack's warp streams the segments' run (packs); the split is a
+// second launch the many-row shapes do not need (15); the column tiles read
+// rows one word per row (16).
 // Segments are binned by length, as CUB's small/medium/large policies do:
 // the mapping is chosen from the mean length (n / count), and every segment
 // longer than 16 x the mean (and than a few trips of the mapping) is

@@ -935,12 +935,12 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
 
 // ------------------------------------------------- packs of segments
 // A warp per pack of K neighbouring segments (K = 1 ... 32, from the mean
-// length: about PackShape::ELEMS elements a pack), read as one flat run of
-// memory: the pack's segments lie back to back, so a warp that streams the
-// run in 16-byte vectors keeps its loads in flight whatever the segments'
-// lengths, where a group of lanes per segment (reduce_groups_vec) idles on
-// the short ones and makes a trip per segment.  Each trip of SUB = 32 x VPT
-// x V elements:
+// length: at least PackShape::ELEMS elements a pack on average), read as
+// one flat run of memory: the pack's segments lie back to back, so a warp
+// that streams the run in 16-byte vectors keeps its loads in flight
+// whatever the segments' lengths, where a group of lanes per segment
+// (reduce_groups_vec) idles on the short ones and makes a trip per
+// segment.  Each trip of SUB = 32 x VPT x V elements:
 //   1. the trip's vectors land in the warp's shared stage by cp.async
 //      (lane l copies vectors l, l + 32, ...: coalesced; a 16-byte pad
 //      every 128 bytes), the next trip's copies issued before this trip's
@@ -948,12 +948,15 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
 //   2. each lane of a segment that starts in the trip marks its start in
 //      the word of the lane that holds it (bit k: element k of the lane's
 //      run of ITEMS = VPT x V neighbouring elements);
-//   3. a lane folds its run: the part after its last mark (or all of it)
-//      goes into a segmented scan of the warp (Sengupta et al.'s flagged
-//      operator, the restart lane found from the marks' ballot); a second
-//      walk of the run, from the lane's carry-in, closes a segment at each
-//      mark and stages its value by rank (the k-th start of the pack closes
-//      the segment of the (k-1)-th);
+//   3. where no segment starts in the trip, the warp's sum of it goes on
+//      the open segment; else each lane walks its run once: a warp scan of
+//      the starts gives their ranks (the k-th start of the pack closes the
+//      segment of the (k-1)-th), each start after the lane's first closes a
+//      segment begun in the lane, staged by rank at once, and the part
+//      before the lane's first start waits for the lanes before it: a
+//      segmented scan of the parts after each lane's last start
+//      (Sengupta et al.'s flagged operator, the restart lane from the
+//      marks' ballot);
 //   4. the open segment carries into the next trip; after the last, lane j
 //      reads segment s + j's value by its rank and writes it: the pack's
 //      results in one coalesced store.
@@ -967,10 +970,10 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
 template <int BLOCK_, int VPT_, int ELEMS_, int MIN_BLOCKS_, int STAGES_ = 2>
 struct PackShape {
     static constexpr int BLOCK = BLOCK_;            // threads a block
-    static constexpr int VPT = VPT_;                // 16-byte vectors a lane a trip (at most 32 elements)
-    static constexpr int ELEMS = ELEMS_;            // elements a pack aims at (K = ELEMS / mean, 1 ... 32)
+    static constexpr int VPT = VPT_;                // 16-byte vectors a lane a trip (<= 32 items)
+    static constexpr int ELEMS = ELEMS_;            // elements a pack, at least (pack_segments)
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // resident blocks an SM asked of the compiler
-    static constexpr int STAGES = STAGES_;          // trips in shared memory: STAGES - 1 in flight ahead
+    static constexpr int STAGES = STAGES_;          // trips in shared memory: STAGES - 1 ahead
 };
 
 // The library's shape: 128 threads, 4 vectors a lane a trip (512 floats a
@@ -1000,12 +1003,13 @@ struct PackGeometry {
 
 template <class Shape, class In, class Op>
 __global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
-reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets, int64_t count,
-             int K, Deferred D, typename Op::type *out) {
+reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets,
+             int64_t count, int K, Deferred D, typename Op::type *out) {
     using Acc = typename Op::type;
     using G = PackGeometry<Shape, In>;
-    constexpr int V = G::V, VPT = G::VPT, ITEMS = G::ITEMS, SUB = G::SUB, WARPS = Shape::BLOCK / WARP;
-    static_assert(V * sizeof(In) == 16 && ITEMS <= 32, "an element size dividing 16, 32 elements a lane");
+    constexpr int V = G::V, VPT = G::VPT, ITEMS = G::ITEMS, SUB = G::SUB;
+    constexpr int WARPS = Shape::BLOCK / WARP;
+    static_assert(V * sizeof(In) == 16 && ITEMS <= 32, "an element size dividing 16, <= 32 a lane");
     constexpr int STAGES = Shape::STAGES;
     __shared__ uint4 stage_all[WARPS][STAGES][G::SLOTS];
     __shared__ unsigned marks_all[WARPS][WARP];
@@ -1018,7 +1022,8 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
     const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
     allow_dependent_launch();  // reduce_deferred may be scheduled; it waits for this grid
     marks[lane] = 0;
-    for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {  // uniform over the warp
+    // The loop is uniform over the warp.
+    for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {
         const int64_t s = pk * K, p = s + lane;
         const int last = int(count - s < K ? count - s : K);  // segments in the pack
         const bool here = lane < last;
@@ -1029,8 +1034,10 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
         const unsigned full_mask = __ballot_sync(FULL_MASK, here && !deferred && e > b);
         for (int r0 = 0; r0 < last;) {  // the runs between deferred segments (uniform)
             const unsigned ahead = long_mask >> r0;
-            const int r1 = ahead != 0 ? r0 + __ffs(int(ahead)) - 1 : last;  // the run: r0 ... r1 - 1
-            const unsigned run = (r1 - r0 == WARP ? FULL_MASK : ((1u << (r1 - r0)) - 1u) << r0) & full_mask;
+            // The run: segments r0 ... r1 - 1; `run`: its non-empty ones.
+            const int r1 = ahead != 0 ? r0 + __ffs(int(ahead)) - 1 : last;
+            const unsigned span = r1 - r0 == WARP ? FULL_MASK : ((1u << (r1 - r0)) - 1u) << r0;
+            const unsigned run = span & full_mask;
             const int64_t run_b = __shfl_sync(FULL_MASK, b, r0);
             const int64_t run_e = __shfl_sync(FULL_MASK, e, r1 > 0 ? r1 - 1 : 0);
             r0 = r1 + 1;
@@ -1043,7 +1050,8 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
             const auto fetch = [&](int64_t c0, int buf) {
                 // The run and the input from c0 on, in elements, within 0 ... SUB.
                 const int rb = int(run_b - c0 > 0 ? run_b - c0 : 0);
-                const int re = int(run_e - c0 < SUB ? run_e - c0 : SUB), end = int(n - c0 < SUB ? n - c0 : SUB);
+                const int re = int(run_e - c0 < SUB ? run_e - c0 : SUB);
+                const int end = int(n - c0 < SUB ? n - c0 : SUB);
 #pragma unroll
                 for (int u = 0; u < VPT; ++u) {
                     const int q = u * WARP + lane, g = q * V;
@@ -1071,16 +1079,19 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
             for (int t = 0; t < trips; ++t) {
                 const int64_t c0 = first + int64_t(t) * SUB;
                 const uint4 *stage = stage_all[w][t % STAGES];
-                if (t + STAGES - 1 < trips) fetch(c0 + (STAGES - 1) * int64_t(SUB), (t + STAGES - 1) % STAGES);
-                else async_commit();
+                if (t + STAGES - 1 < trips)
+                    fetch(c0 + (STAGES - 1) * int64_t(SUB), (t + STAGES - 1) % STAGES);
+                else
+                    async_commit();
                 async_wait_groups<STAGES - 1>();  // trip t's group has landed
-                if ((run >> lane & 1u) && b >= c0 && b < c0 + SUB) {  // distinct bits: the add is an or
+                // Distinct bits: the add is an or.
+                if ((run >> lane & 1u) && b >= c0 && b < c0 + SUB) {
                     const int o = int(b - c0);
                     atomicAdd(&marks[o / ITEMS], 1u << (o % ITEMS));
                 }
                 __syncwarp();  // the trip's copies and marks, seen by the whole warp
                 const unsigned h = marks[lane];
-                marks[lane] = 0;  // only this lane reads its word; the next marks come after a __syncwarp
+                marks[lane] = 0;  // read by this lane alone; the next marks follow a __syncwarp
                 uint4 raw[VPT];
 #pragma unroll
                 for (int u = 0; u < VPT; ++u) {
@@ -1090,16 +1101,21 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
                 // The lane's elements rb ... re-1 belong to the run (all of
                 // them but in the run's first and last trips).
                 const int at = lane * ITEMS;
-                const int rb = int(run_b - c0 > at ? (run_b - c0 < at + ITEMS ? run_b - c0 : at + ITEMS) : at) - at;
-                const int re = int(run_e - c0 > at ? (run_e - c0 < at + ITEMS ? run_e - c0 : at + ITEMS) : at) - at;
+                const auto in_lane = [&](int64_t x) {  // x - c0 - at, clamped to 0 ... ITEMS
+                    const int64_t r = x - c0;
+                    return int(r > at ? (r < at + ITEMS ? r : at + ITEMS) : at) - at;
+                };
+                const int rb = in_lane(run_b), re = in_lane(run_e);
                 const bool inner = __all_sync(FULL_MASK, rb == 0 && re == ITEMS);
                 // Element k, masked (std::true_type) or not (false_type: the
                 // inner trips, compiled without the compares).
                 const auto element = [&](int k, auto masked) {
                     In v[V];
                     memcpy(v, &raw[k / V], 16);
-                    if constexpr (decltype(masked)::value) return k >= rb && k < re ? Acc(v[k % V]) : Op::identity();
-                    else return Acc(v[k % V]);
+                    if constexpr (decltype(masked)::value)
+                        return k >= rb && k < re ? Acc(v[k % V]) : Op::identity();
+                    else
+                        return Acc(v[k % V]);
                 };
                 const unsigned F = __ballot_sync(FULL_MASK, h != 0);
                 if (F == 0) {  // uniform: no segment starts in the trip, the open one goes on
@@ -1158,9 +1174,10 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
                 const Acc prev = __shfl_up_sync(FULL_MASK, inc, 1);
                 const Acc before = lane == 0 ? carry : (F & below) != 0 ? prev : op(carry, prev);
                 if (h != 0 && lead_rank >= 0) res[lead_rank] = op(before, lead);
-                carry = __shfl_sync(FULL_MASK, inc, WARP - 1);  // F != 0: the part of the trip's last segment
+                // F != 0: the carry is the part of the trip's last segment.
+                carry = __shfl_sync(FULL_MASK, inc, WARP - 1);
                 open += __shfl_sync(FULL_MASK, heads, WARP - 1);
-                __syncwarp();  // the stage and the marks are read and cleared before they are written again
+                __syncwarp();  // the stage and marks are read and cleared before they are rewritten
             }
             if (lane == 0) res[open] = carry;
             __syncwarp();
@@ -1310,9 +1327,9 @@ cudaError_t launch_deferred(const gp_reduce_args &a, const Problems &P, const De
     if (D.ctl == nullptr) return cudaSuccess;
     DeviceFacts d;
     GP_TRY(device_facts(d));
-    GP_LAUNCH_EARLY(d.major >= 9, (reduce_deferred<In, Op>), unsigned(int64_t(sms()) * Seg::BLOCKS_PER_SM),
-                    Seg::BLOCK, 0, a.stream, static_cast<const In *>(a.in), P, D,
-                    static_cast<typename Op::type *>(a.out));
+    GP_LAUNCH_EARLY(d.major >= 9, (reduce_deferred<In, Op>),
+                    unsigned(int64_t(sms()) * Seg::BLOCKS_PER_SM), Seg::BLOCK, 0, a.stream,
+                    static_cast<const In *>(a.in), P, D, static_cast<typename Op::type *>(a.out));
     return cudaSuccess;
 }
 
@@ -1320,7 +1337,8 @@ cudaError_t launch_deferred(const gp_reduce_args &a, const Problems &P, const De
 // size divides 16.
 template <class In>
 inline bool packs_ok(const gp_reduce_args &a, const Problems &P) {
-    return 16 % sizeof(In) == 0 && P.offsets != nullptr && reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
+    return 16 % sizeof(In) == 0 && P.offsets != nullptr &&
+           reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
 }
 
 // The segments of a pack for a mean length len: the power of two (1 to 32)
