@@ -174,7 +174,8 @@ void packs(Bench &b, Case &c, const char *name) {
     const int64_t K = pack_segments<Shape>(P.len);
     char label[96];
     std::snprintf(label, sizeof label, "%s, K %lld", name, (long long)K);
-    row(b, c, label, [&](gp_reduce_args x) { return launch_packs<In, Op, Shape>(x, P, K, Deferred{}); });
+    row(b, c, label,
+        [&](gp_reduce_args x) { return launch_packs<In, Op, Shape>(x, P, K, Deferred{}); });
 }
 
 void pack_shapes(Bench &b, Case &c) {
