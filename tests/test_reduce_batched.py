@@ -435,8 +435,8 @@ def test_segments_skewed(backend, v, case):
 # Segments of a mean length of 64 ... 4096 on an aligned input: the adaptive
 # step reads packs of K neighbouring segments a warp (reduce_packs; K: the
 # power of two covering 2048 / mean, at most 32; the cases below give K = 32,
-# 16, 8 and 1), cutting out the deferred ones (more than 16x the mean and
-# 8192 elements): long segments first, last, at pack edges (32, 33) and
+# 16, 8 and 1), cutting out the deferred ones (longer than 16x the mean and
+# than 4096 elements): long segments first, last, at pack edges (32, 33) and
 # back to back; runs of empty segments; a pack of empty segments only; one
 # segment over many trips of the warp.  mean 0: no long segments, lengths
 # 50 ... 110.
@@ -456,7 +456,7 @@ def pack_lengths(mean, seed):
     # What the adaptive step reads (its mean, n / count) puts these in packs
     # and defers the long ones.
     m = sum(lengths) / len(lengths)
-    assert 64 <= m <= 4096 and all(lengths[at] > max(16 * m, 8192) for at in long_at)
+    assert 64 <= m <= 4096 and all(lengths[at] > max(16 * m, 4096) for at in long_at)
     return lengths
 
 
