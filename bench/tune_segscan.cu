@@ -28,6 +28,7 @@
 #include "tune_common.cuh"
 
 #include "../cuda/scan/10_segmented_lookback.cu"
+#include "packs_scan.cuh"
 
 using namespace gp;
 using Op = Sum<float>;
@@ -149,6 +150,27 @@ void candidates(Bench &b, const Case &c) {
     candidate<FlatShape<2, 12, 2, 5, true, true>>(b, "2x12 s2 b5, MEANWHILE", c);
 }
 
+// The prototype scan by packs of segments (packs_scan.cuh) with a shape:
+// reduce::seg::PackShape<threads, vectors a lane a trip, elements a pack,
+// blocks an SM[, stages]>.
+template <class Shape>
+void pack_candidate(Bench &b, const char *name, const Case &c) {
+    row(b, name, c, [&](gp_scan_args x) {
+        return packs_scan::launch<Shape, float, Op>(static_cast<const float *>(x.in), x.n, x.batch.offsets,
+                                                     c.segments, x.inclusive != 0, static_cast<float *>(x.out), 0);
+    });
+}
+
+void pack_candidates(Bench &b, const Case &c) {
+    candidate<FlatTuning<float, float>>(b, "FlatTuning (the library's)", c);
+    using reduce::seg::PackShape;
+    pack_candidate<reduce::seg::PackTuning>(b, "packs: the reduction's PackTuning", c);
+    pack_candidate<PackShape<128, 4, 4096, 8>>(b, "packs: 128 x 4, 4096 a pack, 8/SM", c);
+    pack_candidate<PackShape<128, 2, 2048, 8>>(b, "packs: 128 x 2, 8/SM", c);
+    pack_candidate<PackShape<256, 4, 2048, 4>>(b, "packs: 256 x 4, 4/SM", c);
+    pack_candidate<PackShape<128, 4, 2048, 6, 3>>(b, "packs: 128 x 4, 6/SM, 3 stages", c);
+}
+
 // The float64 scan of each problem ([starts[p], starts[p+1]) of the host
 // data) and its bound, uploaded.
 void reference(Bench &b, const std::vector<int64_t> &starts) {
@@ -180,13 +202,16 @@ int main(int argc, char **argv) {
     const bool segments_only = argc > 1 && std::strcmp(argv[1], "segments") == 0;
     const bool rows_only = argc > 1 && std::strcmp(argv[1], "rows") == 0;
     const bool chain = argc > 1 && std::strcmp(argv[1], "chain") == 0;
+    // `tune_segscan packs`: the segments alone (means 4 to 65536), the
+    // library's flat look-back against the prototype scan by packs.
+    const bool packs = argc > 1 && std::strcmp(argv[1], "packs") == 0;
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
     CHECK(device_facts(b.facts));
     b.flush = l2_flush_buffer(prop, b.fb);
-    const int64_t most = int64_t(1) << (segments_only || rows_only || chain ? 26 : 28);  // 16384^2
+    const int64_t most = int64_t(1) << (segments_only || rows_only || chain || packs ? 26 : 28);  // 16384^2
     b.host = random_floats(most, &b.in, &b.out);
     CHECK(cudaMalloc(&b.out2, most * 4));
     CHECK(cudaMalloc(&b.want, most * 8));
@@ -210,6 +235,7 @@ int main(int argc, char **argv) {
     std::vector<Shape> shapes(std::begin(all_shapes), std::end(all_shapes));
     if (rows_only) shapes.assign(std::begin(whole_tiles), std::end(whole_tiles));
     if (chain) shapes = {{1, 1 << 26}, {21, 3 * (1 << 20) + 7}};
+    if (packs) shapes.clear();
     for (const Shape s : shapes) {
         if (segments_only && (s.rows > 64 || s.rows * s.n > most)) continue;  // the long rows of 2^26 stay
         Case c{};
@@ -257,7 +283,9 @@ int main(int argc, char **argv) {
     int64_t *d_off;
     const int64_t total = int64_t(1) << 26;
     CHECK(cudaMalloc(&d_off, (total + 1) * 8));
-    for (int64_t mean : {int64_t(4), int64_t(64), int64_t(1024), int64_t(65536)}) {
+    std::vector<int64_t> means{4, 64, 1024, 65536};
+    if (packs) means = {4, 16, 64, 256, 1024, 4096, 65536};
+    for (int64_t mean : means) {
         const std::vector<int64_t> off = random_offsets(total, mean);
         Case c{};
         c.segments = int64_t(off.size()) - 1;
@@ -271,6 +299,7 @@ int main(int argc, char **argv) {
                     (long long)mean, (long long)c.segments, (long long)c.total, 8.0 * (c.segments + 1) / (1 << 20),
                     HEAD);
         if (chain) chain_candidates(b, c);
+        else if (packs) pack_candidates(b, c);
         else candidates(b, c);
     }
     return 0;
