@@ -86,6 +86,9 @@ for step in $steps; do
     bench-transpose) python3 bench/bench_transpose.py 2>&1 | tee "$OUT/bench-transpose.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
   esac
 done
-# At most 8 files come back: pack the logs into one archive, keep results apart.
-(cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && rm -f *.log)
+# At most 8 files come back: pack the logs into one archive, keep results apart.  An archive
+# already there (an earlier call's, or a wrapper's logs packed by an inner call) is unpacked
+# first, so that no log is lost.
+(cd "$OUT" && { [ ! -f logs.tgz ] || tar xzf logs.tgz; } && ls *.log >/dev/null 2>&1 &&
+  tar czf logs.tgz *.log && rm -f *.log)
 exit $rc
