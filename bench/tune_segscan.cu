@@ -155,9 +155,14 @@ void candidates(Bench &b, const Case &c) {
 // blocks an SM[, stages]>.
 template <class Shape>
 void pack_candidate(Bench &b, const char *name, const Case &c) {
+    if (packs_scan::scratch_bytes<Shape, float, Op>(c.total, c.segments, c.a.batch.offsets) > b.scratch_bytes) {
+        std::printf("| %-40s | scratch too small |\n", name);
+        return;
+    }
     row(b, name, c, [&](gp_scan_args x) {
         return packs_scan::launch<Shape, float, Op>(static_cast<const float *>(x.in), x.n, x.batch.offsets,
-                                                     c.segments, x.inclusive != 0, static_cast<float *>(x.out), 0);
+                                                     c.segments, x.inclusive != 0, static_cast<float *>(x.out),
+                                                     b.scratch, 0);
     });
 }
 

@@ -3,8 +3,9 @@
 // (tests/test_packs_scan.py builds and runs it): the library's PackTuning
 // and two other shapes, inclusive and exclusive, float32 / int32 / int64 /
 // float64 sums and int32 max, on random segments of means 3 to 3000 with
-// runs of empty segments, one segment far longer than the others, segments
-// that start and end inside a longer input (the elements outside every
+// runs of empty segments, one segment far longer than the others (deferred
+// to the chunk kernels but at mean 3000), segments that start and end
+// inside a longer input (the elements outside every
 // segment must stay as they were: the output is poisoned first).  Integer
 // results must equal the host's; float sums lie within 4 (log2 len + 1)
 // eps sum|x| + eps |sum| of a long double scan of the segment.  Prints "all
@@ -34,7 +35,8 @@ T draw(unsigned long long &s) {
 }
 
 template <class Shape, class T, class Op>
-void check(const char *what, const std::vector<T> &h, const std::vector<int64_t> &off, bool inclusive) {
+void check(const char *what, const std::vector<T> &h, const std::vector<int64_t> &off,
+           bool inclusive) {
     const int64_t n = int64_t(h.size()), count = int64_t(off.size()) - 1;
     const auto room = [](size_t bytes) { return (bytes + 255) / 256 * 256 + 256; };
     T *in = static_cast<T *>(aligned_alloc(256, room(n * sizeof(T))));
@@ -44,7 +46,10 @@ void check(const char *what, const std::vector<T> &h, const std::vector<int64_t>
     T *got = static_cast<T *>(aligned_alloc(256, room(n * sizeof(T))));
     const T poison = T(77);
     for (int64_t i = 0; i < n; ++i) got[i] = poison;
-    const cudaError_t e = packs_scan::launch<Shape, T, Op>(in, n, d_off, count, inclusive, got, 0);
+    const size_t bytes = packs_scan::scratch_bytes<Shape, T, Op>(n, count, d_off);
+    void *scratch = aligned_alloc(256, room(bytes));
+    const cudaError_t e =
+        packs_scan::launch<Shape, T, Op>(in, n, d_off, count, inclusive, got, scratch, 0);
     ++runs;
     int64_t wrong = 0, first = -1;
     std::vector<bool> inside(n, false);
@@ -53,7 +58,8 @@ void check(const char *what, const std::vector<T> &h, const std::vector<int64_t>
         long double s = 0, m = 0;
         T acc = Op::identity();
         const int64_t len = off[p + 1] - off[p];
-        const double eps = std::is_same<T, float>::value ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53);
+        const double eps =
+            std::is_same<T, float>::value ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53);
         const double depth = std::ceil(std::log2(double(len > 1 ? len : 1))) + 1;
         for (int64_t i = off[p]; i < off[p + 1]; ++i) {
             inside[i] = true;
@@ -77,22 +83,23 @@ void check(const char *what, const std::vector<T> &h, const std::vector<int64_t>
     if (e != cudaSuccess || wrong) {
         ++bad;
         std::printf("%s (%s, %s): %s, %lld wrong, first at %lld\n", what, typeid(T).name(),
-                    inclusive ? "inclusive" : "exclusive", e == cudaSuccess ? "launched" : "launch failed", (long long)wrong,
+                    inclusive ? "inclusive" : "exclusive",
+                    e == cudaSuccess ? "launched" : "launch failed", (long long)wrong,
                     (long long)first);
     }
-    free(in), free(d_off), free(got);
+    free(in), free(d_off), free(got), free(scratch);
 }
 
 // Random lengths in [0, 2 mean], runs of empties, one long segment; the
 // segments start `lead` elements in and `tail` elements before the end.
-std::vector<int64_t> offsets_of(int64_t mean, int64_t count, int64_t lead, int64_t tail, int64_t &n,
-                                unsigned long long seed) {
+std::vector<int64_t> offsets_of(int64_t mean, int64_t count, int64_t lead, int64_t tail,
+                                int64_t longest, int64_t &n, unsigned long long seed) {
     std::vector<int64_t> off{lead};
     for (int64_t p = 0; p < count; ++p) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
         int64_t len = int64_t(seed >> 33) % (2 * mean + 1);
-        if (p % 97 >= 90) len = 0;      // runs of empty segments
-        if (p == count / 2) len = 40 * mean + 3;  // one far longer
+        if (p % 97 >= 90) len = 0;  // runs of empty segments
+        if (p == count / 2) len = longest;
         off.push_back(off.back() + len);
     }
     n = off.back() + tail;
@@ -102,11 +109,17 @@ std::vector<int64_t> offsets_of(int64_t mean, int64_t count, int64_t lead, int64
 template <class Shape>
 void shape(const char *name) {
     struct Case {
-        int64_t mean, count, lead, tail;
+        int64_t mean, count, lead, tail, longest;
     };
-    for (const Case c : {Case{3, 700, 0, 0}, Case{40, 300, 5, 3}, Case{300, 90, 0, 7}, Case{3000, 12, 1, 0}}) {
+    // The longest segment is deferred (longer than 16x the mean and 4096)
+    // but at mean 3000; at mean 5 it spans 37 chunks (more than a warp's
+    // round of chunk totals).
+    for (const Case c :
+         {Case{3, 700, 0, 0, 20123}, Case{40, 300, 5, 3, 21603}, Case{300, 90, 0, 7, 32003},
+          Case{3000, 12, 1, 0, 140003}, Case{5, 100, 2, 1, 300001}}) {
         int64_t n;
-        const std::vector<int64_t> off = offsets_of(c.mean, c.count, c.lead, c.tail, n, 17 + c.mean);
+        const std::vector<int64_t> off =
+            offsets_of(c.mean, c.count, c.lead, c.tail, c.longest, n, 17 + c.mean);
         char what[160];
         std::snprintf(what, sizeof what, "%s, mean %lld, %lld segments", name, (long long)c.mean,
                       (long long)c.count);
