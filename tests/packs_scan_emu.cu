@@ -20,19 +20,13 @@
 #include <vector>
 
 #include "../bench/packs_scan.cuh"
+#include "emu_draw.h"
 
 using namespace gp;
 using gp::reduce::seg::PackShape;
 using gp::reduce::seg::PackTuning;
 
 static int bad = 0, runs = 0;
-
-template <class T>
-T draw(unsigned long long &s) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    const long long r = (long long)(s >> 33) % 2000 - 1000;
-    return std::is_floating_point<T>::value ? T(double(r | 1) / 1000.0) : T(r | 1);
-}
 
 template <class Shape, class T, class Op>
 void check(const char *what, const std::vector<T> &h, const std::vector<int64_t> &off,

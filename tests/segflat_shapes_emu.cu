@@ -15,19 +15,13 @@
 #include <vector>
 
 #include "reduce/segmented_flat.cuh"
+#include "emu_draw.h"
 
 using namespace gp;
 using namespace gp::reduce::seg;
 using namespace gp::reduce::flat;
 
 static int bad = 0, runs = 0;
-
-template <class T>
-T draw(unsigned long long &s) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    const long long r = (long long)(s >> 33) % 2000 - 1000;
-    return std::is_floating_point<T>::value ? T(double(r | 1) / 1000.0) : T(r | 1);
-}
 
 // Segments `off` (or rows of len, off empty) of h[shift ...], through
 // FlatWith<Shape>, against the host.
