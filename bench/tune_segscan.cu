@@ -28,7 +28,7 @@
 #include "tune_common.cuh"
 
 #include "../cuda/scan/10_segmented_lookback.cu"
-#include "packs_scan.cuh"
+#include "../cuda/scan/packs.cuh"
 
 using namespace gp;
 using Op = Sum<float>;
@@ -150,26 +150,26 @@ void candidates(Bench &b, const Case &c) {
     candidate<FlatShape<2, 12, 2, 5, true, true>>(b, "2x12 s2 b5, MEANWHILE", c);
 }
 
-// The prototype scan by packs of segments (packs_scan.cuh) with a shape:
-// reduce::seg::PackShape<threads, vectors a lane a trip, elements a pack,
-// blocks an SM[, stages]>.
+// The scan by packs of segments (cuda/scan/packs.cuh) with a shape:
+// segs::PackShape<threads, vectors a lane a trip, elements a pack, blocks
+// an SM[, stages]>.
 template <class Shape>
 void pack_candidate(Bench &b, const char *name, const Case &c) {
-    if (packs_scan::scratch_bytes<Shape, float, Op>(c.total, c.segments, c.a.batch.offsets) > b.scratch_bytes) {
+    if (scan::packs::scratch_bytes<Shape, float, Op>(c.total, c.segments, c.a.batch.offsets) > b.scratch_bytes) {
         std::printf("| %-40s | scratch too small |\n", name);
         return;
     }
     row(b, name, c, [&](gp_scan_args x) {
-        return packs_scan::launch<Shape, float, Op>(static_cast<const float *>(x.in), x.n, x.batch.offsets,
-                                                     c.segments, x.inclusive != 0, static_cast<float *>(x.out),
-                                                     b.scratch, 0);
+        return scan::packs::launch<Shape, float, Op>(static_cast<const float *>(x.in), x.n, x.batch.offsets,
+                                                      c.segments, x.inclusive != 0, static_cast<float *>(x.out),
+                                                      b.scratch, 0);
     });
 }
 
 void pack_candidates(Bench &b, const Case &c) {
     candidate<FlatTuning<float, float>>(b, "FlatTuning (the library's)", c);
-    using reduce::seg::PackShape;
-    pack_candidate<reduce::seg::PackTuning>(b, "packs: the reduction's PackTuning", c);
+    using segs::PackShape;
+    pack_candidate<segs::PackTuning>(b, "packs: PackTuning (the library's)", c);
     pack_candidate<PackShape<128, 4, 4096, 8>>(b, "packs: 128 x 4, 4096 a pack, 8/SM", c);
     pack_candidate<PackShape<128, 2, 2048, 8>>(b, "packs: 128 x 2, 8/SM", c);
     pack_candidate<PackShape<256, 4, 2048, 4>>(b, "packs: 256 x 4, 4/SM", c);
@@ -208,7 +208,7 @@ int main(int argc, char **argv) {
     const bool rows_only = argc > 1 && std::strcmp(argv[1], "rows") == 0;
     const bool chain = argc > 1 && std::strcmp(argv[1], "chain") == 0;
     // `tune_segscan packs`: the segments alone (means 4 to 65536), the
-    // library's flat look-back against the prototype scan by packs.
+    // library's flat look-back against the scan by packs (cuda/scan/packs.cuh).
     const bool packs = argc > 1 && std::strcmp(argv[1], "packs") == 0;
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     cudaDeviceProp prop;
@@ -289,7 +289,7 @@ int main(int argc, char **argv) {
     const int64_t total = int64_t(1) << 26;
     CHECK(cudaMalloc(&d_off, (total + 1) * 8));
     std::vector<int64_t> means{4, 64, 1024, 65536};
-    if (packs) means = {4, 16, 64, 256, 1024, 4096, 65536};
+    if (packs) means = {4, 8, 16, 64, 256, 1024, 4096, 8192, 16384, 65536};
     for (int64_t mean : means) {
         const std::vector<int64_t> off = random_offsets(total, mean);
         Case c{};

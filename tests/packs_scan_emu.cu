@@ -1,7 +1,7 @@
-// packs_scan_emu.cu - the prototype segmented scan by packs (bench/
-// packs_scan.cuh, timed by bench/tune_segscan.cu packs) on the emulator
-// (tests/test_packs_scan.py builds and runs it): the library's PackTuning
-// and two other shapes, inclusive and exclusive, float32 / int32 / int64 /
+// packs_scan_emu.cu - the segmented scan by packs (cuda/scan/packs.cuh, the
+// adaptive scan's route for segments of a mean of 16 ... 4096; timed by
+// bench/tune_segscan.cu packs) on the emulator (tests/test_packs_scan.py
+// builds and runs it): the library's PackTuning and two other shapes, inclusive and exclusive, float32 / int32 / int64 /
 // float64 sums and int32 max, on random segments of means 3 to 3000 with
 // runs of empty segments, one segment far longer than the others (deferred
 // to the chunk kernels but at mean 3000), segments that start and end
@@ -19,12 +19,13 @@
 #include <typeinfo>
 #include <vector>
 
-#include "../bench/packs_scan.cuh"
+#include "../cuda/scan/packs.cuh"
 #include "emu_draw.h"
 
 using namespace gp;
-using gp::reduce::seg::PackShape;
-using gp::reduce::seg::PackTuning;
+using gp::segs::PackShape;
+using gp::segs::PackTuning;
+namespace packs_scan = gp::scan::packs;
 
 static int bad = 0, runs = 0;
 

@@ -78,18 +78,25 @@ def check_problem(got, x, op, inclusive, acc):
     assert bad.size == 0, (bad[:5], got[bad[:5]], ref[bad[:5]])
 
 
-def run(variant, buf, first, total, op, in_t, acc, inclusive, layout):
+def run(variant, buf, first, total, op, in_t, acc, inclusive, layout, inside=False):
     """Call the core on a device copy of `buf` (1-D), element 0 of the
     layout at buf[first]; return the result (total elements) on the host
-    and check that the input was not modified."""
+    and check that the input was not modified.  inside=True: a problem
+    inside a longer array, its result at out[first:first + total] of a
+    poisoned output as long as buf, whose other elements must keep the
+    poison."""
     d = gpuprims.to_device(buf)
     acc = np.dtype(acc)
-    out = gpuprims.to_device(np.full(max(total, 1), POISON[acc.kind], acc))
-    _core.call("scan", variant.index, d.ptr + first * buf.itemsize, out.ptr,
+    at = first if inside else 0
+    out = gpuprims.to_device(np.full(max(buf.size if inside else total, 1), POISON[acc.kind], acc))
+    _core.call("scan", variant.index, d.ptr + first * buf.itemsize, out.ptr + at * acc.itemsize,
                (total, DTYPES.index(np.dtype(in_t).name), DTYPES.index(acc.name), OPS.index(op), inclusive,
                 layout))
     np.testing.assert_array_equal(d.get(), buf)  # the input unmodified
-    return out.get()[:total]
+    got = out.get()
+    around = np.concatenate([got[:at], got[at + total:]])
+    np.testing.assert_array_equal(around, np.full(around.size, POISON[acc.kind], acc))  # nothing written around it
+    return got[at:at + total]
 
 
 def view(kind, outer, n, inner, dtype, seed, op):
@@ -156,14 +163,23 @@ def offsets_of(lengths):
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
 
 
-def check_segmented(variant, lengths, op, in_t, acc, inclusive, seed=0):
+def check_segmented(variant, lengths, op, in_t, acc, inclusive, seed=0, window=None):
+    """The segments of `lengths` end to end in random data, each against
+    NumPy.  window=(a, b): segments a ... b-1 only, inside the data of them
+    all: the call's input and output start at segment a's first element (a
+    scan's offsets run from 0 to n: cuda/gpuprims.h), and the output before
+    and after them must keep the poison."""
     offs = offsets_of(lengths)
+    buf = random_data(int(offs[-1]), in_t, seed, op)
+    a, b = window or (0, len(lengths))
+    first = int(offs[a])
+    offs = offs[a:b + 1] - first
     total = int(offs[-1])
-    buf = random_data(total, in_t, seed, op)
     d_offs = gpuprims.to_device(offs)
-    got = run(variant, buf, 0, total, op, in_t, acc, inclusive, (len(lengths), total, 1, 0, 1, 0, d_offs.ptr))
-    for a, b in zip(offs[:-1], offs[1:]):
-        check_problem(got[a:b], buf[a:b], op, inclusive, acc)
+    got = run(variant, buf, first, total, op, in_t, acc, inclusive, (b - a, total, 1, 0, 1, 0, d_offs.ptr),
+              inside=window is not None)
+    for s, e in zip(offs[:-1], offs[1:]):
+        check_problem(got[s:e], buf[first + s:first + e], op, inclusive, acc)
 
 
 SEGMENTS = {
@@ -196,6 +212,63 @@ def test_segmented_multi_tile(backend, variant):
     lengths = list(rng.integers(0, 3000, 12)) + [140000] + list(rng.integers(0, 5, 50))
     check_segmented(variant, lengths, "sum", "float32", "float32", True, seed=8)
     check_segmented(variant, lengths[:13], "min", "float64", "float64", False, seed=9)
+
+
+# Segments of a mean length (n / count) of 16 ... 4096, input and output
+# 16-byte aligned and of one element type: segmented_adaptive scans packs
+# of K neighbouring segments a warp (scan_packs; K: the power of two
+# covering 2048 / mean, at most 32), cutting out the deferred ones (longer
+# than 16x the mean and than 4096 elements), scanned apart in chunks of
+# 8192.  Long segments first, last, at pack edges (31, 32, 33) and back to
+# back (70, 71), of 2 to 9 chunks; a run of 40 empty segments (90 ... 129)
+# and packs of empty segments only; segments over many trips of a warp (512
+# float32 elements a trip): 5000 at 100, 2 x 8192 at 200 (deferred where
+# the deferral length is below them).  n / count of all segments, and of
+# the window (segments 3 ... 397, its first element aligned; 0 and 399 left
+# out):
+#   mean 0:    lengths 10 ... 50, no long ones; 26, 27: K = 32 (2048 / 26
+#              = 79), a pack of empties only (96 ... 127);
+#   mean 20:   238, 192: K = 16 (8.6, 10.7), deferral length 4096 (16 x
+#              238 = 3808): 5000 and 16384 deferred too;
+#   mean 100:  393, 322: K = 8 (5.2, 6.4), deferral length 6288, 5152:
+#              5000 in its pack (10 trips), 16384 deferred (2 chunks);
+#   mean 1000: 2203, 1856: K = 1, 2 (0.93, 1.10), deferral length 35248,
+#              29696: 5000 and 16384 (32 trips) in their packs, the long
+#              ones of 9 chunks.
+def pack_lengths(mean, seed):
+    rng = np.random.default_rng(seed)
+    if mean == 0:
+        lengths = list(rng.integers(10, 51, size=400))
+        long_at = ()
+    else:
+        lengths = list(rng.integers(0, 2 * mean + 1, size=400))
+        long_at = (0, 31, 32, 33, 70, 71, 399)
+        for at in long_at:
+            lengths[at] = 64 * mean + 8192 + at
+        lengths[200] = 2 * 8192
+    lengths[90:130] = [0] * 40
+    if mean:
+        lengths[100] = 5000
+    lengths[2] += -sum(lengths[:3]) % 4  # the window's first element 16-byte aligned
+    # What the adaptive step reads (its mean, n / count) puts these in packs
+    # and defers the long ones, in the whole and in the window.
+    for a, b in ((0, 400), (3, 398)):
+        m = sum(lengths[a:b]) / (b - a)
+        assert 16 <= m <= 4096 and all(lengths[at] > max(16 * m, 4096) for at in long_at if a <= at < b)
+    return lengths
+
+
+@pytest.mark.parametrize("variant", names([v for v in SEGMENTED if v.auto_batched]))
+@pytest.mark.parametrize("mean", [0, 20, 100, 1000])
+def test_segments_packs(backend, variant, mean):
+    lengths = pack_lengths(mean, 30 + mean)
+    for j, (op, in_t, acc) in enumerate([("sum", "float32", "float32"), ("max", "int32", "int32"),
+                                         ("sum", "float64", "float64"), ("min", "int64", "int64"),
+                                         ("sum", "int32", "int64")]):  # the last widens: another route
+        for inclusive in (True, False):
+            check_segmented(variant, lengths, op, in_t, acc, inclusive, seed=40 + j)
+            check_segmented(variant, lengths, op, in_t, acc, inclusive, seed=40 + j,
+                            window=(3, len(lengths) - 2))  # inside a longer input
 
 
 @pytest.mark.parametrize("variant", names([v for v in BATCHED if v.name in

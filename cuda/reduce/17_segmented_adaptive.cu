@@ -90,13 +90,12 @@ struct Adaptive {
         ColumnShape columns;
         DeferShape defer;
     };
-    // Segments longer than this are deferred: LONG_FACTOR x the mean, and
-    // at least what the mapping reads in a few trips.
-    static constexpr int64_t LONG_FACTOR = 16;
     static Plan plan(const gp_reduce_args &a, const Problems &P) {
         Plan p{GROUPS, 1, 1, false, {}, {}};
         const int64_t threads = int64_t(sms()) * Seg::BLOCKS_PER_SM * Seg::BLOCK;  // resident
-        int64_t at_least;
+        // Segments longer than long_len are deferred: 16x the mean, and at
+        // least what the mapping reads in a few trips (segs::long_length).
+        int64_t long_len;
         if (column_like(P)) {
             // Few dense columns (inner a power of two up to a block): the
             // array read as one flat vector, one launch.
@@ -124,32 +123,31 @@ struct Adaptive {
         if (packs_ok<In>(a, P) && P.len >= Seg::PACK_MIN && P.len <= Seg::PACK_MAX) {
             p.kind = PACKS;
             p.lanes = pack_segments(P.len);  // segments a pack
-            at_least = 2 * PackTuning::ELEMS;
+            long_len = segs::pack_long_length(P.len);
         } else if (vec_ok<In>(P) && P.offsets == nullptr && P.len >= Seg::VEC_MIN_ROW &&
             P.len <= Seg::WARP_MAX &&
             (P.len <= WARP * Seg::VEC_UNROLL * V ||
              P.count >= threads / WARP)) {  // a warp per problem only where they fill the GPU
             p.vec = true;
             p.lanes = vec_lanes<In>(P.len, 1, WARP);
-            at_least = 32 * Seg::VEC_UNROLL * V * p.lanes;
+            long_len = segs::long_length(P.len, 32 * Seg::VEC_UNROLL * V * p.lanes);
         } else if (P.len <= Seg::THREAD_MAX) {
-            at_least = 32 * Seg::GROUP_UNROLL;
+            long_len = segs::long_length(P.len, 32 * Seg::GROUP_UNROLL);
         } else if (P.len <= WARP * Seg::LANE_ITEMS) {
             p.lanes = pow2_between(ceil_div<int64_t>(P.len, Seg::LANE_ITEMS), 2, WARP);
-            at_least = 32 * Seg::LANE_ITEMS * p.lanes;
+            long_len = segs::long_length(P.len, 32 * Seg::LANE_ITEMS * p.lanes);
         } else if (P.len <= (P.offsets != nullptr ? Seg::SEGMENT_WARP_MAX : Seg::WARP_MAX) &&
                    P.count >= threads / WARP) {
             p.lanes = WARP;
-            at_least = 32 * Seg::GROUP_UNROLL * WARP;
+            long_len = segs::long_length(P.len, 32 * Seg::GROUP_UNROLL * WARP);
         } else if (rows_long_ok<In>(a, P)) {  // few long aligned rows: one pass
             p.kind = ROWS_LONG;
             return p;
         } else {
             p.kind = BLOCKS;
             p.chunks = split_chunks(P.count, P.len, Seg::MIN_CHUNK);
-            at_least = 4 * Deferred::CHUNK;
+            long_len = segs::long_length(P.len, 4 * Deferred::CHUNK);
         }
-        const int64_t long_len = LONG_FACTOR * P.len > at_least ? LONG_FACTOR * P.len : at_least;
         p.defer = defer_shape(P, a.n, long_len);
         return p;
     }

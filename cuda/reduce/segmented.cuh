@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "../async_copy.cuh"
+#include "../segments.cuh"
 #include "reduce.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -194,39 +195,11 @@ inline int64_t split_chunks(int64_t count, int64_t len, int64_t min_chunk) {
 }
 
 // ------------------------------------------------- long segments, apart
-// The length bins of the adaptive step: a segment much longer than the
-// mean would hold its warp (or block) for its whole length while the others
-// idle, so the kernel that takes the short ones defers every segment longer
-// than long_len to a list instead; reduce_deferred then cuts each listed
-// segment into chunks of CHUNK elements, a block each, and the last
-// block to finish a segment combines its chunks in order.  The list's order
-// depends on the race of atomicAdd, which decides only which block reads
-// which chunk: a segment's result depends on its length alone, so the bits
-// are the same run to run.  ctl == nullptr: nothing is deferred.
-struct Entry {
-    int64_t p, first, chunks;  // the segment, its first chunk, its chunk count
-};
-
-struct Deferred {
-    static constexpr int64_t CHUNK = 8192;  // elements a block of reduce_deferred reads
-    int64_t long_len;
-    unsigned long long *ctl;  // [0]: entries, [1]: chunks (zeroed before the call)
-    Entry *list;
-    unsigned *ticket;  // per entry: chunks finished
-    int64_t *owner;    // per chunk: its entry
-    void *partial;     // per chunk: its value (Acc)
-
-    __device__ bool defers(int64_t len) const { return ctl != nullptr && len > long_len; }
-    // The segment p of len elements on the list (one thread per segment).
-    __device__ void push(int64_t p, int64_t len) const {
-        const unsigned long long e = atomicAdd(ctl, 1ull);
-        const int64_t c = ceil_div<int64_t>(len, CHUNK);
-        const int64_t first = int64_t(atomicAdd(ctl + 1, (unsigned long long)c));
-        list[e] = {p, first, c};
-        ticket[e] = 0;
-        for (int64_t j = 0; j < c; ++j) owner[first + j] = int64_t(e);
-    }
-};
+// The deferral of long segments (cuda/segments.cuh): reduce_deferred reads
+// the listed ones in chunks of Deferred::CHUNK, a block each, and the last
+// block to finish a segment combines its chunks in order.
+using segs::Deferred;
+using segs::Entry;
 
 // ---------------------------------------------------- the device helpers
 // acc op in[k*stride] for k = k0, k0 + step, ... < end, UNROLL loads issued
@@ -934,179 +907,59 @@ combine_blocks(const typename Op::type *__restrict__ partial, int64_t count, int
 }
 
 // ------------------------------------------------- packs of segments
-// A warp per pack of K neighbouring segments (K = 1 ... 32, from the mean
-// length: at least PackShape::ELEMS elements a pack on average), read as
-// one flat run of memory: the pack's segments lie back to back, so a warp
-// that streams the run in 16-byte vectors keeps its loads in flight
-// whatever the segments' lengths, where a group of lanes per segment
-// (reduce_groups_vec) idles on the short ones and makes a trip per
-// segment.  Each trip of SUB = 32 x VPT x V elements:
-//   1. the trip's vectors land in the warp's shared stage by cp.async
-//      (lane l copies vectors l, l + 32, ...: coalesced; a 16-byte pad
-//      every 128 bytes), the next trip's copies issued before this trip's
-//      work (two stages);
-//   2. each lane of a segment that starts in the trip marks its start in
-//      the word of the lane that holds it (bit k: element k of the lane's
-//      run of ITEMS = VPT x V neighbouring elements);
-//   3. where no segment starts in the trip, the warp's sum of it goes on
-//      the open segment; else each lane walks its run once: a warp scan of
-//      the starts gives their ranks (the k-th start of the pack closes the
-//      segment of the (k-1)-th), each start after the lane's first closes a
-//      segment begun in the lane, staged by rank at once, and the part
-//      before the lane's first start waits for the lanes before it: a
-//      segmented scan of the parts after each lane's last start
-//      (Sengupta et al.'s flagged operator, the restart lane from the
-//      marks' ballot);
-//   4. the open segment carries into the next trip; after the last, lane j
-//      reads segment s + j's value by its rank and writes it: the pack's
-//      results in one coalesced store.
-// A pack starts and ends with a segment, so nothing crosses packs and no
-// second launch combines anything.  Segments longer than the deferral
-// length (Deferred) are cut out: the pack reads the runs between them.
-// Every element lands in a fixed place of a fixed trip (trips are counted
-// from the run's first aligned vector), so the order of the adds depends
-// only on the offsets: the same bits run to run.  Needs a 16-byte aligned
-// input and an element size dividing 16.
-template <int BLOCK_, int VPT_, int ELEMS_, int MIN_BLOCKS_, int STAGES_ = 2>
-struct PackShape {
-    static constexpr int BLOCK = BLOCK_;            // threads a block
-    static constexpr int VPT = VPT_;                // 16-byte vectors a lane a trip (<= 32 items)
-    static constexpr int ELEMS = ELEMS_;            // elements a pack, at least (pack_segments)
-    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // resident blocks an SM asked of the compiler
-    static constexpr int STAGES = STAGES_;          // trips in shared memory: STAGES - 1 ahead
-};
-
-// The library's shape: 128 threads, 4 vectors a lane a trip (512 floats a
-// warp), packs of about 2048 elements, 8 blocks an SM (60 registers), two
-// stages.  On an H200 (bench/results/tune-packs-nvidia-h200-2026-11-23.md,
-// float32 sums of 2^26, % of the copy roof for input + output + offsets)
-// segments of mean 64, 256, 1024, 2048, 4096 ran at 70.3, 70.6, 73.5,
-// 73.9, 71.8% (run 7; run 6: 70.6, 71.3, 73.9, 74.0, 72.9; packs of 4096
-// in run 6: 70.6, 70.6, 72.6, 73.0, 72.9).  Within 1.5 points in run 6:
-// 256 threads at 4 blocks an SM, 3 stages but at mean 64 (-2.7); slower:
-// packs of 8192 (up to 4 points), 128 x 8 at 6 an SM (8.5 at mean 64), 256
-// threads at 5 an SM (5-8), 2 vectors a lane (9-12), 12 blocks an SM of 42
-// registers, spilling (14-16).  Run 2: 4 stages and a resident grid that
-// loads the next pack's offsets early, 2-11 slower.  The kernel is bound by
-// its instructions per element and their latency, not by the bytes in
-// flight: runs 1-6 took it from 54 to 71% at mean 64 by cutting
-// instructions (the lane's vectors read once, one walk, no masks in the
-// inner trips, a plain warp reduction for trips where no segment starts).
-using PackTuning = PackShape<128, 4, 2048, 8>;
-
-template <class Shape, class In>
-struct PackGeometry {
-    static constexpr int V = int(16 / sizeof(In));
-    static constexpr int VPT = Shape::VPT * V <= 32 ? Shape::VPT : 32 / V;
-    static constexpr int ITEMS = VPT * V, SUB = WARP * ITEMS, SLOTS = WARP * VPT + WARP * VPT / 8;
-};
+// A warp per pack of K neighbouring segments, read as one flat run of
+// memory (segs::Pack, segs::PackTrips in cuda/segments.cuh: the trips of
+// 32 x VPT 16-byte vectors through the warp's shared stage, each
+// segment's start marked in the word of the lane that holds it).  Each
+// trip:
+//   - where no segment starts in it, the warp's sum of it goes on the open
+//     segment;
+//   - else each lane walks its run once: a warp scan of the starts gives
+//     their ranks (the k-th start of the pack closes the segment of the
+//     (k-1)-th), each start after the lane's first closes a segment begun
+//     in the lane, staged by rank at once, and the part before the lane's
+//     first start waits for the lanes before it: a segmented scan of the
+//     parts after each lane's last start (Sengupta et al.'s flagged
+//     operator, the restart lane from the marks' ballot);
+// the open segment carries into the next trip; after the last, lane j
+// reads segment s + j's value by its rank and writes it: the pack's
+// results in one coalesced store.  Nothing crosses packs, so no second
+// launch combines anything.  Every element lands in a fixed place of a
+// fixed trip, so the order of the adds depends only on the offsets: the
+// same bits run to run.
+using segs::PackGeometry;
+using segs::PackShape;
+using segs::PackTuning;
 
 template <class Shape, class In, class Op>
 __global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
 reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets,
              int64_t count, int K, Deferred D, typename Op::type *out) {
     using Acc = typename Op::type;
-    using G = PackGeometry<Shape, In>;
-    constexpr int V = G::V, VPT = G::VPT, ITEMS = G::ITEMS, SUB = G::SUB;
+    using Trips = segs::PackTrips<Shape, In>;
+    constexpr int V = Trips::V, ITEMS = Trips::ITEMS;
     constexpr int WARPS = Shape::BLOCK / WARP;
-    static_assert(V * sizeof(In) == 16 && ITEMS <= 32, "an element size dividing 16, <= 32 a lane");
-    constexpr int STAGES = Shape::STAGES;
-    __shared__ uint4 stage_all[WARPS][STAGES][G::SLOTS];
+    __shared__ uint4 stage_all[WARPS][Shape::STAGES][PackGeometry<Shape, In>::SLOTS];
     __shared__ unsigned marks_all[WARPS][WARP];
     __shared__ Acc res_all[WARPS][WARP];
     const Op op;
     const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
-    unsigned *marks = marks_all[w];
+    const Trips trips{stage_all[w], marks_all[w], lane};
     Acc *res = res_all[w];
     const unsigned below = (1u << lane) - 1u;
     const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
     allow_dependent_launch();  // reduce_deferred may be scheduled; it waits for this grid
-    marks[lane] = 0;
+    marks_all[w][lane] = 0;
     // The loop is uniform over the warp.
     for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {
-        const int64_t s = pk * K, p = s + lane;
-        const int last = int(count - s < K ? count - s : K);  // segments in the pack
-        const bool here = lane < last;
-        const int64_t b = here ? __ldg(offsets + p) : 0, e = here ? __ldg(offsets + p + 1) : 0;
-        const bool deferred = here && D.defers(e - b);
-        if (here && !deferred && e <= b) out[p] = Op::identity();
-        const unsigned long_mask = __ballot_sync(FULL_MASK, deferred);
-        const unsigned full_mask = __ballot_sync(FULL_MASK, here && !deferred && e > b);
-        for (int r0 = 0; r0 < last;) {  // the runs between deferred segments (uniform)
-            const unsigned ahead = long_mask >> r0;
-            // The run: segments r0 ... r1 - 1; `run`: its non-empty ones.
-            const int r1 = ahead != 0 ? r0 + __ffs(int(ahead)) - 1 : last;
-            const unsigned span = r1 - r0 == WARP ? FULL_MASK : ((1u << (r1 - r0)) - 1u) << r0;
-            const unsigned run = span & full_mask;
-            const int64_t run_b = __shfl_sync(FULL_MASK, b, r0);
-            const int64_t run_e = __shfl_sync(FULL_MASK, e, r1 > 0 ? r1 - 1 : 0);
-            r0 = r1 + 1;
-            if (run == 0) continue;  // only empty segments: written above
-            const int64_t first = run_b / V * V;
-            const int trips = int(ceil_div<int64_t>(run_e - first, SUB));
-            // The vectors of the trip at c0 into stage `buf`: those that
-            // hold elements of the run; the one that holds the input's
-            // last element (past n: no whole 16 bytes) element by element.
-            const auto fetch = [&](int64_t c0, int buf) {
-                // The run and the input from c0 on, in elements, within 0 ... SUB.
-                const int rb = int(run_b - c0 > 0 ? run_b - c0 : 0);
-                const int re = int(run_e - c0 < SUB ? run_e - c0 : SUB);
-                const int end = int(n - c0 < SUB ? n - c0 : SUB);
-#pragma unroll
-                for (int u = 0; u < VPT; ++u) {
-                    const int q = u * WARP + lane, g = q * V;
-                    uint4 *dst = &stage_all[w][buf][q + q / 8];
-                    if (g < re && g + V > rb) {
-                        if (g + V <= end) {
-                            async_copy16(dst, in + c0 + g);
-                        } else {  // the vector that holds the input's last element
-                            In v[V];
-#pragma unroll
-                            for (int k = 0; k < V; ++k) v[k] = g + k < end ? in[c0 + g + k] : In();
-                            memcpy(dst, v, 16);
-                        }
-                    }
-                }
-                async_commit();
-            };
-#pragma unroll
-            for (int t = 0; t + 1 < STAGES; ++t) {  // a group each, empty past the run
-                if (t < trips) fetch(first + int64_t(t) * SUB, t);
-                else async_commit();
-            }
+        const segs::Pack pack(offsets, count, K, pk, D, lane);
+        if (pack.here && !pack.deferred && pack.e <= pack.b) out[pack.p] = Op::identity();
+        pack.runs([&](unsigned run, int64_t run_b, int64_t run_e) {
             Acc carry = Op::identity();  // the open segment's part before the trip
             int open = -1;               // its rank in the run (-1: before the first start)
-            for (int t = 0; t < trips; ++t) {
-                const int64_t c0 = first + int64_t(t) * SUB;
-                const uint4 *stage = stage_all[w][t % STAGES];
-                if (t + STAGES - 1 < trips)
-                    fetch(c0 + (STAGES - 1) * int64_t(SUB), (t + STAGES - 1) % STAGES);
-                else
-                    async_commit();
-                async_wait_groups<STAGES - 1>();  // trip t's group has landed
-                // Distinct bits: the add is an or.
-                if ((run >> lane & 1u) && b >= c0 && b < c0 + SUB) {
-                    const int o = int(b - c0);
-                    atomicAdd(&marks[o / ITEMS], 1u << (o % ITEMS));
-                }
-                __syncwarp();  // the trip's copies and marks, seen by the whole warp
-                const unsigned h = marks[lane];
-                marks[lane] = 0;  // read by this lane alone; the next marks follow a __syncwarp
-                uint4 raw[VPT];
-#pragma unroll
-                for (int u = 0; u < VPT; ++u) {
-                    const int q = lane * VPT + u;
-                    raw[u] = stage[q + q / 8];
-                }
-                // The lane's elements rb ... re-1 belong to the run (all of
-                // them but in the run's first and last trips).
-                const int at = lane * ITEMS;
-                const auto in_lane = [&](int64_t x) {  // x - c0 - at, clamped to 0 ... ITEMS
-                    const int64_t r = x - c0;
-                    return int(r > at ? (r < at + ITEMS ? r : at + ITEMS) : at) - at;
-                };
-                const int rb = in_lane(run_b), re = in_lane(run_e);
-                const bool inner = __all_sync(FULL_MASK, rb == 0 && re == ITEMS);
+            trips.stream(in, n, run_b, run_e, run >> lane & 1u, pack.b,
+                         [&](int64_t, const uint4 *, unsigned h, const uint4 (&raw)[Trips::VPT],
+                             int rb, int re, bool inner) {
                 // Element k, masked (std::true_type) or not (false_type: the
                 // inner trips, compiled without the compares).
                 const auto element = [&](int k, auto masked) {
@@ -1127,8 +980,7 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
                     };
                     const Acc all = inner ? fold(std::false_type{}) : fold(std::true_type{});
                     carry = op(carry, __shfl_sync(FULL_MASK, warp_reduce(all, op), 0));
-                    __syncwarp();  // the stage is read before it is written again
-                    continue;
+                    return;
                 }
                 // The ranks: the segment open at the lane's first element
                 // is `lead_rank` (open + the starts in the lanes before).
@@ -1177,14 +1029,13 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
                 // F != 0: the carry is the part of the trip's last segment.
                 carry = __shfl_sync(FULL_MASK, inc, WARP - 1);
                 open += __shfl_sync(FULL_MASK, heads, WARP - 1);
-                __syncwarp();  // the stage and marks are read and cleared before they are rewritten
-            }
+            });
             if (lane == 0) res[open] = carry;
             __syncwarp();
-            if (run >> lane & 1u) out[p] = res[__popc(run & below)];
+            if (run >> lane & 1u) out[pack.p] = res[__popc(run & below)];
             __syncwarp();  // res is read before the next run writes it
-        }
-        if (deferred) D.push(p, e - b);  // rare: after the pack
+        });
+        if (pack.deferred) D.push(pack.p, pack.e - pack.b);  // rare: after the pack
     }
 }
 
@@ -1282,44 +1133,13 @@ cudaError_t launch_blocks(const gp_reduce_args &a, const Problems &P, int64_t ch
     return chunks > 1 ? launch_combine<Op>(a, P, chunks) : cudaSuccess;
 }
 
-// The deferral of long segments (Deferred): segments of more than long_len
-// elements of the n of the input.  Its scratch: at most n / (long_len + 1)
-// entries and n / CHUNK + entries chunks.
-struct DeferShape {
-    int64_t long_len, entries, chunks;
-};
+// The deferral of segments longer than long_len (segs::DeferShape).
+using segs::DeferShape;
+using segs::defer_bytes;
+using segs::defer_in;
 
 inline DeferShape defer_shape(const Problems &P, int64_t n, int64_t long_len) {
-    if (P.offsets == nullptr || n <= long_len) return {0, 0, 0};  // nothing can be that long
-    const int64_t entries = n / (long_len + 1) + 1;
-    return {long_len, entries, n / Deferred::CHUNK + entries};
-}
-
-template <class Op>
-size_t defer_bytes(const DeferShape &s) {
-    if (s.entries == 0) return 0;
-    return align_up(2 * sizeof(unsigned long long)) + align_up(size_t(s.entries) * sizeof(Entry)) +
-           align_up(size_t(s.entries) * sizeof(unsigned)) +
-           align_up(size_t(s.chunks) * sizeof(int64_t)) +
-           align_up(size_t(s.chunks) * sizeof(typename Op::type));
-}
-
-// The Deferred in `scratch` (its ctl zeroed on the stream), or none.
-inline cudaError_t defer_in(void *scratch, const DeferShape &s, cudaStream_t stream, Deferred &D) {
-    D = Deferred{};
-    if (s.entries == 0) return cudaSuccess;
-    char *p = static_cast<char *>(scratch);
-    D.long_len = s.long_len;
-    D.ctl = reinterpret_cast<unsigned long long *>(p);
-    p += align_up(2 * sizeof(unsigned long long));
-    D.list = reinterpret_cast<Entry *>(p);
-    p += align_up(size_t(s.entries) * sizeof(Entry));
-    D.ticket = reinterpret_cast<unsigned *>(p);
-    p += align_up(size_t(s.entries) * sizeof(unsigned));
-    D.owner = reinterpret_cast<int64_t *>(p);
-    p += align_up(size_t(s.chunks) * sizeof(int64_t));
-    D.partial = p;
-    return cudaMemsetAsync(D.ctl, 0, 2 * sizeof(unsigned long long), stream);
+    return segs::defer_shape(P.offsets, n, long_len);
 }
 
 template <class In, class Op>
@@ -1341,19 +1161,7 @@ inline bool packs_ok(const gp_reduce_args &a, const Problems &P) {
            reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
 }
 
-// The segments of a pack for a mean length len: the power of two (1 to 32)
-// that covers ELEMS / len, so that a pack holds at least ELEMS elements on
-// average where 32 segments can.  Rounded up, not down: segments of a mean of 1027 made
-// packs of one segment (K = 2048 / 1027 = 1), which read 66.4% of the roof
-// in bench/results/reduce-axis-nvidia-h200-2026-11-23-run4.md where packs
-// of two and four segments of a mean of 1020 read 73.9 and 72.6% (tune-
-// packs run 6): a warp's first trip of a pack waits for the offsets, then
-// for the data, so packs of one short segment spend most of their time
-// waiting.
-template <class Shape = PackTuning>
-inline int64_t pack_segments(int64_t len) {
-    return pow2_between(ceil_div<int64_t>(Shape::ELEMS, len < 1 ? 1 : len), 1, WARP);
-}
+using segs::pack_segments;
 
 // A warp per pack of K segments, one launch (the deferred ones after it).
 template <class In, class Op, class Shape = PackTuning>

@@ -20,12 +20,20 @@
 //     (step 11: no look-back, no barrier); a few very long rows, the 1-D
 //     scan once per row; else, and for segments, the flat look-back (step
 //     13), whose tiles make the work per block independent of the
-//     lengths.
+//     lengths;
+//   - segments of a mean length of 16 ... 4096 (aligned, an element that
+//     is its own accumulator): packs of neighbouring segments a warp,
+//     streamed as one run of memory (packs.cuh), with no look-back and a
+//     restart paid only in the trips where a segment starts; the long
+//     ones cut out and scanned apart in chunks.
 // The segment lengths live on the device, so the choice never reads them.
 // The bits depend on the layout only (each kernel is deterministic, and
 // the choice reads nothing but the shape and the strides).
 // Assumes: what steps 9-14 assume.
+#include <algorithm>
+
 #include "decoupled_lookback.cuh"
+#include "packs.cuh"
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -71,11 +79,21 @@ namespace {
 //     (2^14, 2^14) 91.7 against a warp a row's 76.8 (bench/results/scan-
 //     axis-nvidia-h200-2026-11-23-run5.md).  So rows of whole tiles take it
 //     from AT_ONCE_N = one tile on.
+//   segments, by their mean length (n / count), packs of neighbouring
+//     segments a warp (packs.cuh) against the flat look-back (bench/
+//     results/tune-segscan-packs-nvidia-h200-2026-11-23.md, 2^26 elements,
+//     % of the copy roof for input + output): mean 4 26.1 against 40.6, 16
+//     66.4 against 49.7, 64 77.4 against 53.0, 256 77.9 against 54.4, 1024
+//     73.4 against 52.9, 4096 72.9 against 55.2, 65536 47.6 against 64.1.
+//     So packs from PACK_MIN = 16 to PACK_MAX = 4096 (the reduction's upper
+//     bound; between 4096 and 65536 not measured), where the element is its
+//     own accumulator and the data 16-byte aligned.
 struct AdaptiveTuning {
     static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18;
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
     static constexpr int64_t ROW_N = int64_t(1) << 23;
     static constexpr int64_t AT_ONCE_N = int64_t(1) << 11;
+    static constexpr int64_t PACK_MIN = 16, PACK_MAX = 4096;
 };
 
 bool unit(int64_t s) { return s == 1 || s == -1; }
@@ -124,14 +142,50 @@ bool whole_tiles(const gp_scan_args &a) {
     return whole;
 }
 
-enum class Route { Thread, Columns, AtOnce, Warp, Rows, Flat };
+// Segments in packs (packs.cuh) where the element is its own accumulator
+// and both pointers are 16-byte aligned; the flat look-back otherwise.  The
+// scratch covers either: it is asked for before the pointers are known.
+template <class In, class Op>
+struct Packs {
+    using Acc = typename Op::type;
+    using Shape = segs::PackTuning;
+    static cudaError_t flat(const gp_scan_args &a) {
+        gp_scan_args x = a;
+        return gp_scan_segmented_lookback(&x);
+    }
+    static size_t scratch(const gp_scan_args &a) {
+        gp_scan_args x = a;
+        x.scratch = nullptr;
+        x.scratch_bytes = 0;
+        gp_scan_segmented_lookback(&x);  // the query
+        size_t bytes = x.scratch_bytes;
+        if constexpr (scan::packs::types_ok<In, Acc>())
+            bytes = std::max(bytes, scan::packs::scratch_bytes<Shape, Acc, Op>(a.n, a.batch.outer,
+                                                                               a.batch.offsets));
+        return bytes;
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        if constexpr (scan::packs::types_ok<In, Acc>())
+            if (scan::packs::aligned_ok(a.in, a.out))
+                return scan::packs::launch<Shape, Acc, Op>(
+                    static_cast<const Acc *>(a.in), a.n, a.batch.offsets, a.batch.outer,
+                    a.inclusive != 0, static_cast<Acc *>(a.out), a.scratch, a.stream);
+        return flat(a);
+    }
+};
+
+enum class Route { Thread, Columns, AtOnce, Warp, Rows, Packs, Flat };
 
 Route route_of(const gp_scan_args &a) {
     using T = AdaptiveTuning;
     const seg::Layout lay = seg::Layout::of(a);
     if (across_problems(a))
         return lay.problems >= T::THREAD_PROBLEMS && thread_coalesced(a) ? Route::Thread : Route::Columns;
-    if (lay.offsets == nullptr && lay.contiguous_rows()) {
+    if (lay.offsets != nullptr) {
+        const int64_t mean = lay.problems > 0 ? lay.n / lay.problems : 0;
+        return mean >= T::PACK_MIN && mean <= T::PACK_MAX ? Route::Packs : Route::Flat;
+    }
+    if (lay.contiguous_rows()) {
         if (lay.n >= T::AT_ONCE_N && whole_tiles(a)) return Route::AtOnce;
         if (lay.n >= T::ROW_N) return Route::Rows;
         if (lay.n >= T::WARP_N && lay.problems >= T::WARP_PROBLEMS) return Route::Warp;
@@ -180,6 +234,8 @@ cudaError_t gp_scan_segmented_adaptive(gp_scan_args *a) {
         return gp_scan_segmented_warp(a);
     case Route::Rows:
         return seg::dispatch<RowByRow>(a);
+    case Route::Packs:
+        return seg::dispatch<Packs>(a);
     case Route::Flat:
     default:
         return gp_scan_segmented_lookback(a);

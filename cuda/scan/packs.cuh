@@ -1,0 +1,282 @@
+// packs.cuh - the segmented scan by packs of segments, the route of the
+// adaptive step (12_segmented_adaptive.cu) for listed segments of a mean
+// length of PACK_MIN ... PACK_MAX on aligned data.
+//
+// A warp takes K neighbouring segments (segs::pack_segments) and streams
+// their run of memory in trips of 32 x VPT 16-byte vectors (segs::Pack,
+// segs::PackTrips in cuda/segments.cuh, shared with the reduction's
+// reduce_packs): each trip lands in the warp's shared stage by cp.async,
+// each segment's start marked in the word of the lane that holds it.  Then
+// each lane folds the part of its run after its last start, a segmented
+// warp scan of those parts (Sengupta et al.'s flagged operator) gives each
+// lane what comes before its first element, and a walk of the lane's run
+// writes the scan back into the stage, which the lanes store as they
+// loaded it (16-byte stores; the run's first and last vectors element by
+// element, as neighbouring packs own their other elements).  The part of
+// the open segment carries into the next trip.  Nothing crosses packs: no
+// look-back, no tile status.  Where the flat look-back (step 13) gives
+// every tile a look-back and every element a flagged add, a pack's warp
+// pays for a segment start only in the trips that hold one.
+//
+// Segments longer than the deferral length (segs::pack_long_length: 16x
+// the mean, at least two packs' worth) are cut out of their packs and
+// listed (segs::Deferred), then scanned in chunks of 8192 by three small
+// kernels: each chunk's total, the exclusive scan of a segment's chunk
+// totals, each chunk's scan from its prefix.  Same bits run to run: the
+// trips and the chunks are fixed by the offsets.
+#pragma once
+
+#include <algorithm>
+#include <type_traits>
+
+#include "../segments.cuh"
+#include "../warp.cuh"
+#include "scan.cuh"
+
+GP_NAMESPACE_BEGIN
+namespace scan {
+namespace packs {
+
+// T: the element and accumulator type (16 % sizeof(T) == 0); in (n
+// elements) and out 16-byte aligned.  offsets: count + 1 boundaries in
+// [0, n], non-decreasing.
+template <class Shape, class T, class Op>
+__global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
+scan_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets, int64_t count,
+           int K, bool inclusive, segs::Deferred D, T *__restrict__ out) {
+    using Trips = segs::PackTrips<Shape, T>;
+    constexpr int V = Trips::V, VPT = Trips::VPT, ITEMS = Trips::ITEMS, SUB = Trips::SUB;
+    constexpr int WARPS = Shape::BLOCK / WARP;
+    __shared__ uint4 stage_all[WARPS][Shape::STAGES][segs::PackGeometry<Shape, T>::SLOTS];
+    __shared__ unsigned marks_all[WARPS][WARP];
+    const Op op;
+    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    const Trips trips{stage_all[w], marks_all[w], lane};
+    const unsigned below = (1u << lane) - 1u;
+    const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
+    marks_all[w][lane] = 0;
+    // The loop is uniform over the warp.
+    for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {
+        const segs::Pack pack(offsets, count, K, pk, D, lane);
+        pack.runs([&](unsigned run, int64_t run_b, int64_t run_e) {
+            T carry = Op::identity();  // the open segment's part before the trip
+            trips.stream(
+                in, n, run_b, run_e, run >> lane & 1u, pack.b,
+                [&](int64_t c0, uint4 *stage, unsigned h, const uint4 (&raw)[VPT], int rb, int re,
+                    bool inner) {
+                    // Element k, masked (std::true_type) or not (false_type: the
+                    // inner trips, compiled without the compares).
+                    const auto element = [&](int k, auto masked) {
+                        T v[V];
+                        memcpy(v, &raw[k / V], 16);
+                        if constexpr (decltype(masked)::value)
+                            return k >= rb && k < re ? v[k % V] : Op::identity();
+                        else
+                            return v[k % V];
+                    };
+                    // The lane's part after its last start, then the warp's scan
+                    // of the parts (a lane with a start restarts it).
+                    const auto fold = [&](auto masked) {
+                        T acc = Op::identity();
+#pragma unroll
+                        for (int k = 0; k < ITEMS; ++k) {
+                            if (h >> k & 1u) acc = Op::identity();
+                            acc = op(acc, element(k, masked));
+                        }
+                        return acc;
+                    };
+                    T inc = inner ? fold(std::false_type{}) : fold(std::true_type{});
+                    const unsigned F = __ballot_sync(FULL_MASK, h != 0);
+                    const unsigned upto = F & (below | (1u << lane));
+                    const int restart = upto != 0 ? 31 - __clz(int(upto)) : -1;
+#pragma unroll
+                    for (int d = 1; d < WARP; d <<= 1) {
+                        const T y = __shfl_up_sync(FULL_MASK, inc, d);
+                        if (lane >= d && lane - d >= restart) inc = op(y, inc);
+                    }
+                    const T prev = __shfl_up_sync(FULL_MASK, inc, 1);
+                    const T before = lane == 0 ? carry : (F & below) != 0 ? prev : op(carry, prev);
+                    const T end = __shfl_sync(FULL_MASK, inc, WARP - 1);
+                    carry = F != 0 ? end : op(carry, end);
+                    // The walk: the scan of the lane's run, back into its slots.
+                    const auto walk = [&](auto masked) {
+                        T acc = before;
+#pragma unroll
+                        for (int u = 0; u < VPT; ++u) {
+                            T r[V];
+#pragma unroll
+                            for (int j = 0; j < V; ++j) {
+                                const int k = u * V + j;
+                                if (h >> k & 1u) acc = Op::identity();
+                                const T x = element(k, masked);
+                                r[j] = inclusive ? op(acc, x) : acc;
+                                acc = op(acc, x);
+                            }
+                            const int q = lane * VPT + u;
+                            memcpy(&stage[q + q / 8], r, 16);
+                        }
+                    };
+                    if (inner)
+                        walk(std::false_type{});
+                    else
+                        walk(std::true_type{});
+                    __syncwarp();
+                    // The stores, as the loads: vector l, l + 32, ... of the trip;
+                    // [rbt, ret) the run's part of the trip.
+                    const int rbt = int(run_b - c0 > 0 ? run_b - c0 : 0);
+                    const int ret = int(run_e - c0 < SUB ? run_e - c0 : SUB);
+#pragma unroll
+                    for (int u = 0; u < VPT; ++u) {
+                        const int q = u * WARP + lane, g = q * V;
+                        const uint4 r = stage[q + q / 8];
+                        if (g >= rbt && g + V <= ret) {
+                            *reinterpret_cast<uint4 *>(out + c0 + g) = r;
+                        } else if (g < ret && g + V > rbt) {
+                            T v[V];
+                            memcpy(v, &r, 16);
+#pragma unroll
+                            for (int j = 0; j < V; ++j)
+                                if (g + j >= rbt && g + j < ret) out[c0 + g + j] = v[j];
+                        }
+                    }
+                });
+        });
+        if (pack.deferred) D.push(pack.p, pack.e - pack.b);  // rare: after the pack
+    }
+}
+
+// The deferred segments, in chunks of Deferred::CHUNK elements: chunk k
+// (of ctl[1]) belongs to entry owner[k], the entry's chunks first ...
+// first + chunks - 1 in order.  A block a chunk (resident grids: the host
+// does not know how many there are).
+constexpr int CHUNK_BLOCK = 256, CHUNK_ITEMS = int(segs::Deferred::CHUNK) / CHUNK_BLOCK;
+
+// The elements [lo, hi) of chunk k.
+__device__ inline void chunk_of(const segs::Deferred &D, const int64_t *offsets, int64_t k,
+                                int64_t &lo, int64_t &hi) {
+    const segs::Entry E = D.list[D.owner[k]];
+    const int64_t sb = offsets[E.p], se = offsets[E.p + 1];
+    lo = sb + (k - E.first) * segs::Deferred::CHUNK;
+    hi = lo + segs::Deferred::CHUNK < se ? lo + segs::Deferred::CHUNK : se;
+}
+
+// 1. Each chunk's total into partial[k].
+template <class T, class Op>
+__global__ void __launch_bounds__(CHUNK_BLOCK)
+chunk_totals(const T *__restrict__ in, const int64_t *__restrict__ offsets, segs::Deferred D) {
+    __shared__ T warp_results[CHUNK_BLOCK / WARP];
+    const Op op;
+    T *partial = static_cast<T *>(D.partial);
+    const int64_t chunks = int64_t(D.ctl[1]);
+    for (int64_t k = blockIdx.x; k < chunks; k += gridDim.x) {  // uniform over the block
+        int64_t lo, hi;
+        chunk_of(D, offsets, k, lo, hi);
+        T v = Op::identity();
+        for (int64_t i = lo + threadIdx.x; i < hi; i += CHUNK_BLOCK) v = op(v, in[i]);
+        v = block_reduce<CHUNK_BLOCK>(v, op, warp_results);
+        if (threadIdx.x == 0) partial[k] = v;
+        __syncthreads();
+    }
+}
+
+// 2. Each entry's chunk totals, scanned exclusively in place (a warp an
+// entry, 32 totals a round).
+template <class T, class Op>
+__global__ void __launch_bounds__(CHUNK_BLOCK)
+chunk_prefixes(segs::Deferred D) {
+    const Op op;
+    T *partial = static_cast<T *>(D.partial);
+    const int lane = threadIdx.x % WARP;
+    const int64_t entries = int64_t(D.ctl[0]), warps = int64_t(gridDim.x) * (CHUNK_BLOCK / WARP);
+    for (int64_t e = int64_t(blockIdx.x) * (CHUNK_BLOCK / WARP) + threadIdx.x / WARP; e < entries;
+         e += warps) {
+        const segs::Entry E = D.list[e];
+        T carry = Op::identity();
+        for (int64_t j = 0; j < E.chunks; j += WARP) {  // uniform over the warp
+            const T x = j + lane < E.chunks ? partial[E.first + j + lane] : Op::identity();
+            const T inc = warp_inclusive_scan(x, op);
+            const T exc = __shfl_up_sync(FULL_MASK, inc, 1);
+            if (j + lane < E.chunks)
+                partial[E.first + j + lane] = lane == 0 ? carry : op(carry, exc);
+            carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
+        }
+    }
+}
+
+// 3. Each chunk's scan from its prefix.
+template <class T, class Op>
+__global__ void __launch_bounds__(CHUNK_BLOCK)
+chunk_scans(const T *__restrict__ in, const int64_t *__restrict__ offsets, bool inclusive,
+            segs::Deferred D, T *__restrict__ out) {
+    __shared__ T smem[CHUNK_BLOCK / WARP];
+    const Op op;
+    const T *prefix = static_cast<const T *>(D.partial);
+    const int64_t chunks = int64_t(D.ctl[1]);
+    for (int64_t k = blockIdx.x; k < chunks; k += gridDim.x) {  // uniform over the block
+        int64_t lo, hi;
+        chunk_of(D, offsets, k, lo, hi);
+        const int64_t at = lo + int64_t(threadIdx.x) * CHUNK_ITEMS;
+        const bool vec = reinterpret_cast<uintptr_t>(in + lo) % 16 == 0 &&
+                         reinterpret_cast<uintptr_t>(out + lo) % 16 == 0;
+        T items[CHUNK_ITEMS];
+        load_items<CHUNK_ITEMS, Op>(in, at, hi, vec, items);
+        T before;
+        block_scan<CHUNK_BLOCK>(items, before, op, smem);
+        const T pre = prefix[k];
+        T res[CHUNK_ITEMS];
+#pragma unroll
+        for (int j = 0; j < CHUNK_ITEMS; ++j)
+            res[j] = op(pre, inclusive ? items[j] : (j == 0 ? before : items[j - 1]));
+        store_items(out, at, hi, vec, res);
+    }
+}
+
+// Where the packs apply: an element that is its own accumulator, its size
+// dividing 16, both pointers 16-byte aligned.
+template <class In, class Acc>
+constexpr bool types_ok() {
+    return std::is_same<In, Acc>::value && 16 % sizeof(Acc) == 0;
+}
+
+inline bool aligned_ok(const void *in, const void *out) {
+    return reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
+}
+
+// The deferral for `count` segments over n elements.
+template <class Shape>
+segs::DeferShape defer_of(int64_t n, int64_t count, const int64_t *offsets) {
+    return segs::defer_shape(offsets, n, segs::pack_long_length<Shape>(count > 0 ? n / count : 1));
+}
+
+// Scratch: the Deferred list.
+template <class Shape, class T, class Op>
+size_t scratch_bytes(int64_t n, int64_t count, const int64_t *offsets) {
+    return segs::defer_bytes<Op>(defer_of<Shape>(n, count, offsets));
+}
+
+// A warp a pack of pack_segments(mean) segments, then the deferred ones.
+template <class Shape, class T, class Op>
+cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count, bool inclusive,
+                   T *out, void *scratch, cudaStream_t stream) {
+    if (count == 0) return cudaSuccess;
+    const int64_t K = segs::pack_segments<Shape>(n / count);
+    const int64_t warps = Shape::BLOCK / WARP, packs = ceil_div<int64_t>(count, K);
+    const int64_t grid = std::min<int64_t>(ceil_div<int64_t>(packs, warps), INT32_MAX);
+    segs::Deferred D;
+    GP_TRY(segs::defer_in(scratch, defer_of<Shape>(n, count, offsets), stream, D));
+    GP_LAUNCH((scan_packs<Shape, T, Op>), unsigned(grid), Shape::BLOCK, 0, stream, in, n, offsets,
+              count, int(K), inclusive, D, out);
+    if (D.ctl == nullptr) return cudaSuccess;
+    DeviceFacts d;
+    GP_TRY(device_facts(d));
+    const unsigned resident = unsigned((d.sms >= 1 ? d.sms : 1) * (2048 / CHUNK_BLOCK));
+    GP_LAUNCH((chunk_totals<T, Op>), resident, CHUNK_BLOCK, 0, stream, in, offsets, D);
+    GP_LAUNCH((chunk_prefixes<T, Op>), resident, CHUNK_BLOCK, 0, stream, D);
+    GP_LAUNCH((chunk_scans<T, Op>), resident, CHUNK_BLOCK, 0, stream, in, offsets, inclusive, D,
+              out);
+    return cudaSuccess;
+}
+
+}  // namespace packs
+}  // namespace scan
+GP_NAMESPACE_END
