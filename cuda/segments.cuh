@@ -140,11 +140,11 @@ struct PackShape {
 //   flight: runs 1-6 took it from 54 to 71% at mean 64 by cutting
 //   instructions (the lane's vectors read once, one walk, no masks in the
 //   inner trips, a plain warp reduction for trips where no segment starts);
-//   the scan (bench/results/tune-segscan-packs-nvidia-h200-2026-11-23.md,
-//   inclusive cumsum of 2^26, input + output): segments of mean 16, 64,
-//   256, 1024, 4096 at 66.4, 77.4, 77.9, 73.4, 72.9%; 3 stages at 6 blocks
-//   an SM: 61.1, 77.4, 78.6, 75.1, 74.6%; 2 vectors a lane: 67.9, 76.3,
-//   76.6, 72.3, 71.3%.
+//   the scan (bench/results/tune-segscan-packs-nvidia-h200-2026-11-23.md
+//   run 2, inclusive cumsum of 2^26, input + output): segments of mean 8,
+//   16, 64, 256, 1024, 4096, 8192 at 48.3, 67.8, 76.2, 76.8, 73.1, 72.6,
+//   67.4%; 3 stages at 6 blocks an SM: 43.7, 61.6, 76.3, 77.7, 74.3, 74.0,
+//   68.4%; 2 vectors a lane: 49.9, 69.7, 75.4, 75.6, 71.5, 70.8, 65.8%.
 using PackTuning = PackShape<128, 4, 2048, 8>;
 
 template <class Shape, class In>

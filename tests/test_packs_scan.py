@@ -1,5 +1,5 @@
 """The segmented scan by packs of segments (cuda/scan/packs.cuh, the route of
-the adaptive scan for segments of a mean of 16 ... 4096; bench/tune_segscan.cu
+the adaptive scan for segments of a mean of 8 ... 8192; bench/tune_segscan.cu
 times it) on the emulator: tests/packs_scan_emu.cu, built here with the host
 C++ compiler against emu/, checks three shapes, inclusive and exclusive,
 float32/float64/int32/int64 sums and int32 max on random segments with empty

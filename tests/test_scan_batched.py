@@ -214,7 +214,7 @@ def test_segmented_multi_tile(backend, variant):
     check_segmented(variant, lengths[:13], "min", "float64", "float64", False, seed=9)
 
 
-# Segments of a mean length (n / count) of 16 ... 4096, input and output
+# Segments of a mean length (n / count) of 8 ... 8192, input and output
 # 16-byte aligned and of one element type: segmented_adaptive scans packs
 # of K neighbouring segments a warp (scan_packs; K: the power of two
 # covering 2048 / mean, at most 32), cutting out the deferred ones (longer
@@ -254,7 +254,7 @@ def pack_lengths(mean, seed):
     # and defers the long ones, in the whole and in the window.
     for a, b in ((0, 400), (3, 398)):
         m = sum(lengths[a:b]) / (b - a)
-        assert 16 <= m <= 4096 and all(lengths[at] > max(16 * m, 4096) for at in long_at if a <= at < b)
+        assert 8 <= m <= 8192 and all(lengths[at] > max(16 * m, 4096) for at in long_at if a <= at < b)
     return lengths
 
 

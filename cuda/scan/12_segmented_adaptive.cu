@@ -21,7 +21,7 @@
 //     scan once per row; else, and for segments, the flat look-back (step
 //     13), whose tiles make the work per block independent of the
 //     lengths;
-//   - segments of a mean length of 16 ... 4096 (aligned, an element that
+//   - segments of a mean length of 8 ... 8192 (aligned, an element that
 //     is its own accumulator): packs of neighbouring segments a warp,
 //     streamed as one run of memory (packs.cuh), with no look-back and a
 //     restart paid only in the trips where a segment starts; the long
@@ -81,19 +81,20 @@ namespace {
 //     from AT_ONCE_N = one tile on.
 //   segments, by their mean length (n / count), packs of neighbouring
 //     segments a warp (packs.cuh) against the flat look-back (bench/
-//     results/tune-segscan-packs-nvidia-h200-2026-11-23.md, 2^26 elements,
-//     % of the copy roof for input + output): mean 4 26.1 against 40.6, 16
-//     66.4 against 49.7, 64 77.4 against 53.0, 256 77.9 against 54.4, 1024
-//     73.4 against 52.9, 4096 72.9 against 55.2, 65536 47.6 against 64.1.
-//     So packs from PACK_MIN = 16 to PACK_MAX = 4096 (the reduction's upper
-//     bound; between 4096 and 65536 not measured), where the element is its
-//     own accumulator and the data 16-byte aligned.
+//     results/tune-segscan-packs-nvidia-h200-2026-11-23.md run 2, 2^26
+//     elements, % of the copy roof for input + output): mean 4 26.5
+//     against 40.1, 8 48.3 against 43.6, 16 67.8 against 49.1, 64 76.2
+//     against 52.7, 256 76.8 against 54.0, 1024 73.1 against 52.5, 4096
+//     72.6 against 54.7, 8192 67.4 against 57.1, 16384 58.5 against 59.9,
+//     65536 48.6 against 63.3.  So packs from PACK_MIN = 8 to PACK_MAX =
+//     8192, where the element is its own accumulator and the data 16-byte
+//     aligned.
 struct AdaptiveTuning {
     static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18;
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
     static constexpr int64_t ROW_N = int64_t(1) << 23;
     static constexpr int64_t AT_ONCE_N = int64_t(1) << 11;
-    static constexpr int64_t PACK_MIN = 16, PACK_MAX = 4096;
+    static constexpr int64_t PACK_MIN = 8, PACK_MAX = 8192;
 };
 
 bool unit(int64_t s) { return s == 1 || s == -1; }
