@@ -218,6 +218,26 @@ struct Pack {
     }
 };
 
+// The warp's segmented scan of a trip (Sengupta et al.'s flagged operator):
+// `part` is each lane's part after its last segment start (the whole lane
+// where it holds none), F the lanes that hold a start, `carry` the open
+// segment's part before the trip.  Returns what comes before each lane's
+// first element in its segment; `inc` ends as the lane's inclusive value
+// (lane 31's: the part of the segment open at the trip's end).
+template <class T, class Op>
+__device__ __forceinline__ T warp_before(T part, T carry, unsigned F, int lane, Op op, T &inc) {
+    const unsigned below = (1u << lane) - 1u, upto = F & (below | (1u << lane));
+    const int restart = upto != 0 ? 31 - __clz(int(upto)) : -1;  // the last lane <= this with a start
+    inc = part;
+#pragma unroll
+    for (int d = 1; d < WARP; d <<= 1) {
+        const T y = __shfl_up_sync(FULL_MASK, inc, d);
+        if (lane >= d && lane - d >= restart) inc = op(y, inc);
+    }
+    const T prev = __shfl_up_sync(FULL_MASK, inc, 1);
+    return lane == 0 ? carry : (F & below) != 0 ? prev : op(carry, prev);
+}
+
 // A warp's trips over one run [run_b, run_e) of the input, SUB = 32 x
 // ITEMS elements a trip, counted from the run's first aligned vector (so
 // every element lands in a fixed place of a fixed trip: the order of the

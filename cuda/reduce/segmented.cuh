@@ -1015,16 +1015,8 @@ reduce_packs(const In *__restrict__ in, int64_t n, const int64_t *__restrict__ o
                 // The parts after each lane's last start, scanned across
                 // the warp (a lane with a start restarts it): what comes
                 // before each lane's first element.
-                const unsigned upto = F & (below | (1u << lane));
-                const int restart = upto != 0 ? 31 - __clz(int(upto)) : -1;
-                Acc inc = acc;
-#pragma unroll
-                for (int d = 1; d < WARP; d <<= 1) {
-                    const Acc y = __shfl_up_sync(FULL_MASK, inc, d);
-                    if (lane >= d && lane - d >= restart) inc = op(y, inc);
-                }
-                const Acc prev = __shfl_up_sync(FULL_MASK, inc, 1);
-                const Acc before = lane == 0 ? carry : (F & below) != 0 ? prev : op(carry, prev);
+                Acc inc;
+                const Acc before = segs::warp_before(acc, carry, F, lane, op, inc);
                 if (h != 0 && lead_rank >= 0) res[lead_rank] = op(before, lead);
                 // F != 0: the carry is the part of the trip's last segment.
                 carry = __shfl_sync(FULL_MASK, inc, WARP - 1);

@@ -52,7 +52,6 @@ scan_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offs
     const Op op;
     const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
     const Trips trips{stage_all[w], marks_all[w], lane};
-    const unsigned below = (1u << lane) - 1u;
     const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
     marks_all[w][lane] = 0;
     // The loop is uniform over the warp.
@@ -85,17 +84,10 @@ scan_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offs
                         }
                         return acc;
                     };
-                    T inc = inner ? fold(std::false_type{}) : fold(std::true_type{});
+                    const T part = inner ? fold(std::false_type{}) : fold(std::true_type{});
                     const unsigned F = __ballot_sync(FULL_MASK, h != 0);
-                    const unsigned upto = F & (below | (1u << lane));
-                    const int restart = upto != 0 ? 31 - __clz(int(upto)) : -1;
-#pragma unroll
-                    for (int d = 1; d < WARP; d <<= 1) {
-                        const T y = __shfl_up_sync(FULL_MASK, inc, d);
-                        if (lane >= d && lane - d >= restart) inc = op(y, inc);
-                    }
-                    const T prev = __shfl_up_sync(FULL_MASK, inc, 1);
-                    const T before = lane == 0 ? carry : (F & below) != 0 ? prev : op(carry, prev);
+                    T inc;
+                    const T before = segs::warp_before(part, carry, F, lane, op, inc);
                     const T end = __shfl_sync(FULL_MASK, inc, WARP - 1);
                     carry = F != 0 ? end : op(carry, end);
                     // The walk: the scan of the lane's run, back into its slots.
