@@ -1145,12 +1145,11 @@ cudaError_t launch_deferred(const gp_reduce_args &a, const Problems &P, const De
     return cudaSuccess;
 }
 
-// reduce_packs applies: listed segments of an aligned input whose element
-// size divides 16.
+// reduce_packs applies: listed segments (whose elements vec_ok reads in
+// 16-byte vectors) of an aligned input.
 template <class In>
 inline bool packs_ok(const gp_reduce_args &a, const Problems &P) {
-    return 16 % sizeof(In) == 0 && P.offsets != nullptr &&
-           reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
+    return P.offsets != nullptr && vec_ok<In>(P) && reinterpret_cast<uintptr_t>(a.in) % 16 == 0;
 }
 
 using segs::pack_segments;
