@@ -118,7 +118,10 @@ struct QuadSlots {
     }
 };
 
-template <class Shape>
+// WAIT = false: the look-back skipped (the prefix taken as the identity,
+// the totals still published) - a wrong result, timed to see what the
+// look-back's waits cost.
+template <class Shape, bool WAIT = true>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 quad_scan(const Quad *in, Quad *out, int64_t rows, unsigned *next_tile, QuadSlots slots, lookback::Levels lv,
           unsigned tiles) {
@@ -154,9 +157,9 @@ quad_scan(const Quad *in, Quad *out, int64_t rows, unsigned *next_tile, QuadSlot
         const int s = ring.retire_oldest();
         ring.refill(s);
         const bool pending = ring.pending();
-        const Quad p = lookback::look_back(tile, slots, lv, op, lane, [&]() {
+        const Quad p = WAIT ? lookback::look_back(tile, slots, lv, op, lane, [&]() {
             if (pending) ring.publish_landed(slots, lv, one, op);
-        });
+        }) : QuadOp::identity();
 #pragma unroll
         for (int v = 0; v < VPT; ++v) {
             const Quad r = tile > 0 ? op(p, x[v]) : x[v];
@@ -167,7 +170,7 @@ quad_scan(const Quad *in, Quad *out, int64_t rows, unsigned *next_tile, QuadSlot
 }
 
 // The scratch: the tile counter (256 bytes), then the slots.
-template <class Shape>
+template <class Shape, bool WAIT = true>
 struct QuadScan {
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP;  // rows
     static size_t scratch(const gp_scan_args &a) {
@@ -185,7 +188,7 @@ struct QuadScan {
         const int64_t words = int64_t(256 + QuadSlots::zeroed_bytes(count)) / 8;
         lookback::zero_words<<<unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream>>>(
             reinterpret_cast<unsigned long long *>(p), words);
-        const auto kernel = quad_scan<Shape>;
+        const auto kernel = quad_scan<Shape, WAIT>;
         if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)
             GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
         const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
@@ -268,10 +271,10 @@ void tiles(Bench &b, const char *name, int64_t outer, int64_t n, int64_t inner) 
         [](const gp_scan_args &a) { return T::scratch(a); });
 }
 
-template <class Shape>
+template <class Shape, bool WAIT = true>
 void quad_row(Bench &b, const char *name, int64_t n) {
-    row(b, name, 1, n, 4, [](const gp_scan_args &a) { return quad::QuadScan<Shape>::run(a); },
-        [](const gp_scan_args &a) { return quad::QuadScan<Shape>::scratch(a); });
+    row(b, name, 1, n, 4, [](const gp_scan_args &a) { return quad::QuadScan<Shape, WAIT>::run(a); },
+        [](const gp_scan_args &a) { return quad::QuadScan<Shape, WAIT>::scratch(a); });
 }
 
 int main(int argc, char **argv) {
@@ -316,6 +319,8 @@ int main(int argc, char **argv) {
             quad_row<LookbackShape<2, 12, 2, 6>>(b, "quad 2x12 s2 b6", c.n);
             quad_row<LookbackShape<2, 16, 2, 5>>(b, "quad 2x16 s2 b5", c.n);
             quad_row<LookbackShape<2, 16, 3, 4>>(b, "quad 2x16 s3 b4", c.n);
+            quad_row<LookbackShape<2, 16, 2, 6>, false>(b, "quad 2x16 s2 b6, no look-back (time only)", c.n);
+            quad_row<LookbackShape<2, 16, 3, 4>, false>(b, "quad 2x16 s3 b4, no look-back (time only)", c.n);
             // The 1-D float32 scan of the same bytes (its result is not
             // this case's: the check says WRONG; the time is the point).
             using L = lookback::LookbackWith<lookback::Tuning, float, Op>;
