@@ -271,6 +271,21 @@ def test_segments_packs(backend, variant, mean):
                             window=(3, len(lengths) - 2))  # inside a longer input
 
 
+# The same segments on pointers that are not 16-byte aligned (a window that
+# starts 1 ... 3 elements past an aligned one: input and output both off):
+# the packs read 16-byte vectors, so segmented_adaptive takes the flat
+# look-back there - the results must not change.
+@pytest.mark.parametrize("variant", names([v for v in SEGMENTED if v.auto_batched]))
+@pytest.mark.parametrize("shift", [1, 2, 3])
+def test_segments_packs_unaligned(backend, variant, shift):
+    lengths = pack_lengths(100, 130)
+    lengths[2] += shift  # the window's first element `shift` past a multiple of 4
+    for op, in_t, acc in [("sum", "float32", "float32"), ("min", "int64", "int64")]:
+        if shift % (16 // np.dtype(in_t).itemsize) == 0:
+            continue  # int64: 2 a vector, a shift of 2 is aligned
+        check_segmented(variant, lengths, op, in_t, acc, True, seed=7, window=(3, len(lengths) - 2))
+
+
 @pytest.mark.parametrize("variant", names([v for v in BATCHED if v.name in
                                            ("segmented_lookback", "batched_columns")]))
 def test_long_axis_many_chunks(backend, variant):
