@@ -117,6 +117,29 @@ def random_array(n, dtype, seed=0):
     return (rng.random(n, dtype=np.float64) * 2 - 1).astype(dtype)
 
 
+# Where the packs' tests (test_reduce_batched, test_scan_batched) put their
+# long segments: first, last, at pack edges (31, 32, 33), back to back.
+PACK_LONG_AT = (0, 31, 32, 33, 70, 71, 399)
+
+
+def pack_test_lengths(mean, seed, short):
+    """400 segment lengths for the packs' tests and the indices of the long
+    ones: uniform in [0, 2 mean] with those at PACK_LONG_AT 64 mean + 8192 +
+    their index long, 40 empty (90 ... 129) and one of 5000 (100); mean 0:
+    uniform in short = (lo, hi), 40 empty, none long."""
+    rng = np.random.default_rng(seed)
+    if mean == 0:
+        lengths, long_at = list(rng.integers(short[0], short[1] + 1, size=400)), ()
+    else:
+        lengths, long_at = list(rng.integers(0, 2 * mean + 1, size=400)), PACK_LONG_AT
+        for at in long_at:
+            lengths[at] = 64 * mean + 8192 + at
+    lengths[90:130] = [0] * 40
+    if mean:
+        lengths[100] = 5000
+    return lengths, long_at
+
+
 def read_only_cases(seed=0):
     """host_case(n, dtype): random_array(n, dtype, seed), made read-only (a
     variant writing into its input would raise) and cached, so that every

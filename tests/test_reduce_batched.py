@@ -19,7 +19,7 @@ import gpuprims
 from gpuprims import _core
 from gpuprims._numerics import identity
 
-from conftest import need, random_array
+from conftest import need, pack_test_lengths, random_array
 
 VARIANTS = gpuprims.variants("reduce")
 BATCHED = [v for v in VARIANTS if v.batched]
@@ -441,18 +441,7 @@ def test_segments_skewed(backend, v, case):
 # segment over many trips of the warp.  mean 0: no long segments, lengths
 # 50 ... 110.
 def pack_lengths(mean, seed):
-    rng = np.random.default_rng(seed)
-    if mean == 0:
-        lengths = list(rng.integers(50, 111, size=400))
-        lengths[90:130] = [0] * 40
-        long_at = ()
-    else:
-        lengths = list(rng.integers(0, 2 * mean + 1, size=400))
-        long_at = (0, 31, 32, 33, 70, 71, 399)
-        for at in long_at:
-            lengths[at] = 64 * mean + 8192 + at
-        lengths[90:130] = [0] * 40
-        lengths[100] = 5000
+    lengths, long_at = pack_test_lengths(mean, seed, short=(50, 110))
     # What the adaptive step reads (its mean, n / count) puts these in packs
     # and defers the long ones.
     m = sum(lengths) / len(lengths)

@@ -18,7 +18,7 @@ from gpuprims import _core
 
 from gpuprims._numerics import identity, scan_reference, scan_tolerance
 
-from conftest import GPU_OK, random_array
+from conftest import GPU_OK, pack_test_lengths, random_array
 
 SCAN = gpuprims.variants("scan")
 BATCHED = [v for v in SCAN if v.batched]
@@ -236,19 +236,9 @@ def test_segmented_multi_tile(backend, variant):
 #              29696: 5000 and 16384 (32 trips) in their packs, the long
 #              ones of 9 chunks.
 def pack_lengths(mean, seed):
-    rng = np.random.default_rng(seed)
-    if mean == 0:
-        lengths = list(rng.integers(10, 51, size=400))
-        long_at = ()
-    else:
-        lengths = list(rng.integers(0, 2 * mean + 1, size=400))
-        long_at = (0, 31, 32, 33, 70, 71, 399)
-        for at in long_at:
-            lengths[at] = 64 * mean + 8192 + at
-        lengths[200] = 2 * 8192
-    lengths[90:130] = [0] * 40
+    lengths, long_at = pack_test_lengths(mean, seed, short=(10, 50))
     if mean:
-        lengths[100] = 5000
+        lengths[200] = 2 * 8192
     lengths[2] += -sum(lengths[:3]) % 4  # the window's first element 16-byte aligned
     # What the adaptive step reads (its mean, n / count) puts these in packs
     # and defers the long ones, in the whole and in the window.
