@@ -279,6 +279,9 @@ void quad_row(Bench &b, const char *name, int64_t n) {
 
 int main(int argc, char **argv) {
     const bool quad_only = argc > 1 && std::strcmp(argv[1], "quad") == 0;
+    // `tune_colscan waits`: every case, the library's tiles with and without
+    // their look-back (ColumnTileShape's WAIT), to time its waits.
+    const bool waits = argc > 1 && std::strcmp(argv[1], "waits") == 0;
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
@@ -313,6 +316,11 @@ int main(int argc, char **argv) {
                 [](const gp_scan_args &a) { return thread_step::gp::gp_scan_batched_thread(const_cast<gp_scan_args *>(&a)); },
                 [](const gp_scan_args &) { return size_t(0); });
         tiles<ColumnTiling>(b, "tiles: library (ColumnTiling)", c.outer, c.n, c.inner);
+        if (waits) {  // the library's shape without its look-back (a wrong result, the time only)
+            tiles<ColumnTileShape<128, 16, 8, 4, true, false>>(b, "tiles: library, no look-back (time only)",
+                                                                c.outer, c.n, c.inner);
+            continue;
+        }
         if (quad_only) {
             using lookback::LookbackShape;
             quad_row<LookbackShape<2, 16, 2, 6>>(b, "quad 2x16 s2 b6", c.n);

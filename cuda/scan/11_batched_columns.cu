@@ -175,10 +175,14 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 // THREADS a block, RPT rows a thread, VC_MAX vectors across at most,
 // BLOCKS blocks an SM asked of the compiler (__launch_bounds__), ASYNC the
 // tile copied in by cp.async (else loaded through registers).
-template <int THREADS_, int RPT_, int VC_MAX_, int BLOCKS_, bool ASYNC_ = true>
+template <int THREADS_, int RPT_, int VC_MAX_, int BLOCKS_, bool ASYNC_ = true, bool WAIT_ = true>
 struct ColumnTileShape {
     static constexpr int THREADS = THREADS_, RPT = RPT_, VC_MAX = VC_MAX_, BLOCKS = BLOCKS_;
     static constexpr bool ASYNC = ASYNC_;
+    // WAIT = false: no look-back (every chunk's prefix the identity, the
+    // totals still published) - a wrong result, for bench/tune_colscan.cu
+    // to time what the look-back's waits cost.
+    static constexpr bool WAIT = WAIT_;
     static constexpr int WARPS_ = THREADS / WARP;
     static constexpr int TILE_VECTORS = (RPT + 1) * THREADS;  // with the padding rows
     static_assert(THREADS % WARP == 0 && THREADS >= 128 && VC_MAX <= WARP, "a block of whole warps");
@@ -336,11 +340,11 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
                 for (int w = 1; w < WARPS; ++w) total = op(total, warp_total_s[w][t]);
                 const int64_t q = o * lay.inner + col;
                 seg::lane_publish_totals(cs, chunk, total, q, op);
-                if (chunk > 0 && !gather) p = seg::lane_look_back(cs, chunk, q, op);
+                if (Shape::WAIT && chunk > 0 && !gather) p = seg::lane_look_back(cs, chunk, q, op);
             }
             prefix_s[t] = p;
         }
-        if (gather && chunk > 0) {  // uniform over the block
+        if (Shape::WAIT && gather && chunk > 0) {  // uniform over the block
             const seg::LookBackItems items(chunk);
             const int count = items.count(), mine_col = t % CT, step = T / CT;
             const int64_t col = cb * CT + mine_col, q = o * lay.inner + col;
