@@ -460,7 +460,8 @@ warp (`segmented_warp`); `segmented_subwarp` packs several segments into a warp 
 lanes); `segmented_split` gives a very long one several blocks; `segmented_adaptive` chooses by
 length - segments of a mean of 64 to 4096 elements (on 16-byte aligned data) it reads in packs: a
 warp streams up to 32 neighbouring segments as one run of memory and marks where each starts, so no
-lane waits on a short segment (`reduce_packs`, cuda/reduce/segmented.cuh). On the emulator, 40
+lane waits on a short segment (`reduce_packs`, cuda/reduce/segmented.cuh); the cumsum does the same for
+means of 8 to 8192 (`cuda/scan/packs.cuh`). On the emulator, 40
 numbers in segments of 3, 0, 17 and 20 elements:"""),
         code('''x = np.arange(1, 41, dtype=np.float32)
 offsets = [0, 3, 3, 20, 40]
