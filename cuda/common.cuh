@@ -122,6 +122,18 @@ __host__ __device__ constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
 // aligned for 16-byte vector loads.
 __host__ __device__ constexpr size_t align_up(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 
+// The smallest power of two >= v; the same, kept between lo and hi.
+inline int64_t pow2_ceil(int64_t v) {
+    int64_t p = 1;
+    while (p < v) p <<= 1;
+    return p;
+}
+
+inline int64_t pow2_between(int64_t v, int64_t lo, int64_t hi) {
+    const int64_t w = pow2_ceil(v < 1 ? 1 : v);
+    return w < lo ? lo : w > hi ? hi : w;
+}
+
 // ------------------------------------------------------------- the device
 // What a launcher needs to know of the current device: its SM count (to
 // size a persistent grid) and the major number of its compute capability.

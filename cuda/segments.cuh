@@ -165,10 +165,7 @@ struct PackGeometry {
 // waiting.
 template <class Shape = PackTuning>
 inline int64_t pack_segments(int64_t len) {
-    const int64_t want = ceil_div<int64_t>(Shape::ELEMS, len < 1 ? 1 : len);
-    int64_t k = 1;
-    while (k < want && k < WARP) k <<= 1;
-    return k;
+    return pow2_between(ceil_div<int64_t>(Shape::ELEMS, len < 1 ? 1 : len), 1, WARP);
 }
 
 // Segments of a pack longer than this are deferred: 16x the mean and two

@@ -167,12 +167,6 @@ inline bool column_like(const Problems &P) {
     return P.offsets == nullptr && P.inner > 1 && abs64(P.s_inner) < abs64(P.s_n);
 }
 
-inline int64_t pow2_ceil(int64_t v) {
-    int64_t p = 1;
-    while (p < v) p <<= 1;
-    return p;
-}
-
 inline int64_t grid_of(int64_t blocks) {
     return blocks < 1 ? 1 : blocks < Seg::MAX_GRID ? blocks : Seg::MAX_GRID;
 }
@@ -1064,12 +1058,6 @@ cudaError_t launch_groups(const gp_reduce_args &a, const Problems &P, int64_t la
     if (lanes == LO) return launch_groups_w<In, Op, LO, VEC>(a, P, D);
     if constexpr (LO < HI) return launch_groups<In, Op, 2 * LO, HI, VEC>(a, P, lanes, D);
     return cudaErrorInvalidValue;
-}
-
-// The power of two covering v, between lo and hi.
-inline int64_t pow2_between(int64_t v, int64_t lo, int64_t hi) {
-    const int64_t w = pow2_ceil(v < 1 ? 1 : v);
-    return w < lo ? lo : w > hi ? hi : w;
 }
 
 // The lanes a group gives a problem of (mean) length len: enough that each

@@ -167,7 +167,7 @@ struct Packs {
     }
     static cudaError_t run(const gp_scan_args &a) {
         if constexpr (scan::packs::types_ok<In, Acc>())
-            if (scan::packs::aligned_ok(a.in, a.out))
+            if (scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out))
                 return scan::packs::launch<Shape, Acc, Op>(
                     static_cast<const Acc *>(a.in), a.n, a.batch.offsets, a.batch.outer,
                     a.inclusive != 0, static_cast<Acc *>(a.out), a.scratch, a.stream);

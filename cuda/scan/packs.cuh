@@ -224,14 +224,10 @@ chunk_scans(const T *__restrict__ in, const int64_t *__restrict__ offsets, bool 
 }
 
 // Where the packs apply: an element that is its own accumulator, its size
-// dividing 16, both pointers 16-byte aligned.
+// dividing 16 (and both pointers 16-byte aligned: scan::aligned16).
 template <class In, class Acc>
 constexpr bool types_ok() {
     return std::is_same<In, Acc>::value && 16 % sizeof(Acc) == 0;
-}
-
-inline bool aligned_ok(const void *in, const void *out) {
-    return reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
 }
 
 // The deferral for `count` segments over n elements.
