@@ -271,6 +271,13 @@ void tiles(Bench &b, const char *name, int64_t outer, int64_t n, int64_t inner) 
         [](const gp_scan_args &a) { return T::scratch(a); });
 }
 
+template <class Shape>
+void rows_row(Bench &b, const char *name, int64_t n) {
+    using T = RowScan<Shape, In, Op>;
+    row(b, name, 1, n, 4, [](const gp_scan_args &a) { return T::run(a); },
+        [](const gp_scan_args &a) { return T::scratch(a); });
+}
+
 template <class Shape, bool WAIT = true>
 void quad_row(Bench &b, const char *name, int64_t n) {
     row(b, name, 1, n, 4, [](const gp_scan_args &a) { return quad::QuadScan<Shape, WAIT>::run(a); },
@@ -282,11 +289,15 @@ int main(int argc, char **argv) {
     // `tune_colscan waits`: every case, the library's tiles with and without
     // their look-back (ColumnTileShape's WAIT), to time its waits.
     const bool waits = argc > 1 && std::strcmp(argv[1], "waits") == 0;
+    // `tune_colscan rows`: the (2^24, 4) case alone, the rows scan
+    // (rows_lookback.cuh) in several shapes <warps, rows a lane, stages,
+    // blocks an SM, bulk copies, evict-first stores>.
+    const bool rows_only = argc > 1 && std::strcmp(argv[1], "rows") == 0;
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
     b.flush = l2_flush_buffer(prop, b.fb);
-    const int64_t total = int64_t(1) << (quad_only ? 26 : 28);  // the largest shape's elements (16384^2; the others have 2^26)
+    const int64_t total = int64_t(1) << (quad_only || rows_only ? 26 : 28);  // the largest shape's elements (16384^2; the others have 2^26)
     b.host = random_floats(total, &b.in, &b.out);
     b.got.resize(total), b.again.resize(total);
     {  // the copy roof: read + write of 256 MiB
@@ -307,7 +318,7 @@ int main(int argc, char **argv) {
         {1, 4, int64_t(1) << 24, "(4, 2^24) axis 0"},         {64, 4096, 64, "(64, 4096, 64) axis 1"},
     };
     for (const Case &c : cases) {
-        if (quad_only && c.inner != 4) continue;
+        if ((quad_only || rows_only) && c.inner != 4) continue;
         std::printf("\n### %s\n\n| kernel | ms | GB/s | %% roof | check |\n|---|---:|---:|---:|---|\n", c.what);
         row(b, "strided (any layout)", c.outer, c.n, c.inner, [](const gp_scan_args &a) { return Strided<In, Op>::run(a); },
             [](const gp_scan_args &a) { return Strided<In, Op>::scratch(a); });
@@ -319,6 +330,31 @@ int main(int argc, char **argv) {
         if (waits) {  // the library's shape without its look-back (a wrong result, the time only)
             tiles<ColumnTileShape<128, 16, 8, 4, true, false>>(b, "tiles: library, no look-back (time only)",
                                                                 c.outer, c.n, c.inner);
+            continue;
+        }
+        if (rows_only) {
+            using lookback::LookbackShape;
+            rows_row<RowTiling>(b, "rows: library (RowTiling)", c.n);
+            rows_row<LookbackShape<2, 17, 2, 6>>(b, "rows 2x17 s2 b6", c.n);
+            rows_row<LookbackShape<2, 15, 2, 6>>(b, "rows 2x15 s2 b6", c.n);
+            rows_row<LookbackShape<2, 11, 3, 6>>(b, "rows 2x11 s3 b6", c.n);
+            rows_row<LookbackShape<2, 9, 4, 6>>(b, "rows 2x9 s4 b6", c.n);
+            rows_row<LookbackShape<2, 7, 5, 6>>(b, "rows 2x7 s5 b6", c.n);
+            rows_row<LookbackShape<2, 13, 3, 5>>(b, "rows 2x13 s3 b5", c.n);
+            rows_row<LookbackShape<2, 15, 3, 4>>(b, "rows 2x15 s3 b4", c.n);
+            rows_row<LookbackShape<4, 11, 2, 3>>(b, "rows 4x11 s2 b3", c.n);
+            rows_row<LookbackShape<2, 17, 2, 6, false>>(b, "rows 2x17 s2 b6 cp.async", c.n);
+            rows_row<LookbackShape<2, 17, 2, 6, true, true, false>>(b, "rows 2x17 s2 b6 no mid-publish", c.n);
+            using L = lookback::LookbackWith<lookback::Tuning, float, Op>;
+            row(b, "1-D float32 scan, same bytes (time only)", 1, c.n, c.inner,
+                [](const gp_scan_args &a) {
+                    gp_scan_args x = a;
+                    x.n = a.n * 4, x.batch = gp_batch{};
+                    DeviceFacts d;
+                    GP_TRY(device_facts(d));
+                    return L::run(x, d);
+                },
+                [](const gp_scan_args &a) { return L::scratch(a.n * 4); });
             continue;
         }
         if (quad_only) {

@@ -70,6 +70,39 @@ def test_ops_and_dtypes(backend, op, in_t, acc):
     check_view(buf, v, op, in_t, acc, False)
 
 
+ROWS_TILE = 2 * 15 * 32  # RowTiling: rows a tile (a warp's 32 lanes x 15 rows)
+
+
+@pytest.mark.parametrize("n", [1, 2, 15, 16, ROWS_TILE - 1, ROWS_TILE, ROWS_TILE + 1, 7 * ROWS_TILE + 13])
+def test_rows_lengths(backend, n):
+    """Rows of one 16-byte vector, end to end (a C (n, 4) float32 array
+    along axis 0: the rows scan, rows_lookback.cuh): lengths at a lane's
+    run of rows and at the tile's boundaries, inclusive and exclusive."""
+    buf, v = c_array(1, n, 4, "float32", n + 7)
+    for inclusive in (True, False):
+        check_view(buf, v, "sum", "float32", "float32", inclusive)
+
+
+@pytest.mark.parametrize("op,in_t,acc", [c for c in COMBOS if np.dtype(c[1]).itemsize == np.dtype(c[2]).itemsize])
+def test_rows_ops_and_dtypes(backend, op, in_t, acc):
+    """Every combination whose sums do not widen, on rows of one vector:
+    4 int32/float32 columns or 2 int64/float64 ones (16-byte totals in
+    four flagged quarters, whatever the element)."""
+    inner = 16 // np.dtype(in_t).itemsize
+    for inclusive, n in ((True, 3 * ROWS_TILE + 101), (False, 2 * ROWS_TILE - 3)):
+        buf, v = c_array(1, n, inner, in_t, n, op)
+        check_view(buf, v, op, in_t, acc, inclusive)
+
+
+def test_rows_levels_and_bits(backend):
+    """More than 32^2 tiles (three levels of the look-back's tree), and the
+    same bits in two runs."""
+    buf, v = c_array(1, 1025 * ROWS_TILE + 17, 4, "float32", 23)
+    first = check_view(buf, v, "sum", "float32", "float32", True)
+    again = check_view(buf, v, "sum", "float32", "float32", True)
+    np.testing.assert_array_equal(first.view(np.uint32), again.view(np.uint32))
+
+
 def test_look_back_levels(backend):
     """More than 32 chunks (a prefix published at each multiple of 32) and
     more than 32^2 (three levels of the look-back's tree)."""

@@ -43,6 +43,7 @@
 #include <type_traits>
 
 #include "../async_copy.cuh"
+#include "rows_lookback.cuh"
 #include "segmented.cuh"
 
 GP_NAMESPACE_BEGIN
@@ -530,8 +531,39 @@ struct Strided {
     }
 };
 
-// The vector tiles where the layout fits them, the general kernel
-// otherwise.  The scratch covers either: it is asked for before the
+// ------------------------------------------------- rows of one vector
+// A C array whose rows are one 16-byte vector each, scanned along axis 0:
+// the 1-D look-back scan of its rows (rows_lookback.cuh), each lane a run
+// of RowTiling::VPT consecutive rows.  The vector tiles above chain their
+// 32 KiB tiles by a look-back a block waits through with nothing else in
+// flight; here each warp keeps a ring of tiles loading while it waits, as
+// the 1-D scan does.
+// The library's shape: 2 warps a block, 15 rows a lane (7.5 KiB tiles of
+// 480 rows), three stages filled by bulk copies (45 KiB a block: within
+// the 48 KiB a launch gets without an opt-in, which the emulator keeps to),
+// 4 blocks an SM (bench/tune_colscan.cu `rows`).
+using RowTiling = lookback::LookbackShape<2, 15, 3, 4>;
+
+template <class Shape, class In, class Op>
+struct RowScan {
+    using R = lookback::RowsWith<Shape, In, Op>;
+    // Whether the layout is rows of one aligned vector laid end to end.
+    static bool fits(const gp_scan_args &a) {
+        const gp_batch &b = a.batch;
+        return b.offsets == nullptr && b.outer == 1 && b.inner * int64_t(sizeof(In)) == 16 && b.s_inner == 1 &&
+               b.s_n == b.inner && scan::aligned16<In>(a.in) && scan::aligned16<typename Op::type>(a.out) &&
+               R::fits(a.n);
+    }
+    static size_t scratch(const gp_scan_args &a) { return R::scratch(a.n); }
+    static cudaError_t run(const gp_scan_args &a) {
+        DeviceFacts d;
+        GP_TRY(device_facts(d));
+        return R::run(a, a.n, d);
+    }
+};
+
+// The rows or the vector tiles where the layout fits them, the general
+// kernel otherwise.  The scratch covers any: it is asked for before the
 // pointers are known (their alignment decides too).
 template <class In, class Op>
 struct Columns {
@@ -539,12 +571,15 @@ struct Columns {
     static size_t scratch(const gp_scan_args &a) {
         size_t bytes = Strided<In, Op>::scratch(a);
         if constexpr (vector_types<In, Acc>())
-            bytes = std::max(bytes, ColumnTiles<ColumnTiling, In, Op>::scratch(a));
+            bytes = std::max({bytes, ColumnTiles<ColumnTiling, In, Op>::scratch(a),
+                              RowScan<RowTiling, In, Op>::scratch(a)});
         return bytes;
     }
     static cudaError_t run(const gp_scan_args &a) {
-        if constexpr (vector_types<In, Acc>())
+        if constexpr (vector_types<In, Acc>()) {
+            if (RowScan<RowTiling, In, Op>::fits(a)) return RowScan<RowTiling, In, Op>::run(a);
             if (tiles_fit<In, Acc>(a)) return ColumnTiles<ColumnTiling, In, Op>::run(a);
+        }
         return Strided<In, Op>::run(a);
     }
 };

@@ -226,19 +226,22 @@ __device__ inline void publish_totals(int64_t tile, typename Op::type total, con
 // down - always the same expression of the same totals.  The whole warp
 // polls every block it needs at once, and calls idle() (warp-uniform: the
 // caller's prefix callback, which publishes what has landed meanwhile)
-// between rounds.  The whole warp calls it.
-template <class S, class Op, class Idle>
+// between rounds.  The whole warp calls it.  L: the levels polled, for
+// callers whose tiles are known to be fewer than 32^L (the tile's digits
+// from L on are 0).
+template <int L = LEVELS, class S, class Op, class Idle>
 __device__ inline typename Op::type look_back(int64_t tile, const S &slots, const Levels &lv, Op op, int lane,
                                               Idle idle) {
+    static_assert(L >= 1 && L <= LEVELS, "levels polled");
     using Acc = typename Op::type;
-    Acc got[LEVELS];
-    bool ok[LEVELS];
+    Acc got[L];
+    bool ok[L];
 #pragma unroll
-    for (int k = 0; k < LEVELS; ++k) ok[k] = lane >= digit(tile, k);
+    for (int k = 0; k < L; ++k) ok[k] = lane >= digit(tile, k);
     for (;;) {
         bool all = true;
 #pragma unroll
-        for (int k = 0; k < LEVELS; ++k) {
+        for (int k = 0; k < L; ++k) {
             if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
             all = all && ok[k];
         }
@@ -248,7 +251,7 @@ __device__ inline typename Op::type look_back(int64_t tile, const S &slots, cons
     Acc p = Op::identity();
     bool seen = false;
 #pragma unroll
-    for (int k = LEVELS - 1; k >= 0; --k) {
+    for (int k = L - 1; k >= 0; --k) {
         const int d = digit(tile, k);
         if (d == 0) continue;
         const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
