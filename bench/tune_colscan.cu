@@ -271,9 +271,18 @@ void tiles(Bench &b, const char *name, int64_t outer, int64_t n, int64_t inner) 
         [](const gp_scan_args &a) { return T::scratch(a); });
 }
 
-template <class Shape>
+// The rows scan without its look-back (a wrong result, the time only).
+struct NoLookBack : lookback::NoProbe {
+    static constexpr bool LOOK_BACK = false;
+};
+// The rows scan publishing also after each write.
+struct AfterWrite : lookback::NoProbe {
+    static constexpr bool AFTER_WRITE = true;
+};
+
+template <class Shape, class Probe = lookback::NoProbe>
 void rows_row(Bench &b, const char *name, int64_t n) {
-    using T = RowScan<Shape, In, Op>;
+    using T = RowScan<Shape, In, Op, Probe>;
     row(b, name, 1, n, 4, [](const gp_scan_args &a) { return T::run(a); },
         [](const gp_scan_args &a) { return T::scratch(a); });
 }
@@ -336,15 +345,14 @@ int main(int argc, char **argv) {
             using lookback::LookbackShape;
             rows_row<RowTiling>(b, "rows: library (RowTiling)", c.n);
             rows_row<LookbackShape<2, 17, 2, 6>>(b, "rows 2x17 s2 b6", c.n);
-            rows_row<LookbackShape<2, 15, 2, 6>>(b, "rows 2x15 s2 b6", c.n);
-            rows_row<LookbackShape<2, 11, 3, 6>>(b, "rows 2x11 s3 b6", c.n);
-            rows_row<LookbackShape<2, 9, 4, 6>>(b, "rows 2x9 s4 b6", c.n);
-            rows_row<LookbackShape<2, 7, 5, 6>>(b, "rows 2x7 s5 b6", c.n);
-            rows_row<LookbackShape<2, 13, 3, 5>>(b, "rows 2x13 s3 b5", c.n);
-            rows_row<LookbackShape<2, 15, 3, 4>>(b, "rows 2x15 s3 b4", c.n);
-            rows_row<LookbackShape<4, 11, 2, 3>>(b, "rows 4x11 s2 b3", c.n);
-            rows_row<LookbackShape<2, 17, 2, 6, false>>(b, "rows 2x17 s2 b6 cp.async", c.n);
-            rows_row<LookbackShape<2, 17, 2, 6, true, true, false>>(b, "rows 2x17 s2 b6 no mid-publish", c.n);
+            rows_row<LookbackShape<2, 17, 2, 6>, AfterWrite>(b, "rows 2x17 s2 b6, publish after write", c.n);
+            rows_row<LookbackShape<2, 19, 2, 5>>(b, "rows 2x19 s2 b5", c.n);
+            rows_row<LookbackShape<2, 21, 2, 5>>(b, "rows 2x21 s2 b5", c.n);
+            rows_row<LookbackShape<2, 23, 2, 4>>(b, "rows 2x23 s2 b4", c.n);
+            rows_row<LookbackShape<2, 17, 3, 4>>(b, "rows 2x17 s3 b4", c.n);
+            rows_row<LookbackShape<4, 17, 2, 3>>(b, "rows 4x17 s2 b3", c.n);
+            rows_row<LookbackShape<1, 17, 2, 12>>(b, "rows 1x17 s2 b12", c.n);
+            rows_row<LookbackShape<2, 17, 2, 6>, NoLookBack>(b, "rows 2x17 s2 b6, no look-back (time only)", c.n);
             using L = lookback::LookbackWith<lookback::Tuning, float, Op>;
             row(b, "1-D float32 scan, same bytes (time only)", 1, c.n, c.inner,
                 [](const gp_scan_args &a) {

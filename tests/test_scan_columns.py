@@ -1,11 +1,13 @@
-"""The column scan's two forms (cuda/scan/11_batched_columns.cu): the vector
-tiles, taken where the columns are contiguous and every row is whole
-aligned 16-byte vectors with no widening sum, and the general kernel every
-other layout falls back to.  Called through the core with an (outer, n,
-inner) layout as test_scan_batched.py does, against NumPy (exact for
-integers and min/max, within the prefix bound of scan_tolerance for float
-sums): edge lengths at the tiles' row boundaries (a tile is 2048 rows of
-one vector, 256 rows of 8 vectors), rows of 1 to 33 vectors (partly
+"""The column scan's three forms (cuda/scan/11_batched_columns.cu): the
+rows scan (rows_lookback.cuh), taken where every row is one aligned 16-byte
+vector, end to end, with no widening sum; the vector tiles, taken where the
+columns are contiguous and every row is whole aligned 16-byte vectors; and
+the general kernel every other layout falls back to.  Called through the
+core with an (outer, n, inner) layout as test_scan_batched.py does, against
+NumPy (exact for integers and min/max, within the prefix bound of
+scan_tolerance for float sums): edge lengths at the tiles' row boundaries
+(a vector tile is 2048 rows of one vector, 256 rows of 8 vectors; a rows
+tile 544 rows), rows of 1 to 33 vectors (partly
 filled tiles across), chunks over two and three levels of the look-back,
 negative and padded row strides, misaligned starts, every (op, input,
 result) combination, inclusive and exclusive, the same bits every run, the
@@ -42,10 +44,11 @@ def c_array(outer, n, inner, dtype, seed, op="sum"):
 @pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 2047, 2048, 2049, 3 * 2048 + 5])
 @pytest.mark.parametrize("inner", [4, 32])
 def test_tile_row_boundaries(backend, n, inner):
-    """Lengths at the tile's row boundaries: 4 columns (one vector a row:
-    tiles of 2048 rows) and 32 (8 vectors: 256 rows), a short axis (the
-    tile widened across)."""
-    buf, v = c_array(1, n, inner, "float32", n + inner)
+    """Lengths at the vector tiles' row boundaries: 4 columns (one vector a
+    row: tiles of 2048 rows; two problems, since one alone takes the rows
+    scan) and 32 (8 vectors: 256 rows), a short axis (the tile widened
+    across)."""
+    buf, v = c_array(2 if inner == 4 else 1, n, inner, "float32", n + inner)
     for inclusive in (True, False):
         check_view(buf, v, "sum", "float32", "float32", inclusive)
 
@@ -70,10 +73,10 @@ def test_ops_and_dtypes(backend, op, in_t, acc):
     check_view(buf, v, op, in_t, acc, False)
 
 
-ROWS_TILE = 2 * 15 * 32  # RowTiling: rows a tile (a warp's 32 lanes x 15 rows)
+ROWS_TILE = 17 * 32  # RowTiling: rows a tile (a warp's 32 lanes x 17 rows)
 
 
-@pytest.mark.parametrize("n", [1, 2, 15, 16, ROWS_TILE - 1, ROWS_TILE, ROWS_TILE + 1, 7 * ROWS_TILE + 13])
+@pytest.mark.parametrize("n", [1, 2, 16, 17, 18, ROWS_TILE - 1, ROWS_TILE, ROWS_TILE + 1, 7 * ROWS_TILE + 13])
 def test_rows_lengths(backend, n):
     """Rows of one 16-byte vector, end to end (a C (n, 4) float32 array
     along axis 0: the rows scan, rows_lookback.cuh): lengths at a lane's
@@ -104,9 +107,10 @@ def test_rows_levels_and_bits(backend):
 
 
 def test_look_back_levels(backend):
-    """More than 32 chunks (a prefix published at each multiple of 32) and
-    more than 32^2 (three levels of the look-back's tree)."""
-    buf, v = c_array(1, 33 * 2048 + 11, 4, "float32", 21)
+    """The vector tiles over more than 32 chunks (a prefix published at each
+    multiple of 32; two problems of one vector a row) and more than 32^2
+    (three levels of the look-back's tree)."""
+    buf, v = c_array(2, 33 * 2048 + 11, 4, "float32", 21)
     check_view(buf, v, "sum", "float32", "float32", True)
     buf, v = c_array(1, 1025 * 256 + 3, 16, "int64", 22)  # 8 vectors a row: 256 rows a tile
     check_view(buf, v, "sum", "int64", "int64", False)

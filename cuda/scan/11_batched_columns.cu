@@ -534,19 +534,21 @@ struct Strided {
 // ------------------------------------------------- rows of one vector
 // A C array whose rows are one 16-byte vector each, scanned along axis 0:
 // the 1-D look-back scan of its rows (rows_lookback.cuh), each lane a run
-// of RowTiling::VPT consecutive rows.  The vector tiles above chain their
-// 32 KiB tiles by a look-back a block waits through with nothing else in
-// flight; here each warp keeps a ring of tiles loading while it waits, as
-// the 1-D scan does.
-// The library's shape: 2 warps a block, 15 rows a lane (7.5 KiB tiles of
-// 480 rows), three stages filled by bulk copies (45 KiB a block: within
-// the 48 KiB a launch gets without an opt-in, which the emulator keeps to),
-// 4 blocks an SM (bench/tune_colscan.cu `rows`).
-using RowTiling = lookback::LookbackShape<2, 15, 3, 4>;
+// of RowTiling::VPT consecutive rows.  The vector tiles above chain 32 KiB
+// tiles by a look-back that a block waits through with nothing else in
+// flight; here each warp keeps its next tile loading while it waits.
+// The library's shape: 2 warps a block, 17 rows a lane (8.5 KiB tiles of
+// 544 rows), two stages filled by bulk copies (34 KiB a block), 6 blocks
+// an SM - 168 registers, nothing spilled (ptxas of CUDA 13.0, sm_90).  On
+// an H200 (bench/results/tune-rows-nvidia-h200-2026-11-23.md, (2^24, 4)
+// float32 along axis 0): 0.224 ms, 57.9% of a copy, against 0.345 ms
+// (37.7%) for the vector tiles; the same shape without its look-back
+// (every prefix the identity: the tile pass alone) 0.137 ms (94.7%).
+using RowTiling = lookback::LookbackShape<2, 17, 2, 6>;
 
-template <class Shape, class In, class Op>
+template <class Shape, class In, class Op, class Probe = lookback::NoProbe>
 struct RowScan {
-    using R = lookback::RowsWith<Shape, In, Op>;
+    using R = lookback::RowsWith<Shape, In, Op, Probe>;
     // Whether the layout is rows of one aligned vector laid end to end.
     static bool fits(const gp_scan_args &a) {
         const gp_batch &b = a.batch;

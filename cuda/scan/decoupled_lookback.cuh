@@ -32,6 +32,7 @@ enum ProbePart { START, LAND, PUBLISH, SCAN, TAKE, LOOKBACK, WRITE, PARTS };
 
 struct NoProbe {
     static constexpr bool LOOK_BACK = true;
+    static constexpr bool AFTER_WRITE = false;  // rows_lookback.cuh: also publish after a tile's write
     __device__ void mark(ProbePart) {}  // the part of the iteration that ends here
     __device__ void iteration(int) {}   // an iteration ends (the lane calls)
     __device__ void end(int) {}         // the warp's loop ends (the lane calls)
@@ -264,6 +265,25 @@ struct WarpRing {
         parity ^= 1u << s;
         t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
         return s;
+    }
+    // retire_oldest for a warp that refills the stage only after its write
+    // (rows_lookback.cuh): the youngest place stays empty until
+    // claim_and_fill, so a tile's index is taken from the counter when its
+    // copy starts - the tiles after it never wait for its total through
+    // this warp's look-back and write.
+    __device__ int retire_oldest_unclaimed() {
+        const int s = s0;
+#pragma unroll
+        for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
+        t[STAGES - 1] = tiles;
+        published >>= 1;
+        parity ^= 1u << s;
+        s0 = s + 1 < STAGES ? s + 1 : 0;
+        return s;
+    }
+    __device__ void claim_and_fill(int s) {
+        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
+        fill(t[STAGES - 1], s);
     }
     // Refill stage s (the oldest's) with the youngest tile, now (refill) or
     // after the old tile is read again (advance, then fill): the youngest

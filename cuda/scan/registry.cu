@@ -177,8 +177,12 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"batched_columns", "Lanes across columns, chunks chained by look-back",
      "the column mapping of batched_thread; Merrill & Garland, decoupled look-back (2016), one "
      "chain per column",
-     "For a non-last axis. Where the columns are contiguous and a row is whole aligned 16-byte "
-     "vectors (a C array's axis 0 or a middle axis), a block's tile is up to 8 vectors of a row "
+     "For a non-last axis. Where each row is one aligned 16-byte vector, end to end (a C (n, 4) "
+     "float32 or (n, 2) float64 array along axis 0), the rows are the elements of a 1-D "
+     "decoupled look-back scan: persistent warps, each with a ring of tiles copied in ahead, "
+     "each lane folding 17 consecutive rows alone, one warp scan a tile, 16-byte totals. Where "
+     "the columns are contiguous and a row is whole aligned 16-byte vectors (a C array's axis 0 "
+     "or a middle axis), a block's tile is up to 8 vectors of a row "
      "by 256 or more rows, copied in whole row segments by cp.async into shared memory, where "
      "each thread scans 16 rows of its vector of columns; the row groups are combined with "
      "shuffles and through shared memory, and a long axis is cut into chunks whose column totals "

@@ -20,7 +20,8 @@
 // the eight lanes of a shared-memory phase on eight different 16-byte
 // banks.  The results go back into the same slots of the stage and leave
 // in the copy's order (lane l stores vectors l, l + 32, ...: whole lines),
-// so the stage is refilled only after the write (the 1-D kernel's HOLD).
+// so the stage is refilled only after the write (the 1-D kernel's HOLD),
+// and the tile that refills it is taken from the counter only then.
 //
 // Every result is the same expression of the same inputs for a given n:
 // the prefix from the fixed tree of published totals, the lanes before
@@ -148,8 +149,10 @@ constexpr int ROW_LEVELS = 5;
 
 // The kernel: `rows` rows of In in[0 .. rows), their scan under Op column
 // by column into out.  Shape is a LookbackShape whose VPT is the rows a
-// lane (odd); HOLD, MID_PUBLISH, STREAM as there.
-template <class Shape, class In, class Op>
+// lane (odd); HOLD, MID_PUBLISH, STREAM as there.  Probe::LOOK_BACK =
+// false (bench/tune_colscan.cu): no totals published, every tile without
+// its prefix - a wrong result, to time the tile pass alone.
+template <class Shape, class In, class Op, class Probe = NoProbe>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 scan_rows(const Row<In> *in, Row<typename Op::type> *out, int64_t rows, bool inclusive, unsigned *next_tile,
           RowSlots<Row<typename Op::type>> slots, Levels lv, unsigned tiles) {
@@ -177,7 +180,7 @@ scan_rows(const Row<In> *in, Row<typename Op::type> *out, int64_t rows, bool inc
     while (t[0] < tiles) {
         const int64_t tile = t[0];
         ring.wait_oldest();
-        ring.publish_landed(slots, lv, one, op);  // the tile among them, if it was not out yet
+        if (Probe::LOOK_BACK) ring.publish_landed(slots, lv, one, op);  // the tile among them, if it was not out yet
         const int s = ring.s0;
         unsigned char *stage = ring.stages + s * W::SB;
         const int64_t first = tile * W::R::TILE + int64_t(lane) * RPT;  // the lane's first row
@@ -189,10 +192,10 @@ scan_rows(const Row<In> *in, Row<typename Op::type> *out, int64_t rows, bool inc
         for (int k = 1; k < RPT; ++k) tot = op(tot, row(k));
         const RAcc inc = scan::warp_inclusive_scan(tot, op);
         const RAcc exc = __shfl_up_sync(FULL_MASK, inc, 1);
-        if (Shape::MID_PUBLISH) ring.publish_landed(slots, lv, one, op);
-        ring.advance(ring.retire_oldest());
+        if (Probe::LOOK_BACK && Shape::MID_PUBLISH) ring.publish_landed(slots, lv, one, op);
+        ring.retire_oldest_unclaimed();
         const bool pending = ring.pending();
-        const RAcc p = look_back<ROW_LEVELS>(tile, slots, lv, op, lane, [&]() {
+        const RAcc p = !Probe::LOOK_BACK ? ROp::identity() : look_back<ROW_LEVELS>(tile, slots, lv, op, lane, [&]() {
             if (pending) ring.publish_landed(slots, lv, one, op);
         });
         // What comes before the lane's first row: the tiles before, the
@@ -225,14 +228,15 @@ scan_rows(const Row<In> *in, Row<typename Op::type> *out, int64_t rows, bool inc
                 else *dst = res[v * WARP + lane];
             }
         }
-        ring.fill(ring.t[W::STAGES - 1], s);  // after the stores read the stage (fill waits for the warp)
+        if (Probe::LOOK_BACK && Probe::AFTER_WRITE) ring.publish_landed(slots, lv, one, op);
+        ring.claim_and_fill(s);  // after the stores read the stage (fill waits for the warp)
     }
 }
 
 // The host side: zero the counter and the slots, then launch the grid (on
 // sm_90+ the scan starts while the zeroing runs, as LookbackWith's).  The
 // scratch: the counter (256 bytes), then the slots.
-template <class Shape_, class In, class Op>
+template <class Shape_, class In, class Op, class Probe = NoProbe>
 struct RowsWith {
     using Shape = Shape_;
     using Acc = typename Op::type;
@@ -260,10 +264,10 @@ struct RowsWith {
             std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
 #ifndef GP_EMULATOR
         if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)  // the opt-in, as LookbackWith's
-            GP_TRY(cudaFuncSetAttribute(scan_rows<Shape, In, Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            GP_TRY(cudaFuncSetAttribute(scan_rows<Shape, In, Op, Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         Shape::SMEM));
 #endif
-        GP_LAUNCH_EARLY(d.major >= 9, (scan_rows<Shape, In, Op>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM,
+        GP_LAUNCH_EARLY(d.major >= 9, (scan_rows<Shape, In, Op, Probe>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM,
                         a.stream, static_cast<const Row<In> *>(a.in), static_cast<Row<Acc> *>(a.out), rows,
                         a.inclusive != 0, reinterpret_cast<unsigned *>(p), S(p + 256, count), lv, unsigned(tiles));
         return cudaSuccess;
