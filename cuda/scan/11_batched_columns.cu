@@ -27,17 +27,20 @@
 // Why steps 10-13 were slow here: step 10 starved the GPU when outer*inner
 // was small and kept one load in flight; steps 11-13 read a column's
 // elements with 32 different rows per warp load.
-// Two forms.  The general one (scan_columns, any strides) is the mapping
+// Three forms.  The general one (scan_columns, any strides) is the mapping
 // above, each lane a column of scalars.  With fewer than 32 columns its
 // warp's load covers CPW columns of 32 / CPW rows RPT rows apart, each a
 // part of a sector, and a tile waits for its look-back with the tile in
 // registers.  Where the columns are contiguous and a row is whole aligned
 // 16-byte vectors - a C array's axis 0 or middle axis, the common case -
 // the vector tiles (scan_column_tiles, below) read and write whole row
-// segments instead: a (2^24, 4) float32 array along axis 0 is a 1-D scan
-// whose elements are float4 rows, and its tile is 2048 such rows in 32 KiB
-// of contiguous bytes, copied in by cp.async, scanned in shared memory, a
-// column's look-back its own as before.
+// segments instead: a block's tile is up to 8 vectors of a row by 256 rows
+// or more (2048 rows of one vector: 32 KiB of contiguous bytes), copied in
+// by cp.async, scanned in shared memory, a column's look-back its own as
+// before.  Where each row is exactly one vector, end to end (a (2^24, 4)
+// float32 array along axis 0), the array is a 1-D scan whose elements are
+// the rows, and the rows scan (rows_lookback.cuh, RowScan below) runs the
+// 1-D kernel's rings of tiles on it.
 // Assumes: any n, any strides (coalesced where the columns are contiguous:
 // s_inner == 1, or inner == 1 and s_outer == 1); fewer than 2^35 chunks.
 #include <type_traits>
