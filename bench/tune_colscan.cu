@@ -293,6 +293,21 @@ void quad_row(Bench &b, const char *name, int64_t n) {
         [](const gp_scan_args &a) { return quad::QuadScan<Shape, WAIT>::scratch(a); });
 }
 
+// The 1-D float32 scan of the same bytes (its result is not the case's:
+// the check says WRONG; the time is the point).
+void one_d_row(Bench &b, int64_t n, int64_t inner) {
+    using L = lookback::LookbackWith<lookback::Tuning, float, Op>;
+    row(b, "1-D float32 scan, same bytes (time only)", 1, n, inner,
+        [](const gp_scan_args &a) {
+            gp_scan_args x = a;
+            x.n = a.n * a.batch.inner, x.batch = gp_batch{};
+            DeviceFacts d;
+            GP_TRY(device_facts(d));
+            return L::run(x, d);
+        },
+        [](const gp_scan_args &a) { return L::scratch(a.n * a.batch.inner); });
+}
+
 int main(int argc, char **argv) {
     const bool quad_only = argc > 1 && std::strcmp(argv[1], "quad") == 0;
     // `tune_colscan waits`: every case, the library's tiles with and without
@@ -353,16 +368,7 @@ int main(int argc, char **argv) {
             rows_row<LookbackShape<4, 17, 2, 3>>(b, "rows 4x17 s2 b3", c.n);
             rows_row<LookbackShape<1, 17, 2, 12>>(b, "rows 1x17 s2 b12", c.n);
             rows_row<LookbackShape<2, 17, 2, 6>, NoLookBack>(b, "rows 2x17 s2 b6, no look-back (time only)", c.n);
-            using L = lookback::LookbackWith<lookback::Tuning, float, Op>;
-            row(b, "1-D float32 scan, same bytes (time only)", 1, c.n, c.inner,
-                [](const gp_scan_args &a) {
-                    gp_scan_args x = a;
-                    x.n = a.n * 4, x.batch = gp_batch{};
-                    DeviceFacts d;
-                    GP_TRY(device_facts(d));
-                    return L::run(x, d);
-                },
-                [](const gp_scan_args &a) { return L::scratch(a.n * 4); });
+            one_d_row(b, c.n, c.inner);
             continue;
         }
         if (quad_only) {
@@ -373,18 +379,7 @@ int main(int argc, char **argv) {
             quad_row<LookbackShape<2, 16, 3, 4>>(b, "quad 2x16 s3 b4", c.n);
             quad_row<LookbackShape<2, 16, 2, 6>, false>(b, "quad 2x16 s2 b6, no look-back (time only)", c.n);
             quad_row<LookbackShape<2, 16, 3, 4>, false>(b, "quad 2x16 s3 b4, no look-back (time only)", c.n);
-            // The 1-D float32 scan of the same bytes (its result is not
-            // this case's: the check says WRONG; the time is the point).
-            using L = lookback::LookbackWith<lookback::Tuning, float, Op>;
-            row(b, "1-D float32 scan, same bytes (time only)", 1, c.n, c.inner,
-                [](const gp_scan_args &a) {
-                    gp_scan_args x = a;
-                    x.n = a.n * 4, x.batch = gp_batch{};
-                    DeviceFacts d;
-                    GP_TRY(device_facts(d));
-                    return L::run(x, d);
-                },
-                [](const gp_scan_args &a) { return L::scratch(a.n * 4); });
+            one_d_row(b, c.n, c.inner);
             continue;
         }
         tiles<ColumnTileShape<256, 8, 8, 2>>(b, "tiles <256, 8, 8, 2, async>", c.outer, c.n, c.inner);
