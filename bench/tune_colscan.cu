@@ -359,15 +359,11 @@ int main(int argc, char **argv) {
         if (rows_only) {
             using lookback::LookbackShape;
             rows_row<RowTiling>(b, "rows: library (RowTiling)", c.n);
-            rows_row<LookbackShape<2, 17, 2, 6>>(b, "rows 2x17 s2 b6", c.n);
-            rows_row<LookbackShape<2, 17, 2, 6>, AfterWrite>(b, "rows 2x17 s2 b6, publish after write", c.n);
-            rows_row<LookbackShape<2, 19, 2, 5>>(b, "rows 2x19 s2 b5", c.n);
-            rows_row<LookbackShape<2, 21, 2, 5>>(b, "rows 2x21 s2 b5", c.n);
-            rows_row<LookbackShape<2, 23, 2, 4>>(b, "rows 2x23 s2 b4", c.n);
-            rows_row<LookbackShape<2, 17, 3, 4>>(b, "rows 2x17 s3 b4", c.n);
-            rows_row<LookbackShape<4, 17, 2, 3>>(b, "rows 4x17 s2 b3", c.n);
-            rows_row<LookbackShape<1, 17, 2, 12>>(b, "rows 1x17 s2 b12", c.n);
-            rows_row<LookbackShape<2, 17, 2, 6>, NoLookBack>(b, "rows 2x17 s2 b6, no look-back (time only)", c.n);
+            // <warps, rows a lane, stages, blocks an SM, bulk, evict-first, mid-publish, HOLD>
+            rows_row<LookbackShape<2, 17, 3, 4, true, true, true, true>>(b, "rows 2x17 s3 b4", c.n);
+            rows_row<LookbackShape<2, 15, 2, 6, true, true, true, true>>(b, "rows 2x15 s2 b6", c.n);
+            rows_row<RowTiling, AfterWrite>(b, "rows: library, publish after write", c.n);
+            rows_row<RowTiling, NoLookBack>(b, "rows: library, no look-back (time only)", c.n);
             one_d_row(b, c.n, c.inner);
             continue;
         }

@@ -208,6 +208,13 @@ struct WarpRing {
         async_wait_landed(bar + s0, (parity >> s0) & 1u);
         __syncwarp();
     }
+    // Wait for t[q] to land (where there is one).
+    __device__ void wait_landed(int q) const {
+        if (t[q] >= tiles) return;
+        const int s = stage_of(q);
+        async_wait_landed(bar + s, (parity >> s) & 1u);
+        __syncwarp();
+    }
     // The lane's vectors of tile `tile`, landed in stage s (the oldest's:
     // s0).
     template <class Op>

@@ -21,7 +21,9 @@
 // banks.  The results go back into the same slots of the stage and leave
 // in the copy's order (lane l stores vectors l, l + 32, ...: whole lines),
 // so the stage is refilled only after the write (the 1-D kernel's HOLD),
-// and the tile that refills it is taken from the counter only then.
+// and the tile that refills it is taken from the counter only then; the
+// warp waits for that tile to land and publishes its total before it looks
+// back for the one it holds.
 //
 // Every result is the same expression of the same inputs for a given n:
 // the prefix from the fixed tree of published totals, the lanes before
@@ -149,7 +151,8 @@ constexpr int ROW_LEVELS = 5;
 
 // The kernel: `rows` rows of In in[0 .. rows), their scan under Op column
 // by column into out.  Shape is a LookbackShape whose VPT is the rows a
-// lane (odd); HOLD, MID_PUBLISH, STREAM as there.  Probe::LOOK_BACK =
+// lane (odd), HOLD (the tile waits for its prefix in its stage); MID_PUBLISH
+// and STREAM as there.  Probe::LOOK_BACK =
 // false (bench/tune_colscan.cu): no totals published, every tile without
 // its prefix - a wrong result, to time the tile pass alone.
 template <class Shape, class In, class Op, class Probe = NoProbe>
@@ -169,6 +172,7 @@ scan_rows(const Row<In> *in, Row<typename Op::type> *out, int64_t rows, bool inc
     using W = WarpRing<Shape, RIn, BULK>;
     constexpr int RPT = Shape::VPT;
     static_assert(RPT % 2 == 1, "an odd number of rows a lane: no bank conflicts");
+    static_assert(Shape::HOLD, "the results leave through the stage");
     const ROp op;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     __shared__ unsigned long long barriers[Shape::BARRIERS];
@@ -192,6 +196,10 @@ scan_rows(const Row<In> *in, Row<typename Op::type> *out, int64_t rows, bool inc
         for (int k = 1; k < RPT; ++k) tot = op(tot, row(k));
         const RAcc inc = scan::warp_inclusive_scan(tot, op);
         const RAcc exc = __shfl_up_sync(FULL_MASK, inc, 1);
+        // The next tile's total out before this tile's look-back: wait for
+        // it to land (its copy started at the last write), so that no
+        // tile's total waits for its warp's look-back and write.
+        if (Probe::LOOK_BACK) ring.wait_landed(1);
         if (Probe::LOOK_BACK && Shape::MID_PUBLISH) ring.publish_landed(slots, lv, one, op);
         ring.retire_oldest_unclaimed();
         const bool pending = ring.pending();
