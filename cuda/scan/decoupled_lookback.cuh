@@ -73,7 +73,8 @@ struct Ring {
                                 typename Op::type (&e)[VEC], int64_t from = 0) {
         const int64_t i0 = first(t, v, lane);
         In raw[VEC];
-        memcpy(raw, stage + v * WARP * 16, 16);
+        const uint4 w = *reinterpret_cast<const uint4 *>(stage + v * WARP * 16);  // one 16-byte load
+        memcpy(raw, &w, 16);
 #pragma unroll
         for (int k = 0; k < VEC; ++k)
             e[k] = i0 + k < n && (!FROM || i0 + k >= from) ? typename Op::type(raw[k]) : Op::identity();
