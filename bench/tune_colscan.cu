@@ -275,10 +275,6 @@ void tiles(Bench &b, const char *name, int64_t outer, int64_t n, int64_t inner) 
 struct NoLookBack : lookback::NoProbe {
     static constexpr bool LOOK_BACK = false;
 };
-// The rows scan publishing also after each write.
-struct AfterWrite : lookback::NoProbe {
-    static constexpr bool AFTER_WRITE = true;
-};
 
 template <class Shape, class Probe = lookback::NoProbe>
 void rows_row(Bench &b, const char *name, int64_t n) {
@@ -362,7 +358,6 @@ int main(int argc, char **argv) {
             // <warps, rows a lane, stages, blocks an SM, bulk, evict-first, mid-publish, HOLD>
             rows_row<LookbackShape<2, 17, 3, 4, true, true, true, true>>(b, "rows 2x17 s3 b4", c.n);
             rows_row<LookbackShape<2, 15, 2, 6, true, true, true, true>>(b, "rows 2x15 s2 b6", c.n);
-            rows_row<RowTiling, AfterWrite>(b, "rows: library, publish after write", c.n);
             rows_row<RowTiling, NoLookBack>(b, "rows: library, no look-back (time only)", c.n);
             one_d_row(b, c.n, c.inner);
             continue;

@@ -308,12 +308,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
            unsigned *next_tile, seg::FlaggedSlots<typename Op::type> slots, lookback::Levels lv, unsigned tiles) {
     using Acc = typename Op::type;
     using F = seg::Flagged<Acc>;
-#ifdef GP_BULK_COPIES
-    constexpr bool BULK = Shape::BULK;
-#else
-    constexpr bool BULK = false;
-#endif
-    using W = lookback::WarpRing<Shape, In, BULK>;
+    using W = lookback::WarpRing<Shape, In, lookback::bulk_copies<Shape>()>;
     constexpr int VPT = Shape::VPT, VEC = W::R::VEC, TILE = W::R::TILE;
     static_assert(VEC <= 4 && VPT * VEC <= 64 && VPT <= 32, "a vector's head bytes read as one word; the heads in 64 bits");
     constexpr unsigned VMASK = (1u << VEC) - 1u;

@@ -32,7 +32,6 @@ enum ProbePart { START, LAND, PUBLISH, SCAN, TAKE, LOOKBACK, WRITE, PARTS };
 
 struct NoProbe {
     static constexpr bool LOOK_BACK = true;
-    static constexpr bool AFTER_WRITE = false;  // rows_lookback.cuh: also publish after a tile's write
     __device__ void mark(ProbePart) {}  // the part of the iteration that ends here
     __device__ void iteration(int) {}   // an iteration ends (the lane calls)
     __device__ void end(int) {}         // the warp's loop ends (the lane calls)
@@ -263,15 +262,27 @@ struct WarpRing {
         return any;
     }
 
-    // The oldest tile is in registers: drop it from the ring, take the tile
-    // that will refill its stage, and return that stage.
-    __device__ int retire_oldest() {
+    // Drop the oldest tile from the ring (its stage's next fill is a new
+    // phase) and return its stage; the youngest place is left to the caller
+    // (EMPTY: set to none here).
+    template <bool EMPTY = false>
+    __device__ int drop_oldest() {
         const int s = s0;
 #pragma unroll
         for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
+        if (EMPTY) t[STAGES - 1] = tiles;
         published >>= 1;
         parity ^= 1u << s;
-        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
+        return s;
+    }
+    // The youngest place: the next tile from the counter, or none where the
+    // tiles before it ran out.
+    __device__ void claim_youngest() { t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles; }
+    // The oldest tile is in registers: drop it from the ring, take the tile
+    // that will refill its stage, and return that stage.
+    __device__ int retire_oldest() {
+        const int s = drop_oldest();
+        claim_youngest();
         return s;
     }
     // retire_oldest for a warp that refills the stage only after its write
@@ -280,17 +291,12 @@ struct WarpRing {
     // copy starts - the tiles after it never wait for its total through
     // this warp's look-back and write.
     __device__ int retire_oldest_unclaimed() {
-        const int s = s0;
-#pragma unroll
-        for (int q = 0; q + 1 < STAGES; ++q) t[q] = t[q + 1];
-        t[STAGES - 1] = tiles;
-        published >>= 1;
-        parity ^= 1u << s;
-        s0 = s + 1 < STAGES ? s + 1 : 0;
+        const int s = drop_oldest<true>();
+        advance(s);
         return s;
     }
     __device__ void claim_and_fill(int s) {
-        t[STAGES - 1] = t[STAGES - 2] < tiles ? take() : tiles;
+        claim_youngest();
         fill(t[STAGES - 1], s);
     }
     // Refill stage s (the oldest's) with the youngest tile, now (refill) or
@@ -376,17 +382,23 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
 template <class Shape, class Acc>
 using SlotsOf = std::conditional_t<sizeof(Acc) == 8 && !Shape::FENCED, PairedSlots<Acc>, Slots<Acc>>;
 
+// Whether a shape's stages are filled by bulk copies: where it asks for
+// them and the code being compiled has them (GP_BULK_COPIES).
+template <class Shape>
+__host__ __device__ constexpr bool bulk_copies() {
+#ifdef GP_BULK_COPIES
+    return Shape::BULK;
+#else
+    return false;
+#endif
+}
+
 template <class Shape, class In, class Op, class Probe = NoProbe>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
 scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
               unsigned *next_tile, SlotsOf<Shape, typename Op::type> slots, Levels lv, Rows rows, unsigned tiles) {
     using Acc = typename Op::type;
-#ifdef GP_BULK_COPIES
-    constexpr bool BULK = Shape::BULK;
-#else
-    constexpr bool BULK = false;
-#endif
-    using W = WarpRing<Shape, In, BULK>;
+    using W = WarpRing<Shape, In, bulk_copies<Shape>()>;
     constexpr bool LOOK_BACK = Probe::LOOK_BACK;
     const Op op;
     Probe probe;

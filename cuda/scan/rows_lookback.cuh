@@ -75,23 +75,23 @@ struct RowOp {
 // The warp shuffles of a row, each column moved alone; found by
 // argument-dependent lookup from the collectives (warp_reduce,
 // warp_inclusive_scan, broadcast0).
+template <class T, class F>
+__device__ __forceinline__ Row<T> each_column(Row<T> x, F f) {
+#pragma unroll
+    for (int k = 0; k < Row<T>::VEC; ++k) x.v[k] = f(x.v[k]);
+    return x;
+}
 template <class T>
 __device__ __forceinline__ Row<T> __shfl_sync(unsigned mask, Row<T> x, int src, int width = 32) {
-#pragma unroll
-    for (int k = 0; k < Row<T>::VEC; ++k) x.v[k] = ::__shfl_sync(mask, x.v[k], src, width);
-    return x;
+    return each_column(x, [&](T v) { return ::__shfl_sync(mask, v, src, width); });
 }
 template <class T>
 __device__ __forceinline__ Row<T> __shfl_up_sync(unsigned mask, Row<T> x, unsigned d, int width = 32) {
-#pragma unroll
-    for (int k = 0; k < Row<T>::VEC; ++k) x.v[k] = ::__shfl_up_sync(mask, x.v[k], d, width);
-    return x;
+    return each_column(x, [&](T v) { return ::__shfl_up_sync(mask, v, d, width); });
 }
 template <class T>
 __device__ __forceinline__ Row<T> __shfl_down_sync(unsigned mask, Row<T> x, unsigned d, int width = 32) {
-#pragma unroll
-    for (int k = 0; k < Row<T>::VEC; ++k) x.v[k] = ::__shfl_down_sync(mask, x.v[k], d, width);
-    return x;
+    return each_column(x, [&](T v) { return ::__shfl_down_sync(mask, v, d, width); });
 }
 
 // 16-byte totals without a fence: a slot is four 64-bit words, each a
@@ -164,12 +164,7 @@ scan_rows(const Row<In> *in, Row<typename Op::type> *out, int64_t rows, bool inc
     using RAcc = Row<Acc>;
     using ROp = RowOp<Op>;
     static_assert(sizeof(In) == sizeof(Acc), "results written over their inputs in the stage");
-#ifdef GP_BULK_COPIES
-    constexpr bool BULK = Shape::BULK;
-#else
-    constexpr bool BULK = false;
-#endif
-    using W = WarpRing<Shape, RIn, BULK>;
+    using W = WarpRing<Shape, RIn, bulk_copies<Shape>()>;
     constexpr int RPT = Shape::VPT;
     static_assert(RPT % 2 == 1, "an odd number of rows a lane: no bank conflicts");
     static_assert(Shape::HOLD, "the results leave through the stage");
@@ -236,7 +231,6 @@ scan_rows(const Row<In> *in, Row<typename Op::type> *out, int64_t rows, bool inc
                 else *dst = res[v * WARP + lane];
             }
         }
-        if (Probe::LOOK_BACK && Probe::AFTER_WRITE) ring.publish_landed(slots, lv, one, op);
         ring.claim_and_fill(s);  // after the stores read the stage (fill waits for the warp)
     }
 }
