@@ -544,8 +544,10 @@ struct Strided {
 // 544 rows), two stages filled by bulk copies (34 KiB a block), 6 blocks
 // an SM - 168 registers, nothing spilled (ptxas of CUDA 13.0, sm_90).  On
 // an H200 (bench/results/tune-rows-nvidia-h200-2026-11-23.md, (2^24, 4)
-// float32 along axis 0, run 9): 0.164 ms, 78.7% of a copy, against 0.344
-// ms (37.7%, run 6) for the vector tiles; the same tile pass without its
+// float32 along axis 0, run 9): 0.164 ms, 78.7% of a copy (through the
+// library in bench_scan.py: 0.162 ms, 80.2%, bench/results/scan-axis-
+// nvidia-h200-2026-11-23-run13.md), against 0.344 ms (37.7%, run 6) for
+// the vector tiles; the same tile pass without its
 // look-back (every prefix the identity) 0.138 ms (93.7%).  Before the
 // stage's reads were whole 16-byte loads (run 6): 2 x 15 rows 60.5% against
 // 59.8%, three stages at 4 blocks 48.9%.  Not kept (runs 5-6): the tile
