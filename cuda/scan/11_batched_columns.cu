@@ -169,7 +169,16 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 // (lanes VC apart) and across warps through shared memory, and the tiles
 // down a column are chained by the per-column look-back above: thread t <
 // VC * VEC publishes and looks back for column t of the tile (a scalar
-// look-back a column, all the tile's columns at once).  The results go
+// look-back a column, all the tile's columns at once).  Where the tile has
+// at most 128 bytes of columns, the whole block polls every column's
+// items at once, and they are level totals only (seg::LevelItems): a
+// tile's prefix never waits for another tile's look-back, only for totals,
+// which a tile publishes as soon as its rows are summed.  (Waiting on
+// prefixes published every 32 chunks put each block of 32 chunks behind
+// the look-back of its first: (2^20, 64) float32 along axis 0 read 41.7%
+// of the copy roof that way, 61.2% from level totals - bench/results/scan-
+// axis-nvidia-h200-2026-11-23-run15.md; 78.8% with no look-back at all,
+// tune-colscan-waits-nvidia-h200-2026-11-23.md.)  The results go
 // back through the same shared memory and out with evict-first stores.
 // Every element's result is the same expression of the same inputs for a
 // given layout (the shape follows n and inner only), so the bits never
@@ -237,8 +246,9 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     __shared__ Acc warp_total_s[WARPS][WARP * VEC];  // each warp's column totals
     __shared__ Acc prefix_s[WARP * VEC];             // the chunks above, per column
     constexpr int GATHER = 128 / sizeof(Acc);        // columns a tile gathers at once (4 KiB of items)
-    constexpr int GATHER_EACH = (WARP * GATHER + T - 1) / T;  // items a thread polls, at most
-    __shared__ Acc items_s[WARP][GATHER];            // the look-back items, column by column
+    constexpr int ITEMS = WARP;                      // items a column a round
+    constexpr int ITEMS_EACH = (ITEMS * GATHER + T - 1) / T;  // items a thread polls a round, at most
+    __shared__ Acc items_s[ITEMS][GATHER];           // the items, column by column
     __shared__ int64_t tile_index_s;
     __shared__ unsigned long long landed_s;  // the copies of the tile (ASYNC)
     const int t = threadIdx.x, lane = t % WARP, warp = t / WARP;
@@ -327,56 +337,91 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
 
     // The tile's column totals, the warps in order; thread col < CT (the
     // tile's columns) publishes column col's.  Its prefix: where the tile
-    // has at most GATHER columns, the whole block polls every column's
-    // look-back items at once (seg::LookBackItems: up to 32 a column, the
-    // same slots for every column) and thread col folds its column's in
-    // order - one round of polls rather than a column's items 8 at a time
-    // (seg::lane_look_back, which wider tiles run), with the same bits.
-    // The columns past the row (a last tile across) take no part.
+    // has at most GATHER columns, the whole block polls the look-back's
+    // items of every column at once (gather, below) and thread col folds
+    // its column's in order; wider tiles run a column's look-back in its
+    // thread (seg::lane_look_back, with the prefixes it publishes at every
+    // 32nd chunk).  The columns past the row (a last tile across) take no
+    // part.
     const int CT = VC * VEC;
     const bool gather = CT <= GATHER;
+    const int mine_col = t % CT;
+    const int64_t q_mine = o * lay.inner + cb * CT + mine_col;
+    const bool mine_ok = cb * CT + mine_col < lay.inner;
+    // Every column of the tile polls its items 0 .. count-1 (at most
+    // ITEMS; item i at slot slot_of(i, q)) until all have been published,
+    // each thread a share of them, all its polls in flight at once (held
+    // in registers until the round is over), then into items_s[i][col].
+    // The whole block calls it (count is uniform), a barrier after.
+    const auto gather_items = [&](int count, auto slot_of) {
+        if (mine_ok) {
+            const int first = t / CT, step = T / CT;
+            Acc got[ITEMS_EACH];
+            bool ok[ITEMS_EACH];
+#pragma unroll
+            for (int m = 0; m < ITEMS_EACH; ++m) ok[m] = first + m * step >= count;
+            for (;;) {
+                bool all = true;
+#pragma unroll
+                for (int m = 0; m < ITEMS_EACH; ++m) {
+                    if (!ok[m]) ok[m] = cs.slots.try_get(slot_of(first + m * step, q_mine), got[m]);
+                    all = all && ok[m];
+                }
+                if (all) break;
+                lookback::spin_pause<32>();
+            }
+#pragma unroll
+            for (int m = 0; m < ITEMS_EACH; ++m)
+                if (first + m * step < count) items_s[first + m * step][mine_col] = got[m];
+        }
+        __syncthreads();
+    };
     if (geo.chunks > 1) {
+        Acc own = Op::identity();  // thread col < CT: the tile's total, then the blocks of chunks it ends
         if (t < CT) {
-            const int64_t col = cb * CT + t;
             Acc p = Op::identity();
-            if (col < lay.inner) {
-                Acc total = warp_total_s[0][t];
-                for (int w = 1; w < WARPS; ++w) total = op(total, warp_total_s[w][t]);
-                const int64_t q = o * lay.inner + col;
-                seg::lane_publish_totals(cs, chunk, total, q, op);
-                if (Shape::WAIT && chunk > 0 && !gather) p = seg::lane_look_back(cs, chunk, q, op);
+            if (mine_ok) {
+                own = warp_total_s[0][t];
+                for (int w = 1; w < WARPS; ++w) own = op(own, warp_total_s[w][t]);
+                if (gather) {
+                    cs.slots.publish(cs.total(0, chunk, q_mine), own);
+                } else {
+                    seg::lane_publish_totals(cs, chunk, own, q_mine, op);
+                    if (Shape::WAIT && chunk > 0) p = seg::lane_look_back(cs, chunk, q_mine, op);
+                }
             }
             prefix_s[t] = p;
         }
-        if (Shape::WAIT && gather && chunk > 0) {  // uniform over the block
-            const seg::LookBackItems items(chunk);
-            const int count = items.count(), mine_col = t % CT, step = T / CT;
-            const int64_t col = cb * CT + mine_col, q = o * lay.inner + col;
-            if (col < lay.inner) {
-                Acc got[GATHER_EACH];
-                bool ok[GATHER_EACH];
-#pragma unroll
-                for (int m = 0; m < GATHER_EACH; ++m) ok[m] = t / CT + m * step >= count;
-                for (;;) {
-                    bool all = true;
-#pragma unroll
-                    for (int m = 0; m < GATHER_EACH; ++m) {
-                        if (!ok[m]) ok[m] = cs.slots.try_get(items.slot(cs, t / CT + m * step, q), got[m]);
-                        all = all && ok[m];
-                    }
-                    if (all) break;
-                    lookback::spin_pause<32>();
+        if (gather) {  // uniform over the block
+            // The totals of the aligned blocks of 32^(j+1) chunks this tile
+            // ends: the 31 blocks of 32^j before its own, folded left to
+            // right, then its own (seg::lane_publish_totals' expression).
+            for (int j = 0; j + 1 < lookback::LEVELS && lookback::digit(chunk, j) == 31; ++j) {
+                const int64_t b0 = (chunk >> (5 * j)) - 31;
+                gather_items(31, [&](int i, int64_t q) { return cs.total(j, b0 + i, q); });
+                if (t < CT && mine_ok) {
+                    Acc f = items_s[0][t];
+                    for (int i = 1; i < 31; ++i) f = op(f, items_s[i][t]);
+                    own = op(f, own);
+                    cs.slots.publish(cs.total(j + 1, chunk >> (5 * (j + 1)), q_mine), own);
                 }
-#pragma unroll
-                for (int m = 0; m < GATHER_EACH; ++m)
-                    if (t / CT + m * step < count) items_s[t / CT + m * step][mine_col] = got[m];
+                __syncthreads();  // the items read before the next level's land
             }
-            __syncthreads();
-            if (t < CT && col < lay.inner) {
-                Acc p = items_s[0][t];
-                for (int i = 1; i < count; ++i) p = op(p, items_s[i][t]);
-                if ((chunk & 31) == 0) cs.slots.publish(cs.prefix(chunk, q), p);
-                prefix_s[t] = p;
+            // The prefix: the blocks of the base-32 digits of the chunk, the
+            // largest first, each level's left to right (seg::LevelItems) -
+            // the expression of seg::lane_look_back, from level totals only,
+            // so no tile waits for another tile's look-back.  ITEMS a round.
+            if (Shape::WAIT && chunk > 0) {
+                const seg::LevelItems items(cs, chunk);
+                Acc p = Op::identity();
+                for (int r = 0; r < items.count; r += ITEMS) {
+                    const int n_r = items.count - r < ITEMS ? items.count - r : ITEMS;
+                    gather_items(n_r, [&](int i, int64_t q) { return items.slot(cs.columns, r + i, q); });
+                    if (t < CT && mine_ok)
+                        for (int i = 0; i < n_r; ++i) p = r + i == 0 ? items_s[i][t] : op(p, items_s[i][t]);
+                    __syncthreads();
+                }
+                if (t < CT) prefix_s[t] = p;
             }
         }
     }

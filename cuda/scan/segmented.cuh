@@ -4,7 +4,7 @@
 // the segmented operator and its published slots (Flagged, SegOp,
 // FlaggedSlots) for the flat look-back, and a look-back run by each lane
 // for a column of its own (lane_publish_totals, lane_look_back, and
-// LookBackItems for a block that gathers many columns' at once) for the
+// LevelItems for a block that gathers many columns' at once) for the
 // columns kernel.
 //
 // The layout is gp_batch's (cuda/gpuprims.h).  Batched: problem p = o *
@@ -334,25 +334,33 @@ __device__ __forceinline__ void lane_publish_totals(const CS &cs, int64_t c, typ
     }
 }
 
-// The items lane_look_back folds for chunk c > 0, left to right: the
-// prefix of `up` (c with its lowest non-zero digit j cleared) where up > 0,
-// then the d = digit(c, j) level-j totals of blocks b0 ... b0 + d-1.  The
-// same for every column: a block that gathers a tile's columns at once
-// polls them all in parallel and folds each column's in this order (the
-// bits of lane_look_back).
-struct LookBackItems {
-    int64_t up, b0;
-    int j, d;
-    __device__ explicit LookBackItems(int64_t c) : j(0) {
-        while (lookback::digit(c, j) == 0) ++j;
-        d = lookback::digit(c, j);
-        up = c - (int64_t(d) << (5 * j));
-        b0 = (c >> (5 * j)) - d;
-    }
-    __device__ int count() const { return d + (up > 0 ? 1 : 0); }
+// The items of chunk c's prefix from level totals alone, in the order
+// lane_look_back folds them: for each base-32 digit d_k of c, the largest
+// blocks first, the d_k level-k totals of blocks (c >> 5k) - d_k ...
+// (c >> 5k) - 1, left to right.  lane_look_back folds the same totals,
+// some of them through a prefix published at a multiple of 32 (the fold
+// of the items before), so both give the same bits; these wait only for
+// totals, never for another chunk's look-back.
+struct LevelItems {
+    int digits[lookback::LEVELS];
+    int64_t first[lookback::LEVELS];  // the slot row of level k's first item
+    int count = 0;
     template <class CS>
-    __device__ int64_t slot(const CS &cs, int i, int64_t q) const {
-        return up > 0 ? (i == 0 ? cs.prefix(up, q) : cs.total(j, b0 + i - 1, q)) : cs.total(j, b0 + i, q);
+    __device__ LevelItems(const CS &cs, int64_t c) {
+#pragma unroll
+        for (int k = 0; k < lookback::LEVELS; ++k) {
+            count += digits[k] = lookback::digit(c, k);
+            first[k] = cs.level_start(k) + (c >> (5 * k)) - digits[k];
+        }
+    }
+    // Item i's slot in column q of `columns`.
+    __device__ int64_t slot(int64_t columns, int i, int64_t q) const {
+#pragma unroll
+        for (int k = lookback::LEVELS - 1; k > 0; --k) {
+            if (i < digits[k]) return (first[k] + i) * columns + q;
+            i -= digits[k];
+        }
+        return (first[0] + i) * columns + q;
     }
 };
 
