@@ -166,7 +166,6 @@ def cupy_cumsum_ms(x, axis, flush):
 
 
 def batched_section(parts, data, dry=False, only=None, cases_only=None):
-    rng = np.random.default_rng(15)
     rows_v = [v for v in gpuprims.variants("scan") if (v.batched or v.segmented) and (not only or v.name in only)]
     timer = Timer(dry)
     shapes = [(64, 4), (16, 64), (128, 128), (4, 1024), (2, 4096)] if dry else SHAPES
@@ -183,9 +182,14 @@ def batched_section(parts, data, dry=False, only=None, cases_only=None):
                  "of eps x the prefix's sum of |x|.\n")
     cases = [(f"({s[0]}, {s[1]}) axis={ax}", s, ax, None) for s in shapes for ax in (-1, 0)]
     cases += [(f"segments of mean length {m}, n = 2^{seg_n.bit_length() - 1}", (seg_n,), None, m) for m in means]
+    # Each case draws from a generator of its own (seeded by its place in the
+    # whole list), so its data and segment lengths do not depend on which
+    # other cases run (--cases).
+    cases = [(k,) + c for k, c in enumerate(cases)]
     if cases_only:
-        cases = [c for c in cases if any(part in c[0] for part in cases_only)]
-    for title, shape, axis, mean in cases:
+        cases = [c for c in cases if any(part in c[1] for part in cases_only)]
+    for k, title, shape, axis, mean in cases:
+        rng = np.random.default_rng((15, k))
         t0 = time.time()
         total = int(np.prod(shape))
         x = rng.random(total, dtype=np.float32).reshape(shape) * 2 - 1
