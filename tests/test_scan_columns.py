@@ -108,8 +108,8 @@ def test_rows_levels_and_bits(backend):
 
 def test_look_back_levels(backend):
     """The vector tiles over more than 32 chunks (a level-1 total folded by
-    the 32nd of a block of chunks; two problems of one vector a row) and more than 32^2
-    (three levels of the look-back's tree)."""
+    the 32nd of a block of chunks; two problems of one vector a row) and
+    more than 32^2 (three levels of the look-back's tree)."""
     buf, v = c_array(2, 33 * 2048 + 11, 4, "float32", 21)
     check_view(buf, v, "sum", "float32", "float32", True)
     buf, v = c_array(1, 1025 * 256 + 3, 16, "int64", 22)  # 8 vectors a row: 256 rows a tile
