@@ -116,6 +116,17 @@ def test_look_back_levels(backend):
     check_view(buf, v, "sum", "int64", "int64", False)
 
 
+@pytest.mark.parametrize("op,in_t,acc", [("sum", "float32", "float32"), ("max", "int64", "int64")])
+def test_many_tiles_across(backend, op, in_t, acc):
+    """Rows of 64 and 63 tiles across (512 and 504 vectors) over more than
+    32 chunks, inclusive and exclusive: every tile's own scan, its prefix
+    (gathered while that scan runs) added on the way out."""
+    vec = 16 // np.dtype(in_t).itemsize
+    for inclusive, n, vectors in ((True, 33 * 256 + 7, 512), (False, 40 * 256 - 1, 512), (True, 35 * 256, 504)):
+        buf, v = c_array(1, n, vectors * vec, in_t, n, op)
+        check_view(buf, v, op, in_t, acc, inclusive)
+
+
 @pytest.mark.parametrize("case", ["reversed rows", "padded rows", "misaligned", "column slice", "every other row"])
 def test_layouts(backend, case):
     """Negative row strides and padded rows keep the tiles; a misaligned

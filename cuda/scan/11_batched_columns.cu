@@ -352,19 +352,29 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     // ITEMS; item i at slot slot_of(i, q)) until all have been published,
     // each thread a share of them, all its polls in flight at once (held
     // in registers until the round is over), then into items_s[i][col].
-    // The whole block calls it (count is uniform), a barrier after.
-    const auto gather_items = [&](int count, auto slot_of) {
+    // use_issued (std::true_type) and first_round: the first polls' loads
+    // were made earlier (peek) into `issued` (an array indexed by constants
+    // only, so that it stays in registers while the loads fly).  The whole block calls it (count is
+    // uniform), a barrier after.
+    using Raw = typename ColumnSlotsOf<Acc>::Raw;
+    const int first_item = t / CT, item_step = T / CT;
+    Raw issued[ITEMS_EACH];
+    const auto gather_items = [&](int count, auto slot_of, auto use_issued, bool first_round) {
         if (mine_ok) {
-            const int first = t / CT, step = T / CT;
             Acc got[ITEMS_EACH];
             bool ok[ITEMS_EACH];
 #pragma unroll
-            for (int m = 0; m < ITEMS_EACH; ++m) ok[m] = first + m * step >= count;
+            for (int m = 0; m < ITEMS_EACH; ++m) {
+                const int i = first_item + m * item_step;
+                ok[m] = i >= count;
+                if constexpr (decltype(use_issued)::value)
+                    if (!ok[m] && first_round) ok[m] = cs.slots.decode(issued[m], slot_of(i, q_mine), got[m]);
+            }
             for (;;) {
                 bool all = true;
 #pragma unroll
                 for (int m = 0; m < ITEMS_EACH; ++m) {
-                    if (!ok[m]) ok[m] = cs.slots.try_get(slot_of(first + m * step, q_mine), got[m]);
+                    if (!ok[m]) ok[m] = cs.slots.try_get(slot_of(first_item + m * item_step, q_mine), got[m]);
                     all = all && ok[m];
                 }
                 if (all) break;
@@ -372,10 +382,11 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
             }
 #pragma unroll
             for (int m = 0; m < ITEMS_EACH; ++m)
-                if (first + m * step < count) items_s[first + m * step][mine_col] = got[m];
+                if (first_item + m * item_step < count) items_s[first_item + m * item_step][mine_col] = got[m];
         }
         __syncthreads();
     };
+    const bool look = Shape::WAIT && geo.chunks > 1 && chunk > 0;  // the tile has a prefix to find
     if (geo.chunks > 1) {
         Acc own = Op::identity();  // thread col < CT: the tile's total, then the blocks of chunks it ends
         if (t < CT) {
@@ -387,64 +398,61 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
                     cs.slots.publish(cs.total(0, chunk, q_mine), own);
                 } else {
                     seg::lane_publish_totals(cs, chunk, own, q_mine, op);
-                    if (Shape::WAIT && chunk > 0) p = seg::lane_look_back(cs, chunk, q_mine, op);
+                    if (look) p = seg::lane_look_back(cs, chunk, q_mine, op);
                 }
             }
             prefix_s[t] = p;
         }
-        if (gather) {  // uniform over the block
-            // The totals of the aligned blocks of 32^(j+1) chunks this tile
-            // ends: the 31 blocks of 32^j before its own, folded left to
-            // right, then its own (seg::lane_publish_totals' expression).
-            for (int j = 0; j + 1 < lookback::LEVELS && lookback::digit(chunk, j) == 31; ++j) {
-                const int64_t b0 = (chunk >> (5 * j)) - 31;
-                gather_items(31, [&](int i, int64_t q) { return cs.total(j, b0 + i, q); });
-                if (t < CT && mine_ok) {
-                    Acc f = items_s[0][t];
-                    for (int i = 1; i < 31; ++i) f = op(f, items_s[i][t]);
-                    own = op(f, own);
-                    cs.slots.publish(cs.total(j + 1, chunk >> (5 * (j + 1)), q_mine), own);
-                }
-                __syncthreads();  // the items read before the next level's land
+        // The totals of the aligned blocks of 32^(j+1) chunks this tile
+        // ends (gathering tiles): the 31 blocks of 32^j before its own,
+        // folded left to right, then its own (seg::lane_publish_totals'
+        // expression).  Uniform over the block.
+        for (int j = 0; gather && j + 1 < lookback::LEVELS && lookback::digit(chunk, j) == 31; ++j) {
+            const int64_t b0 = (chunk >> (5 * j)) - 31;
+            gather_items(31, [&](int i, int64_t q) { return cs.total(j, b0 + i, q); }, std::false_type{}, false);
+            if (t < CT && mine_ok) {
+                Acc f = items_s[0][t];
+                for (int i = 1; i < 31; ++i) f = op(f, items_s[i][t]);
+                own = op(f, own);
+                cs.slots.publish(cs.total(j + 1, chunk >> (5 * (j + 1)), q_mine), own);
             }
-            // The prefix: the blocks of the base-32 digits of the chunk, the
-            // largest first, each level's left to right (seg::LevelItems) -
-            // the expression of seg::lane_look_back, from level totals only,
-            // so no tile waits for another tile's look-back.  ITEMS a round.
-            if (Shape::WAIT && chunk > 0) {
-                const seg::LevelItems items(cs, chunk);
-                Acc p = Op::identity();
-                for (int r = 0; r < items.count; r += ITEMS) {
-                    const int n_r = items.count - r < ITEMS ? items.count - r : ITEMS;
-                    gather_items(n_r, [&](int i, int64_t q) { return items.slot(cs.columns, r + i, q); });
-                    if (t < CT && mine_ok)
-                        for (int i = 0; i < n_r; ++i) p = r + i == 0 ? items_s[i][t] : op(p, items_s[i][t]);
-                    __syncthreads();
-                }
-                if (t < CT) prefix_s[t] = p;
-            }
+            __syncthreads();  // the items read before the next level's land
         }
     }
-    __syncthreads();
 
-    // Everything above the thread's first row, top to bottom: the chunks
-    // above, the warps above, the row groups above in the warp.
+    // A gathering tile's prefix: the blocks of the base-32 digits of the
+    // chunk, the largest first, each level's left to right (seg::LevelItems)
+    // - the expression of seg::lane_look_back, from level totals only, so no
+    // tile waits for another tile's look-back.  ITEMS a round; the first
+    // round's loads leave now and are read after the tile's own scan.
+    const bool gathering = gather && look;
+    const seg::LevelItems items(cs, gathering ? chunk : 0);
+    if (gathering && mine_ok) {
+#pragma unroll
+        for (int m = 0; m < ITEMS_EACH; ++m) {
+            const int i = first_item + m * item_step;
+            if (i < items.count && i < ITEMS) issued[m] = cs.slots.peek(items.slot(cs.columns, i, q_mine));
+        }
+    }
+
+    // The tile's own scan, the chunks above left out (the prefix is added on
+    // the way out): everything above the thread's first row in the tile -
+    // the warps above, the row groups above in the warp - then its rows,
+    // back into its own slots (exclusive: each row gets what came before
+    // it).
     const int gw = lane >> geo.lvc;  // the group within the warp
     Acc carry[VEC];
-    const bool have = chunk > 0 || warp > 0 || gw > 0;
+    const bool have = warp > 0 || gw > 0;
 #pragma unroll
     for (int i = 0; i < VEC; ++i) {
         bool seen = false;
         carry[i] = Op::identity();
-        if (chunk > 0) carry[i] = prefix_s[c * VEC + i], seen = true;
         for (int w = 0; w < warp; ++w) {
             const Acc a = warp_total_s[w][c * VEC + i];
             carry[i] = seen ? op(carry[i], a) : a, seen = true;
         }
         if (gw > 0) carry[i] = seen ? op(carry[i], before[i]) : before[i];
     }
-    // The rows again, scanned on from the carry, back into the thread's own
-    // slots (exclusive: each row gets what came before it).
     Acc run[VEC];
 #pragma unroll
     for (int k = 0; k < RPT; ++k) {
@@ -461,12 +469,40 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
         memcpy(&v, r, 16);
         tile_s[slot(g * RPT + k, c)] = v;
     }
+
+    if (gathering) {  // uniform over the block
+        Acc p = Op::identity();
+        for (int r = 0; r < items.count; r += ITEMS) {
+            const int n_r = items.count - r < ITEMS ? items.count - r : ITEMS;
+            gather_items(n_r, [&](int i, int64_t q) { return items.slot(cs.columns, r + i, q); }, std::true_type{},
+                         r == 0);
+            if (t < CT && mine_ok)
+                for (int i = 0; i < n_r; ++i) p = r + i == 0 ? items_s[i][t] : op(p, items_s[i][t]);
+            __syncthreads();
+        }
+        if (t < CT) prefix_s[t] = p;
+    }
     __syncthreads();
     if (!col_ok) return;
+    // Out, each value after the chunks above it: the prefix, then the
+    // tile's own scan (exclusive: the tile's first row is the prefix).
+    Acc pre[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) pre[i] = prefix_s[c * VEC + i];
 #pragma unroll
     for (int j = 0; j < RPT; ++j) {
-        const int64_t row = r0 + j * G + g;
-        if (row < lay.n) __stcs(reinterpret_cast<uint4 *>(dst + row * lay.inner), tile_s[slot(j * G + g, c)]);
+        const int row_t = j * G + g;  // the row in the tile
+        const int64_t row = r0 + row_t;
+        if (row >= lay.n) continue;
+        uint4 v = tile_s[slot(row_t, c)];
+        if (look) {
+            Acc e[VEC];
+            memcpy(e, &v, 16);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) e[i] = !inclusive && row_t == 0 ? pre[i] : op(pre[i], e[i]);
+            memcpy(&v, e, 16);
+        }
+        __stcs(reinterpret_cast<uint4 *>(dst + row * lay.inner), v);
     }
 }
 

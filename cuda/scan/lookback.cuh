@@ -53,7 +53,9 @@ __device__ inline T broadcast0(T v) { return __shfl_sync(FULL_MASK, v, 0); }
 // __threadfence(), then the flag, and readers read the flag,
 // __threadfence(), then the value, bypassing L1.  8-byte values have a
 // fence-free form too (PairedSlots, below).  The zeroed part
-// (zeroed_bytes) is cleared before a scan.
+// (zeroed_bytes) is cleared before a scan.  A poll is try_get, or its two
+// halves apart - peek (the load) and decode (whether it was ready, and the
+// value) - for a reader that has other work while the load is in flight.
 template <class Acc, bool PACKED = sizeof(Acc) == 4>
 struct Slots;
 
@@ -74,12 +76,14 @@ struct Slots<Acc, true> {  // value and flag in one 64-bit word
         memcpy(&bits, &v, 4);
         reinterpret_cast<volatile unsigned long long *>(word)[i] = (1ull << 32) | bits;
     }
-    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
-        const unsigned long long w = reinterpret_cast<volatile unsigned long long *>(word)[i];
+    using Raw = unsigned long long;
+    __device__ Raw peek(int64_t i) const { return reinterpret_cast<volatile unsigned long long *>(word)[i]; }
+    __device__ bool decode(Raw w, int64_t, Acc &v) const {
         const unsigned bits = unsigned(w);
         memcpy(&v, &bits, 4);
         return (w >> 32) != 0;
     }
+    __device__ bool try_get(int64_t i, Acc &v) const { return decode(peek(i), i, v); }  // one poll
 };
 
 template <class Acc>
@@ -100,12 +104,15 @@ struct Slots<Acc, false> {  // flags, then the values after them
         __threadfence();
         reinterpret_cast<volatile unsigned *>(flag)[i] = 1u;
     }
-    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
-        if (reinterpret_cast<volatile unsigned *>(flag)[i] == 0u) return false;
+    using Raw = unsigned;
+    __device__ Raw peek(int64_t i) const { return reinterpret_cast<volatile unsigned *>(flag)[i]; }
+    __device__ bool decode(Raw f, int64_t i, Acc &v) const {  // the value read only once the flag is seen
+        if (f == 0u) return false;
         __threadfence();
         v = __ldcg(value + i);
         return true;
     }
+    __device__ bool try_get(int64_t i, Acc &v) const { return decode(peek(i), i, v); }  // one poll
 };
 
 // 8-byte values without a fence: a slot is two 64-bit words, each a
@@ -144,19 +151,26 @@ struct PairedSlots {
         reinterpret_cast<volatile unsigned long long *>(w)[1] = hi;
 #endif
     }
-    __device__ bool try_get(int64_t i, Acc &v) const {  // one poll
-        const unsigned long long *w = word + 2 * i;
+    struct Raw {
         unsigned long long lo, hi;
+    };
+    __device__ Raw peek(int64_t i) const {
+        const unsigned long long *w = word + 2 * i;
+        Raw r;
 #if defined(__CUDA_ARCH__) && !defined(GP_EMULATOR)
-        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(w) : "memory");
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(r.lo), "=l"(r.hi) : "l"(w) : "memory");
 #else
-        lo = reinterpret_cast<const volatile unsigned long long *>(w)[0];
-        hi = reinterpret_cast<const volatile unsigned long long *>(w)[1];
+        r.lo = reinterpret_cast<const volatile unsigned long long *>(w)[0];
+        r.hi = reinterpret_cast<const volatile unsigned long long *>(w)[1];
 #endif
-        const unsigned long long bits = (hi << 32) | (lo & 0xffffffffull);
-        memcpy(&v, &bits, 8);
-        return ((lo & hi) >> 32) != 0;
+        return r;
     }
+    __device__ bool decode(Raw r, int64_t, Acc &v) const {
+        const unsigned long long bits = (r.hi << 32) | (r.lo & 0xffffffffull);
+        memcpy(&v, &bits, 8);
+        return ((r.lo & r.hi) >> 32) != 0;
+    }
+    __device__ bool try_get(int64_t i, Acc &v) const { return decode(peek(i), i, v); }  // one poll
 };
 
 constexpr int LEVELS = 7;  // base-32 digits of a tile index (< 2^32)
