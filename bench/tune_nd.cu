@@ -85,21 +85,47 @@ struct Bench {
     }
 };
 
+// How a plan's tiles are handed out: `cap` blocks at most (0: a block a
+// tile, the library's way; else each block loops over tiles, gridDim apart),
+// and `flip`: the batch axes taken fastest-first in the opposite order (the
+// library takes the output's slowest-first list, its last axis fastest).
+int g_sms = 0;
+struct Order {
+    int per_sm;  // 0: a block a tile
+    bool flip;
+};
+
+inline TileArgs ordered(TileArgs t, Order o) {
+    if (o.flip)
+        for (int i = 0, j = t.batch.rank - 1; i < j; ++i, --j) {
+            std::swap(t.batch.dim[i], t.batch.dim[j]);
+            std::swap(t.batch.in[i], t.batch.in[j]);
+            std::swap(t.batch.out[i], t.batch.out[j]);
+        }
+    return t;
+}
+
+inline unsigned grid_of(const TileArgs &t, Order o) {
+    int64_t g = t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS;
+    if (o.per_sm > 0 && g > int64_t(g_sms) * o.per_sm) g = int64_t(g_sms) * o.per_sm;
+    return unsigned(g);
+}
+
 template <class T, int TA, int BLOCK>
-void packed(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *label, bool first) {
+void packed(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *label, bool first, Order o = {}) {
     using Tn = Packed<T, TA, BLOCK>;
-    const TileArgs t = NdTiled<T>::plan_tile(a, A, B, Tn::TA, Tn::TB);
-    const unsigned grid = unsigned(t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS);
+    const TileArgs t = ordered(NdTiled<T>::plan_tile(a, A, B, Tn::TA, Tn::TB), o);
+    const unsigned grid = grid_of(t, o);
     b.row(label, a, [&](const gp_transpose_args &x) {
         transpose_nd_packed<T, Tn><<<grid, Tn::BLOCK>>>(static_cast<const T *>(x.in), static_cast<T *>(x.out), t);
     }, first);
 }
 
 template <class T, int TILE, int BLOCK>
-void tiled(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *label, bool first) {
+void tiled(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *label, bool first, Order o = {}) {
     constexpr int VEC = 16 / sizeof(T);
-    const TileArgs t = NdTiled<T>::plan_tile(a, A, B, TILE, TILE);
-    const unsigned grid = unsigned(t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS);
+    const TileArgs t = ordered(NdTiled<T>::plan_tile(a, A, B, TILE, TILE), o);
+    const unsigned grid = grid_of(t, o);
     b.row(label, a, [&](const gp_transpose_args &x) {
         transpose_nd_tiled<T, VEC, TILE, BLOCK><<<grid, BLOCK>>>(static_cast<const T *>(x.in),
                                                                  static_cast<T *>(x.out), t);
@@ -140,24 +166,32 @@ int main() {
     size_t fb = 0;
     void *flush = l2_flush_buffer(p, fb);
     std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
+    g_sms = p.multiProcessorCount;
     const std::vector<Case> i8 = {{{1024, 512, 512}, {2, 1, 0}}, {{1024, 512, 512}, {0, 2, 1}},
                                   {{128, 128, 128, 128}, {3, 2, 1, 0}},
                                   {{32, 32, 32, 32, 16, 16}, {5, 4, 3, 2, 1, 0}}};
     run_cases<unsigned char>("int8", i8, int64_t(1) << 28, flush, fb, [](auto &b, auto &a, int A, int B) {
         packed<unsigned char, 128, 128>(b, a, A, B, "TA 128, 128 thr (now)", true);
-        packed<unsigned char, 128, 64>(b, a, A, B, "TA 128, 64 thr", false);
-        packed<unsigned char, 128, 256>(b, a, A, B, "TA 128, 256 thr", false);
+        packed<unsigned char, 128, 128>(b, a, A, B, "now, batch flipped", false, {0, true});
+        packed<unsigned char, 128, 128>(b, a, A, B, "now, 8 blocks an SM", false, {8, false});
+        packed<unsigned char, 128, 128>(b, a, A, B, "now, 16 blocks an SM", false, {16, false});
+        packed<unsigned char, 128, 128>(b, a, A, B, "now, 16 an SM, flipped", false, {16, true});
         packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, 128 thr", false);
-        packed<unsigned char, 256, 256>(b, a, A, B, "TA 256, 256 thr", false);
+        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, flipped", false, {0, true});
+        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, 8 blocks an SM", false, {8, false});
     });
     const std::vector<Case> f8 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
                                   {{64, 128, 64, 128}, {3, 2, 1, 0}},
                                   {{16, 16, 16, 16, 16, 16}, {5, 4, 3, 2, 1, 0}}};
     run_cases<double>("float64", f8, int64_t(1) << 26, flush, fb, [](auto &b, auto &a, int A, int B) {
         tiled<double, 32, 128>(b, a, A, B, "32 x 32, 128 thr (now)", true);
-        tiled<double, 32, 64>(b, a, A, B, "32 x 32, 64 thr", false);
-        tiled<double, 16, 32>(b, a, A, B, "16 x 16, 32 thr", false);
-        tiled<double, 64, 256>(b, a, A, B, "64 x 64, 256 thr", false);
+        tiled<double, 32, 128>(b, a, A, B, "now, batch flipped", false, {0, true});
+        tiled<double, 32, 128>(b, a, A, B, "now, 8 blocks an SM", false, {8, false});
+        tiled<double, 32, 128>(b, a, A, B, "now, 16 blocks an SM", false, {16, false});
+        tiled<double, 32, 128>(b, a, A, B, "now, 32 blocks an SM", false, {32, false});
+        tiled<double, 32, 128>(b, a, A, B, "now, 16 an SM, flipped", false, {16, true});
+        tiled<double, 32, 256>(b, a, A, B, "32 x 32, 256 thr", false);
+        tiled<double, 64, 256>(b, a, A, B, "64 x 64, 256 thr, 8 an SM", false, {8, false});
     });
     return 0;
 }
