@@ -175,11 +175,11 @@ def batched_section(parts, data, dry=False, only=None, cases_only=None):
                  "Each row flagged batched or segmented, called with the layout of the shape and axis "
                  "(gp_batch: outer x n x inner problems of a C array; segments by int64 offsets). CUDA "
                  f"events around the kernels, {WARMUP} warm-up runs, median of {REPEAT}, a buffer of "
-                 f"{FLUSH_L2_TIMES}x the L2 overwritten before each. GB/s = (bytes read + bytes written "
-                 "of the data) / median; % roof against a device-to-device copy of the same bytes in "
-                 "this run; `x CuPy` = cupy.cumsum(x, axis)'s median / the row's. Segmented rows also "
-                 "read the offsets (8 bytes a segment), shown apart and not in GB/s. `err` in units "
-                 "of eps x the prefix's sum of |x|.\n")
+                 f"{FLUSH_L2_TIMES}x the L2 overwritten before each. GB/s = (bytes read + bytes written) "
+                 "/ median, the offsets of segmented rows included (8 bytes a segment, as the reduction "
+                 "benchmark counts them); % roof against the GB/s of a device-to-device copy of the "
+                 "data in this run; `x CuPy` = cupy.cumsum(x, axis)'s median / the row's. `err` in "
+                 "units of eps x the prefix's sum of |x|.\n")
     cases = [(f"({s[0]}, {s[1]}) axis={ax}", s, ax, None) for s in shapes for ax in (-1, 0)]
     cases += [(f"segments of mean length {m}, n = 2^{seg_n.bit_length() - 1}", (seg_n,), None, m) for m in means]
     # Each case draws from a generator of its own (seeded by its place in the
@@ -201,6 +201,7 @@ def batched_section(parts, data, dry=False, only=None, cases_only=None):
             d_offs = gpuprims.to_device(offsets)
             layout = (offsets.size - 1, total, 1, 0, 1, 0, d_offs.ptr)
             extra = f", {offsets.size - 1} segments, offsets {offsets.nbytes / 2**20:.1f} MiB"
+            nbytes += offsets.nbytes
             ref, bound = reference(x, None, offsets)
         else:
             layout = layout_of(shape, axis)

@@ -116,6 +116,15 @@ def test_look_back_levels(backend):
     check_view(buf, v, "sum", "int64", "int64", False)
 
 
+def test_general_look_back_levels(backend):
+    """The general kernel's look-back (each lane its column's) over more
+    than 32^2 chunks: int32 summed into int64 along a (2^19 + 517, 4) axis,
+    tiles of 8 warps x 8 row groups x 8 rows (512 rows), 1025 of them down
+    the axis - prefixes folded from three levels of totals."""
+    buf, v = c_array(1, 1024 * 512 + 517, 4, "int32", 23)
+    check_view(buf, v, "sum", "int32", "int64", True)
+
+
 @pytest.mark.parametrize("op,in_t,acc", [("sum", "float32", "float32"), ("max", "int64", "int64")])
 def test_many_tiles_across(backend, op, in_t, acc):
     """Rows of 64 and 63 tiles across (512 and 504 vectors) over more than
