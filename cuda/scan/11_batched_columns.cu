@@ -169,17 +169,17 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 // (lanes VC apart) and across warps through shared memory, and the tiles
 // down a column are chained by the per-column look-back above: thread t <
 // VC * VEC publishes and looks back for column t of the tile (a scalar
-// look-back a column, all the tile's columns at once).  A tile's prefix is
-// folded from level totals only (seg::LevelItems), which each tile
-// publishes as soon as its rows are summed: no tile waits for another
-// tile's look-back.  Where the tile has at most 128 bytes of columns, the
-// whole block polls every column's items at once; wider tiles poll a
-// column's in its thread (seg::lane_look_back).  The waits are still the
-// cost ((2^20, 64) float32 along axis 0: 78.8% of the copy roof with no
-// look-back at all, tune-colscan-waits-nvidia-h200-2026-11-23.md), and
-// the gathering tiles scan their own rows while their first polls fly.  The
-// results go back through the same shared memory and out with evict-first
-// stores.
+// look-back a column, all the tile's columns at once).  Where the tile has
+// at most 128 bytes of columns, the whole block polls every column's
+// items at once, and they are level totals only (seg::LevelItems): a
+// tile's prefix never waits for another tile's look-back, only for totals,
+// which a tile publishes as soon as its rows are summed.  (Waiting on
+// prefixes published every 32 chunks put each block of 32 chunks behind
+// the look-back of its first: (2^20, 64) float32 along axis 0 read 41.7%
+// of the copy roof that way, 61.2% from level totals - bench/results/scan-
+// axis-nvidia-h200-2026-11-23-run15.md; 78.8% with no look-back at all,
+// tune-colscan-waits-nvidia-h200-2026-11-23.md.)  The results go
+// back through the same shared memory and out with evict-first stores.
 // Every element's result is the same expression of the same inputs for a
 // given layout (the shape follows n and inner only), so the bits never
 // change between runs.
@@ -340,11 +340,13 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     // has at most GATHER columns, the whole block polls the look-back's
     // items of every column at once (gather, below) and thread col folds
     // its column's in order; wider tiles run a column's look-back in its
-    // thread (seg::lane_look_back: the same items, polled by the thread).
-    // The columns past the row (a last tile across) take no part.
+    // thread (seg::lane_look_back, with the prefixes it publishes at every
+    // 32nd chunk).  The columns past the row (a last tile across) take no
+    // part.
     // A tile is wider than GATHER columns only past VC_MAX vectors, which
     // tile_geometry allows where one tile covers the axis (no look-back):
-    // with VC_MAX <= 8, every tile that looks back gathers.
+    // with VC_MAX <= 8, every tile that looks back gathers, and the
+    // per-thread look-back below is not compiled.
     const int CT = VC * VEC;
     const bool gather = Shape::VC_MAX * 16 <= 128 || CT <= GATHER;
     const int mine_col = t % CT;
@@ -422,9 +424,11 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
         }
     }
 
-    // A gathering tile's prefix: its items folded in order, as
-    // seg::lane_look_back folds them.  ITEMS a round; the first round's
-    // loads leave now and are read after the tile's own scan.
+    // A gathering tile's prefix: the blocks of the base-32 digits of the
+    // chunk, the largest first, each level's left to right (seg::LevelItems)
+    // - the expression of seg::lane_look_back, from level totals only, so no
+    // tile waits for another tile's look-back.  ITEMS a round; the first
+    // round's loads leave now and are read after the tile's own scan.
     const bool gathering = gather && look;
     const seg::LevelItems items(cs, gathering ? chunk : 0);
     if (gathering && mine_ok) {

@@ -3,9 +3,9 @@
 // dispatch from dtype codes with the scratch sized from the whole layout,
 // the segmented operator and its published slots (Flagged, SegOp,
 // FlaggedSlots) for the flat look-back, and a look-back run by each lane
-// for a column of its own (lane_publish_totals, lane_look_back; LevelItems,
-// the items of a prefix, also for a block that gathers many columns' at
-// once) for the columns kernel.
+// for a column of its own (lane_publish_totals, lane_look_back, and
+// LevelItems for a block that gathers many columns' at once) for the
+// columns kernel.
 //
 // The layout is gp_batch's (cuda/gpuprims.h).  Batched: problem p = o *
 // inner + i reads in[o*s_outer + k*s_n + i*s_inner] and writes
@@ -244,15 +244,20 @@ __device__ __forceinline__ typename Op::type look_back(int64_t tile, const S &sl
 // ---------------------------------------------- a look-back for each lane
 // lookback.cuh's deterministic tree, run by every lane alone for a column of
 // its own (the columns kernel's lanes each scan a different column, so each
-// has its own chain of tiles down the axis).  A tile's prefix is the fold,
-// from the largest blocks down, of the blocks of the base-32 digits of its
-// index c (LevelItems): at most 31 level totals a digit, each published by
-// the tile that ends its block as soon as that tile's rows are summed - so a
-// tile waits only for totals, never for another tile's look-back.
+// has its own chain of tiles down the axis), with one shortcut that keeps
+// the bits: a tile's prefix is the fold, from the largest blocks down, of
+// the blocks of the base-32 digits of its index c.  Let j be c's lowest
+// non-zero digit and c' = c with that digit cleared: the blocks above
+// level j are those of c', so prefix(c) = prefix(c') op (the digit's
+// blocks) - the same expression.  Tiles whose index is a multiple of 32
+// publish their prefix, so a tile reads one prefix and at most 31 totals
+// (rather than up to 31 at every level); it waits for a tile at most 31
+// chunks up, which waited the same way.
 //
 // The slots of one column q: the level totals (lookback::Levels of the
-// chunks); slot s of column q at s * columns + q, so the lanes of a warp
-// (neighbouring columns) read and write neighbouring words.
+// chunks), then the prefixes of the chunks c = 32m (slot m); slot s of
+// column q at s * columns + q, so the lanes of a warp (neighbouring
+// columns) read and write neighbouring words.
 // Slots a lane polls at once: 8 4-byte values, 4 wider ones (registers).
 template <class Acc>
 __host__ __device__ constexpr int group_of() { return sizeof(Acc) > 4 ? 4 : 8; }
@@ -271,19 +276,23 @@ struct ColumnSlots {
         return start;
     }
     __device__ int64_t total(int j, int64_t block, int64_t q) const { return (level_start(j) + block) * columns + q; }
+    __device__ int64_t prefix(int64_t chunk, int64_t q) const { return (levels_count + (chunk >> 5)) * columns + q; }
     // Slots of `chunks` chunks, per column.
     static int64_t count(int64_t chunks, int64_t &levels_count) {
         lookback::Levels::of(chunks, levels_count);
-        return levels_count;
+        return levels_count + (chunks >> 5) + 1;
     }
 };
 
-// The fold, left to right, of `count` slots (item i at slot_of(i)), each
-// waited for, GROUP polls in flight at a time.
-template <class CS, class SlotOf, class Op>
-__device__ __forceinline__ typename Op::type lane_fold(const CS &cs, int count, SlotOf slot_of, Op op) {
+// The fold, left to right, of `count` slots of column q: item i is the
+// prefix of chunk `pre` where i == 0 and pre >= 0, else the level-j total of
+// block b0 + i (- 1 after a prefix); each waited for.
+template <class CS, class Op>
+__device__ __forceinline__ typename Op::type lane_fold(const CS &cs, int64_t pre, int j, int64_t b0, int count,
+                                                       int64_t q, Op op) {
     using Acc = typename Op::type;
     constexpr int GROUP = group_of<Acc>();
+    const int shift = pre >= 0 ? 1 : 0;
     Acc acc = Op::identity();
     for (int g = 0; g < count; g += GROUP) {
         Acc got[GROUP];
@@ -294,7 +303,11 @@ __device__ __forceinline__ typename Op::type lane_fold(const CS &cs, int count, 
             bool all = true;
 #pragma unroll
             for (int i = 0; i < GROUP; ++i) {
-                if (!ok[i]) ok[i] = cs.slots.try_get(slot_of(g + i), got[i]);
+                if (!ok[i]) {
+                    const int item = g + i;
+                    const int64_t slot = item < shift ? cs.prefix(pre, q) : cs.total(j, b0 + item - shift, q);
+                    ok[i] = cs.slots.try_get(slot, got[i]);
+                }
                 all = all && ok[i];
             }
             if (all) break;
@@ -316,15 +329,18 @@ __device__ __forceinline__ void lane_publish_totals(const CS &cs, int64_t c, typ
     cs.slots.publish(cs.total(0, c, q), total);
     typename Op::type own = total;
     for (int j = 0; j + 1 < lookback::LEVELS && lookback::digit(c, j) == 31; ++j) {
-        const int64_t b0 = (c >> (5 * j)) - 31;
-        own = op(lane_fold(cs, 31, [&](int i) { return cs.total(j, b0 + i, q); }, op), own);
+        own = op(lane_fold(cs, -1, j, (c >> (5 * j)) - 31, 31, q, op), own);
         cs.slots.publish(cs.total(j + 1, c >> (5 * (j + 1)), q), own);
     }
 }
 
-// The items of chunk c's prefix, in the order they are folded: for each
-// base-32 digit d_k of c, the largest blocks first, the d_k level-k totals
-// of blocks (c >> 5k) - d_k ... (c >> 5k) - 1, left to right.
+// The items of chunk c's prefix from level totals alone, in the order
+// lane_look_back folds them: for each base-32 digit d_k of c, the largest
+// blocks first, the d_k level-k totals of blocks (c >> 5k) - d_k ...
+// (c >> 5k) - 1, left to right.  lane_look_back folds the same totals,
+// some of them through a prefix published at a multiple of 32 (the fold
+// of the items before), so both give the same bits; these wait only for
+// totals, never for another chunk's look-back.
 struct LevelItems {
     int digits[lookback::LEVELS];
     int64_t first[lookback::LEVELS];  // the slot row of level k's first item
@@ -348,11 +364,17 @@ struct LevelItems {
     }
 };
 
-// The prefix of chunk c > 0 in column q: its LevelItems folded.
+// The prefix of chunk c > 0 in column q; published where c is a multiple
+// of 32.
 template <class CS, class Op>
 __device__ __forceinline__ typename Op::type lane_look_back(const CS &cs, int64_t c, int64_t q, Op op) {
-    const LevelItems items(cs, c);
-    return lane_fold(cs, items.count, [&](int i) { return items.slot(cs.columns, i, q); }, op);
+    int j = 0;
+    while (lookback::digit(c, j) == 0) ++j;
+    const int d = lookback::digit(c, j);
+    const int64_t up = c - (int64_t(d) << (5 * j));  // c with digit j cleared: a multiple of 32
+    const auto p = lane_fold(cs, up > 0 ? up : -1, j, (c >> (5 * j)) - d, d + (up > 0), q, op);
+    if ((c & 31) == 0) cs.slots.publish(cs.prefix(c, q), p);
+    return p;
 }
 
 }  // namespace seg
