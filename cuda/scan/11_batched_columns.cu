@@ -205,22 +205,23 @@ struct ColumnTileShape {
                   "static shared memory");
 };
 
-// The library's shape, the fastest or within 2% of it at every shape of
-// bench/tune_colscan.cu on an H200 (bench/results/tune-colscan-nvidia-
-// h200-2026-11-23.md, float32 cumsum, % of a copy of the bytes read +
-// written): (2^24, 4) along axis 0 0.343 ms (37.5%), (2^20, 64) 0.311 ms
-// (41.3%), (16384, 16384) 0.721 ms (71.4%), (64, 4096, 64) along axis 1
-// 0.052 ms (61.4%); 256 x 8 at 2 to 4 blocks an SM 25-71%, 128 x 16
-// loaded through registers 38-66%, 32 vectors across 38-60%.  Tiles of 32
-// KiB of input, 128 threads x 16 rows; at most 8 vectors - 128 bytes - of
-// a row across a tile, so that a wide row's tile is still 256 rows tall
-// and the look-back's reads (about 16 slots a column a tile) stay small
-// beside it; 4 blocks an SM, so 128 KiB of tiles in flight an SM: ptxas of
-// CUDA 13.0 for sm_90 gives 107 to 126 registers (128 allowed) and 41.5
-// KiB of shared memory a block for the library's combinations, nothing
-// spilled.  (256 x 8 at 2 blocks an SM, half the bytes in flight, takes 79
-// to 95 registers; at 3 or 4 blocks the 4-byte types spill 12 to 32 bytes.)
-using ColumnTiling = ColumnTileShape<128, 16, 8, 4>;
+// The library's shapes.  Float32: 256 threads x 8 rows at 4 blocks an SM
+// (tiles of 32 KiB of input, at most 8 vectors - 128 bytes - of a row
+// across, so a wide row's tile is 256 rows tall).  On an H200 (bench/
+// results/tune-colscan-lanes-nvidia-h200-2026-11-24.md, float32 cumsum, %
+// of a copy of the bytes read + written, two runs of the program) it took
+// (2^20, 64) along axis 0 to 69.5% against 62.3 for 128 x 16, (16384,
+// 16384) 83.6 against 83.4, (64, 4096, 64) along axis 1 65.2 against 60.5,
+// and (64, 2^20) 86.0 against 88.0 (a shape whose cumsum along 0 takes a
+// thread a column in the library, step 15); ptxas of CUDA 13.0 (sm_90)
+// caps it at 64 registers: float32 sums spill 20 bytes, min/max none.
+// Other types: 128 threads x 16 rows at 4 blocks an SM (32 KiB tiles, 107
+// to 126 registers, nothing spilled); at 256 x 8 their sums spill 8 (int32)
+// to 40 bytes (int64), not timed.
+template <class Acc>
+using ColumnTilingFor = std::conditional_t<std::is_same<Acc, float>::value, ColumnTileShape<256, 8, 8, 4>,
+                                           ColumnTileShape<128, 16, 8, 4>>;
+using ColumnTiling = ColumnTilingFor<float>;  // float32's (bench/tune_colscan.cu, gpuprims.occupancy)
 
 // Where the look-back's values of Acc live: 8-byte values in the
 // fence-free paired words (lookback.cuh), 4-byte ones packed with their
@@ -669,14 +670,14 @@ struct Columns {
     static size_t scratch(const gp_scan_args &a) {
         size_t bytes = Strided<In, Op>::scratch(a);
         if constexpr (vector_types<In, Acc>())
-            bytes = std::max({bytes, ColumnTiles<ColumnTiling, In, Op>::scratch(a),
+            bytes = std::max({bytes, ColumnTiles<ColumnTilingFor<Acc>, In, Op>::scratch(a),
                               RowScan<RowTiling, In, Op>::scratch(a)});
         return bytes;
     }
     static cudaError_t run(const gp_scan_args &a) {
         if constexpr (vector_types<In, Acc>()) {
             if (RowScan<RowTiling, In, Op>::fits(a)) return RowScan<RowTiling, In, Op>::run(a);
-            if (tiles_fit<In, Acc>(a)) return ColumnTiles<ColumnTiling, In, Op>::run(a);
+            if (tiles_fit<In, Acc>(a)) return ColumnTiles<ColumnTilingFor<Acc>, In, Op>::run(a);
         }
         return Strided<In, Op>::run(a);
     }
