@@ -2,7 +2,8 @@
 // PackedTuning for 1-byte elements, NdTuning for 8-byte ones; step 9).
 //
 // Times nd_tiled's kernels on bench_transpose's any-rank cases (int8 at
-// 2^28 elements, float64 at 2^26) for several tile shapes and block sizes,
+// 2^28 elements, float64 at 2^26) for several tile shapes, block sizes,
+// tile orders and grids (a block a tile, or blocks looping over tiles),
 // against a device-to-device copy of the same bytes in the same run: CUDA
 // events around the launch only, L2 overwritten before every run, median of
 // REPEAT runs; every output checked against the first shape's.  Build and
