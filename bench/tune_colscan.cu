@@ -348,8 +348,9 @@ int main(int argc, char **argv) {
                 [](const gp_scan_args &) { return size_t(0); });
         tiles<ColumnTiling>(b, "tiles: library (ColumnTiling)", c.outer, c.n, c.inner);
         if (waits) {  // the library's shape without its look-back (a wrong result, the time only)
-            tiles<ColumnTileShape<128, 16, 8, 4, true, false>>(b, "tiles: library, no look-back (time only)",
-                                                                c.outer, c.n, c.inner);
+            using T = ColumnTiling;
+            tiles<ColumnTileShape<T::THREADS, T::RPT, T::VC_MAX, T::BLOCKS, T::ASYNC, false>>(
+                b, "tiles: library, no look-back (time only)", c.outer, c.n, c.inner);
             continue;
         }
         if (rows_only) {
@@ -378,6 +379,10 @@ int main(int argc, char **argv) {
         tiles<ColumnTileShape<256, 8, 8, 4>>(b, "tiles <256, 8, 8, 4, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 8, 32, 2>>(b, "tiles <256, 8, 32, 2, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<256, 4, 8, 4>>(b, "tiles <256, 4, 8, 4, async>", c.outer, c.n, c.inner);
+        tiles<ColumnTileShape<256, 8, 4, 4>>(b, "tiles <256, 8, 4, 4, async>", c.outer, c.n, c.inner);
+        tiles<ColumnTileShape<256, 6, 8, 4>>(b, "tiles <256, 6, 8, 4, async>", c.outer, c.n, c.inner);
+        tiles<ColumnTileShape<192, 8, 8, 5>>(b, "tiles <192, 8, 8, 5, async>", c.outer, c.n, c.inner);
+        tiles<ColumnTileShape<256, 8, 8, 4, false>>(b, "tiles <256, 8, 8, 4, loads>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<128, 16, 8, 4, false>>(b, "tiles <128, 16, 8, 4, loads>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<128, 16, 32, 4>>(b, "tiles <128, 16, 32, 4, async>", c.outer, c.n, c.inner);
         tiles<ColumnTileShape<128, 16, 4, 4>>(b, "tiles <128, 16, 4, 4, async>", c.outer, c.n, c.inner);
