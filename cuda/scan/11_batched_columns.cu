@@ -366,30 +366,6 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     // uniform), a barrier after.
     using Raw = typename ColumnSlotsOf<Acc>::Raw;
     const int first_item = t / CT, item_step = T / CT;
-    // The fold of items_s[0 .. n) of each column, by S neighbouring lanes a
-    // column (column fcol, lane fs of its group): lane fs folds its
-    // contiguous share left to right, then the group's shares are combined
-    // by a butterfly of shuffles, the lower share first - a fixed tree for
-    // a given n (the same bits every run), S times shorter than one thread's
-    // fold.  Every lane of the group returns the column's fold; the whole
-    // block calls it (n is uniform).
-    const int S = T / CT >= WARP ? WARP : T / CT > 0 ? T / CT : 1;  // a power of two (T, CT are)
-    const int fcol = t / S, fs = t % S;
-    const bool fold_ok = fcol < CT && cb * CT + fcol < lay.inner;
-    const auto fold_items = [&](int n) -> Acc {
-        const int k = (n + S - 1) / S, lo = fs * k, hi = lo + k < n ? lo + k : n;
-        Acc v = Op::identity();
-        bool h = false;
-        if (fold_ok)
-            for (int i = lo; i < hi; ++i) v = h ? op(v, items_s[i][fcol]) : items_s[i][fcol], h = true;
-        for (int d = 1; d < S; d <<= 1) {
-            const Acc y = __shfl_xor_sync(FULL_MASK, v, d);
-            const bool hy = __shfl_xor_sync(FULL_MASK, int(h), d) != 0;
-            if (h && hy) v = (fs & d) ? op(y, v) : op(v, y);
-            else if (hy) v = y, h = true;
-        }
-        return v;
-    };
     Raw issued[ITEMS_EACH];
     const auto gather_items = [&](int count, auto slot_of, auto use_issued, bool first_round) {
         if (mine_ok) {
@@ -437,28 +413,26 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
         }
         // The totals of the aligned blocks of 32^(j+1) chunks this tile
         // ends (gathering tiles): the 31 blocks of 32^j before its own,
-        // folded by fold_items' tree, then its own.  Uniform over the block.
+        // folded left to right, then its own (seg::lane_publish_totals'
+        // expression).  Uniform over the block.
         for (int j = 0; gather && j + 1 < lookback::LEVELS && lookback::digit(chunk, j) == 31; ++j) {
             const int64_t b0 = (chunk >> (5 * j)) - 31;
             gather_items(31, [&](int i, int64_t q) { return cs.total(j, b0 + i, q); }, std::false_type{}, false);
-            const Acc f = fold_items(31);
-            if (fs == 0 && fcol < CT) prefix_s[fcol] = f;
-            __syncthreads();
             if (t < CT && mine_ok) {
-                own = op(prefix_s[t], own);
+                Acc f = items_s[0][t];
+                for (int i = 1; i < 31; ++i) f = op(f, items_s[i][t]);
+                own = op(f, own);
                 cs.slots.publish(cs.total(j + 1, chunk >> (5 * (j + 1)), q_mine), own);
             }
-            __syncthreads();  // the items and folds read before the next level's land
+            __syncthreads();  // the items read before the next level's land
         }
     }
 
     // A gathering tile's prefix: the blocks of the base-32 digits of the
-    // chunk, the largest first (seg::LevelItems), from level totals only, so
-    // no tile waits for another tile's look-back.  ITEMS a round, each
-    // round's items folded by fold_items' tree, the rounds left to right
-    // (the gathering tiles' own expression: seg::lane_look_back folds the
-    // same totals left to right).  The first round's loads leave now and
-    // are read after the tile's own scan.
+    // chunk, the largest first, each level's left to right (seg::LevelItems)
+    // - the expression of seg::lane_look_back, from level totals only, so no
+    // tile waits for another tile's look-back.  ITEMS a round; the first
+    // round's loads leave now and are read after the tile's own scan.
     const bool gathering = gather && look;
     const seg::LevelItems items(cs, gathering ? chunk : 0);
     if (gathering && mine_ok) {
@@ -510,11 +484,11 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
             const int n_r = items.count - r < ITEMS ? items.count - r : ITEMS;
             gather_items(n_r, [&](int i, int64_t q) { return items.slot(cs.columns, r + i, q); }, std::true_type{},
                          r == 0);
-            const Acc v = fold_items(n_r);
-            p = r == 0 ? v : op(p, v);
+            if (t < CT && mine_ok)
+                for (int i = 0; i < n_r; ++i) p = r + i == 0 ? items_s[i][t] : op(p, items_s[i][t]);
             __syncthreads();
         }
-        if (fs == 0 && fcol < CT) prefix_s[fcol] = p;
+        if (t < CT) prefix_s[t] = p;
     }
     __syncthreads();
     if (!col_ok) return;
