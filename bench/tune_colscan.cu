@@ -336,6 +336,11 @@ int main(int argc, char **argv) {
         {1, int64_t(1) << 24, 4, "(2^24, 4) axis 0"},         {1, int64_t(1) << 20, 64, "(2^20, 64) axis 0"},
         {1, 16384, 16384, "(16384, 16384) axis 0"},           {1, 64, int64_t(1) << 20, "(64, 2^20) axis 0"},
         {1, 4, int64_t(1) << 24, "(4, 2^24) axis 0"},         {64, 4096, 64, "(64, 4096, 64) axis 1"},
+        // short axes of many columns: where a thread a column (step 10) and
+        // the tiles cross
+        {1, 8, int64_t(1) << 23, "(8, 2^23) axis 0"},         {1, 16, int64_t(1) << 22, "(16, 2^22) axis 0"},
+        {1, 32, int64_t(1) << 21, "(32, 2^21) axis 0"},       {1, 128, int64_t(1) << 19, "(128, 2^19) axis 0"},
+        {1, 512, int64_t(1) << 17, "(512, 2^17) axis 0"},
     };
     for (const Case &c : cases) {
         if ((quad_only || rows_only) && c.inner != 4) continue;

@@ -184,3 +184,23 @@ def test_public_cumsum(backend, shape, axis):
         assert got.shape == x.shape and got.dtype == np.float32
         assert np.all(np.abs(got - ref) <= depth * eps * bound + eps * np.abs(ref))
     np.testing.assert_array_equal(x, keep)
+
+
+def test_public_cumsum_long_axis_many_columns(cuda):
+    """auto along axis 0 of (512, 2^18) float32: enough columns for a thread
+    each, but an axis long enough that a thread's one-after-another sums
+    would leave the bound (83 eps x sum|x| at n = 512, where the bound is 50:
+    bench/results/tune-colscan-axes-nvidia-h200-2026-11-24.md); within it, the
+    input unmodified.  2^27 elements: the GPU only."""
+    shape = (512, 2**18)
+    x = random_data(shape[0] * shape[1], "float32", 51).reshape(shape)
+    keep = x.copy()
+    got = gpuprims.cumsum(x, axis=0)
+    np.testing.assert_array_equal(x, keep)
+    x64 = x.astype(np.float64)
+    ref = np.cumsum(x64, axis=0)
+    bound = np.cumsum(np.abs(x64, out=x64), axis=0)
+    eps = float(np.finfo(np.float32).eps)
+    depth = 2 * int(np.ceil(np.log2(shape[0]))) + 32
+    assert got.shape == shape and got.dtype == np.float32
+    assert np.all(np.abs(got - ref) <= depth * eps * bound + eps * np.abs(ref))

@@ -10,10 +10,11 @@
 // measurements):
 //   - across the problems (an axis with axes after it: a C array's axis 0;
 //     an F array's last axis), neighbouring problems are neighbouring
-//     addresses.  Where the problems alone fill the GPU, a thread per
-//     problem (step 10) is already coalesced and reads each element once
-//     with no look-back at all; fewer of them: the columns kernel (step
-//     14), which also cuts the axis;
+//     addresses.  Where the problems alone fill the GPU and the axis is
+//     short, a thread per problem (step 10) is already coalesced and reads
+//     each element once with no look-back at all; fewer of them, or a long
+//     axis of float sums: the columns kernel (step 14), which also cuts the
+//     axis (and sums it in a tree);
 //   - along the problems (a C array's rows): rows of whole tiles of the
 //     1-D pipelined look-back (step 9), that scan over all of them at once
 //     with a look-back tree a row; else many long rows, a warp per row
@@ -59,7 +60,17 @@ namespace {
 //     take, against a thread a problem (bench/results/tune-colscan-nvidia-
 //     h200-2026-11-23.md): (64, 2^20) axis 0 0.146 ms against 0.153, but
 //     (4, 2^24) 1.11 ms against 0.159 - the problems alone do not say which
-//     wins (the axis's length does too), so the threshold stays;
+//     wins: the axis's length does too.  With float32's tiles of 256 x 8
+//     (bench/results/tune-colscan-axes-nvidia-h200-2026-11-24.md, 2^26
+//     elements, % of the copy roof, a thread a column against the tiles):
+//     n = 8 86.2 / 18.6, 16 88.0 / 35.1, 32 87.8 / 62.5, 64 84.3 / 86.6,
+//     128 86.0 / 88.0, 512 77.4 / 80.4.  And a thread adds its column's
+//     elements one after another, so the error of its float sums grows
+//     with n past scan_tolerance's 2 log2(n) + 32 (eps x the prefix's
+//     sum |x|; python/gpuprims/_numerics.py): 83 at n = 512, where the
+//     bound is 50 and the tiles' tree keeps 2.1.  So a thread a problem
+//     only along an axis shorter than THREAD_N = 64, or where the result
+//     is exact (integer sums, min, max) at any length;
 //   along, long rows: (2^14, 2^14) axis -1, a warp a row 3267 GB/s, the
 //     flat look-back 1823; (2^20, 64): 1267 against 2481 (rows of 2 rounds
 //     of a warp), (64, 2^20): 83 against 1627 (64 warps).  So a warp a row
@@ -90,7 +101,7 @@ namespace {
 //     8192, where the element is its own accumulator and the data 16-byte
 //     aligned.
 struct AdaptiveTuning {
-    static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18;
+    static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18, THREAD_N = 64;
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
     static constexpr int64_t ROW_N = int64_t(1) << 23;
     static constexpr int64_t AT_ONCE_N = int64_t(1) << 11;
@@ -180,8 +191,12 @@ enum class Route { Thread, Columns, AtOnce, Warp, Rows, Packs, Flat };
 Route route_of(const gp_scan_args &a) {
     using T = AdaptiveTuning;
     const seg::Layout lay = seg::Layout::of(a);
-    if (across_problems(a))
-        return lay.problems >= T::THREAD_PROBLEMS && thread_coalesced(a) ? Route::Thread : Route::Columns;
+    if (across_problems(a)) {
+        const bool exact = a.op != GP_SUM || a.acc_t == GP_INT32 || a.acc_t == GP_INT64;
+        return lay.problems >= T::THREAD_PROBLEMS && thread_coalesced(a) && (lay.n < T::THREAD_N || exact)
+                   ? Route::Thread
+                   : Route::Columns;
+    }
     if (lay.offsets != nullptr) {
         const int64_t mean = lay.problems > 0 ? lay.n / lay.problems : 0;
         return mean >= T::PACK_MIN && mean <= T::PACK_MAX ? Route::Packs : Route::Flat;
