@@ -66,11 +66,14 @@ namespace {
 //     n = 8 86.2 / 18.6, 16 88.0 / 35.1, 32 87.8 / 62.5, 64 84.3 / 86.6,
 //     128 86.0 / 88.0, 512 77.4 / 80.4.  And a thread adds its column's
 //     elements one after another, so the error of its float sums grows
-//     with n past scan_tolerance's 2 log2(n) + 32 (eps x the prefix's
-//     sum |x|; python/gpuprims/_numerics.py): 83 at n = 512, where the
-//     bound is 50 and the tiles' tree keeps 2.1.  So a thread a problem
-//     only along an axis shorter than THREAD_N = 64, or where the result
-//     is exact (integer sums, min, max) at any length;
+//     with n towards scan_tolerance's 2 log2(n) + 32 (eps x the prefix's
+//     sum |x|; python/gpuprims/_numerics.py), where the tiles' tree stays
+//     near 1: values in (0, 1] 5.5 / 14.0 / 31.2 at n = 128 / 512 / 4096
+//     (bounds 46 / 50 / 56), and past the bound, 83 at n = 512, for the
+//     tune program's values (a generator's outputs a power of two apart
+//     down a column: correlated).  So a thread a problem only along an
+//     axis shorter than THREAD_N = 64, or where the result is exact
+//     (integer sums, min, max) at any length;
 //   along, long rows: (2^14, 2^14) axis -1, a warp a row 3267 GB/s, the
 //     flat look-back 1823; (2^20, 64): 1267 against 2481 (rows of 2 rounds
 //     of a warp), (64, 2^20): 83 against 1627 (64 warps).  So a warp a row
