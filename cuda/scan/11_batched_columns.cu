@@ -212,10 +212,11 @@ struct ColumnTileShape {
 // of a copy of the bytes read + written, two runs of the program) it took
 // (2^20, 64) along axis 0 to 69.5% against 62.3 for 128 x 16, (16384,
 // 16384) 83.6 against 83.4, (64, 4096, 64) along axis 1 65.2 against 60.5,
-// and (64, 2^20) 86.0 against 88.0 (a shape whose cumsum along 0 takes a
-// thread a column in the library, step 15); against narrower, shorter or
+// and (64, 2^20) 86.0 against 88.0.  Against narrower, shorter or
 // 192-thread tiles and loads through registers it is the fastest or within
-// 0.5 points (tune-colscan-nvidia-h200-2026-11-24.md).  ptxas of CUDA 13.0
+// 0.5 points on the other shapes (tune-colscan-nvidia-h200-2026-11-24.md);
+// on (64, 2^20) (one tile down the axis) 128 x 8 at 6 blocks an SM and
+// 128 x 16 read 2-3 points more (90.3 / 89.6 against 87.5).  ptxas of CUDA 13.0
 // (sm_90) caps it at 64 registers: float32 sums spill 20 bytes, min/max
 // none.
 // Other types: 128 threads x 16 rows at 4 blocks an SM (32 KiB tiles, 107
