@@ -173,13 +173,13 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 // at most 128 bytes of columns, the whole block polls every column's
 // items at once, and they are level totals only (seg::LevelItems): a
 // tile's prefix never waits for another tile's look-back, only for totals,
-// which a tile publishes as soon as its rows are summed.  (Waiting on
-// prefixes published every 32 chunks put each block of 32 chunks behind
-// the look-back of its first: (2^20, 64) float32 along axis 0 read 41.7%
-// of the copy roof that way, 61.2% from level totals - bench/results/scan-
-// axis-nvidia-h200-2026-11-23-run15.md; 78.8% with no look-back at all,
-// tune-colscan-waits-nvidia-h200-2026-11-23.md.)  The results go
-// back through the same shared memory and out with evict-first stores.
+// which a tile publishes as soon as its rows are summed (a prefix
+// published every 32 chunks would put each block of 32 chunks behind the
+// look-back of its first).  The waits are still the cost where a row has
+// few tiles across: (2^20, 64) float32 along axis 0 reads 87.4% of the
+// copy roof with no look-back at all against 70.6% with it (bench/results/
+// tune-colscan-nvidia-h200-2026-11-24.md).  The results go back through
+// the same shared memory and out with evict-first stores.
 // Every element's result is the same expression of the same inputs for a
 // given layout (the shape follows n and inner only), so the bits never
 // change between runs.
@@ -353,7 +353,7 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     // with VC_MAX <= 8, every tile that looks back gathers, and the
     // per-thread look-back below is not compiled.
     const int CT = VC * VEC;
-    const bool gather = Shape::VC_MAX * 16 <= 128 || CT <= GATHER;
+    const bool gather = Shape::VC_MAX * VEC <= GATHER || CT <= GATHER;
     const int mine_col = t % CT;
     const int64_t q_mine = o * lay.inner + cb * CT + mine_col;
     const bool mine_ok = cb * CT + mine_col < lay.inner;
@@ -363,8 +363,8 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     // in registers until the round is over), then into items_s[i][col].
     // use_issued (std::true_type) and first_round: the first polls' loads
     // were made earlier (peek) into `issued` (an array indexed by constants
-    // only, so that it stays in registers while the loads fly).  The whole block calls it (count is
-    // uniform), a barrier after.
+    // only, so that it stays in registers while the loads fly).  The whole
+    // block calls it (count is uniform), a barrier after.
     using Raw = typename ColumnSlotsOf<Acc>::Raw;
     const int first_item = t / CT, item_step = T / CT;
     Raw issued[ITEMS_EACH];
