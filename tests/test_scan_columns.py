@@ -169,20 +169,27 @@ def test_deterministic(backend):
         np.testing.assert_array_equal(r.view(np.uint32), runs[0].view(np.uint32))
 
 
+def check_float32_cumsum(got, x, axis):
+    """A float32 cumsum of x along axis against a float64 one, within the
+    prefix bound: (2 ceil(log2 n) + 32) eps x the prefix's sum |x|, plus a
+    rounding of the result."""
+    assert got.shape == x.shape and got.dtype == np.float32
+    x64 = x.astype(np.float64)
+    ref = np.cumsum(x64, axis=axis)
+    bound = np.cumsum(np.abs(x64, out=x64), axis=axis)
+    eps = float(np.finfo(np.float32).eps)
+    depth = 2 * int(np.ceil(np.log2(x.shape[axis]))) + 32
+    assert np.all(np.abs(got - ref) <= depth * eps * bound + eps * np.abs(ref))
+
+
 @pytest.mark.parametrize("shape,axis", [((5000, 4), 0), ((700, 64), 0), ((4, 300, 8), 1), ((3, 5, 1200, 4), 2)])
 def test_public_cumsum(backend, shape, axis):
     """gpuprims.cumsum along axis 0 / a middle axis (what auto runs there)
     and the named variant, against NumPy; the input unmodified."""
     x = random_data(int(np.prod(shape)), "float32", 50).reshape(shape)
     keep = x.copy()
-    ref = np.cumsum(x.astype(np.float64), axis=axis)
-    bound = np.cumsum(np.abs(x.astype(np.float64)), axis=axis)
-    eps = float(np.finfo(np.float32).eps)
-    depth = 2 * int(np.ceil(np.log2(shape[axis]))) + 32
     for variant in ("auto", "batched_columns"):
-        got = gpuprims.cumsum(x, axis=axis, variant=variant)
-        assert got.shape == x.shape and got.dtype == np.float32
-        assert np.all(np.abs(got - ref) <= depth * eps * bound + eps * np.abs(ref))
+        check_float32_cumsum(gpuprims.cumsum(x, axis=axis, variant=variant), x, axis)
     np.testing.assert_array_equal(x, keep)
 
 
@@ -199,10 +206,4 @@ def test_public_cumsum_long_axis_many_columns(cuda):
     keep = x.copy()
     got = gpuprims.cumsum(x, axis=0)
     np.testing.assert_array_equal(x, keep)
-    x64 = x.astype(np.float64)
-    ref = np.cumsum(x64, axis=0)
-    bound = np.cumsum(np.abs(x64, out=x64), axis=0)
-    eps = float(np.finfo(np.float32).eps)
-    depth = 2 * int(np.ceil(np.log2(shape[0]))) + 32
-    assert got.shape == shape and got.dtype == np.float32
-    assert np.all(np.abs(got - ref) <= depth * eps * bound + eps * np.abs(ref))
+    check_float32_cumsum(got, x, 0)
