@@ -1,7 +1,9 @@
 """gpuprims.dask on a dask-cuda LocalCUDACluster (run on the 2-GPU machine).
 
 Host-resident data: a dask array of NumPy chunks (float32), persisted in
-the workers' memory before anything is timed; gpuprims.dask.sum and
+the workers' memory before anything is timed, and the same chunks copied
+into page-locked memory by gpuprims.dask.pin (persisted too, each worker
+pinning its own); gpuprims.dask.sum and
 cumsum (its output persisted on the workers, not gathered) on 1 worker
 (GPU 0), then on 2 workers (GPUs 0 and 1): wall clock of the whole
 compute, the median of --repeat runs after one warm-up.  Each GPU's part
@@ -118,11 +120,17 @@ def run(workers, args, rows, device_rows):
                 time.sleep(0.005)
 
         g2g_rows(client, workers, args, rows)
+        xp = client.persist(gd.pin(x))  # the same chunks in page-locked memory
+        distributed.wait(xp)
         cases = [("gpuprims.dask.sum", lambda: gd.sum(x).compute()),
+                 ("gpuprims.dask.sum, page-locked chunks (pin)", lambda: gd.sum(xp).compute()),
                  ("gpuprims.dask.cumsum", lambda: persist(gd.cumsum(x))),
+                 ("gpuprims.dask.cumsum, page-locked chunks (pin)", lambda: persist(gd.cumsum(xp))),
                  ("gpuprims.dask.cumsum blelloch", lambda: persist(gd.cumsum(x, method="blelloch"))),
                  ("dask.array.sum (NumPy on the CPU)", lambda: da.sum(x).compute())]
         for name, fn in cases:
+            if not re.search(args.cases, name):
+                continue
             (med, lo, hi), = timed(fn, repeat=args.repeat, after=release)
             per_gpu = nbytes / workers / med / 1e9
             roof = statistics.mean(roofs.values()) if roofs else None
@@ -204,6 +212,7 @@ def main():
     p.add_argument("--g2g-chunks", type=int, default=8, help="number of chunks of the gpu_to_gpu rows (0: skip)")
     p.add_argument("--workers", default="1,2", help="worker (GPU) counts, in order")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--cases", default="", help="time only the host-data cases whose name this regex finds")
     args = p.parse_args()
     info = gpuprims.device_info()
     date = time.strftime("%Y-%m-%d")

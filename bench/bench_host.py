@@ -19,9 +19,11 @@ one-way pinned copy and >= 8x NumPy; to_device and get of 1 GiB >= 0.6 of
 the pinned roof each way; a 2^16 call no slower than the single shot.
 Sizes whose arrays (and the pinned buffer of the roof copy) do not fit the
 host's available memory are skipped, with a line saying so.  Registering
-the caller's buffer (cudaHostRegister) instead of staging is not measured:
-the runtime layer has no hook for it.  The whole run takes about two
-minutes on an H100 machine.
+the caller's buffer for each call (cudaHostRegister) instead of staging is
+measured by bench/host_register_threads.cu (it is slower).  Then the same
+works on page-locked arrays (gpuprims.empty_pinned), which the pipeline
+copies in place, and what allocating 1 GiB of them costs.  The whole run
+takes about three minutes on an H100 machine.
 
     python bench/bench_host.py          # the GPU run
     python bench/bench_host.py --dry    # the emulator, tiny sizes: checks the script, no meaningful times
@@ -162,6 +164,47 @@ def main(dry=False):
         print(copy_rows[-1], flush=True)
     h = d = None
 
+    # page-locked operands (gpuprims.empty_pinned): copied in place, chunk by chunk, no ring
+    alloc_ms = wall_ms(lambda: gpuprims.empty_pinned(gib, np.uint8), 3)  # cudaHostAlloc + cudaFreeHost
+    pinned_rows = []
+
+    def pinned(shape, dtype, fill=True):
+        p = gpuprims.empty_pinned(shape, dtype)
+        if fill:
+            p[...] = rng.random(shape, dtype=np.dtype(dtype))
+            p -= 0.5
+        return p
+
+    for dtype in ("float32", "float64"):
+        x = pinned(big, dtype)
+        what = f"{dtype} 2^{big.bit_length() - 1}"
+        for op in ("sum", "min", "max"):
+            fn = getattr(gpuprims, op)
+            row(f"{op} {what} (pinned in)", x.nbytes, 0, wall_ms(lambda: fn(x)),
+                wall_ms(lambda: getattr(np, op)(x)), ">= 0.6 of H2D roof, >= 4x NumPy")
+        x = None
+    x, out = pinned(big, np.float32), pinned(big, np.float32, fill=False)
+    row(f"cumsum float32 2^{big.bit_length() - 1} (pinned in and out)", x.nbytes, out.nbytes,
+        wall_ms(lambda: gpuprims.cumsum(x, out=out)), wall_ms(lambda: np.cumsum(x, out=out)),
+        "<= 1.5x larger one-way copy, >= 8x NumPy")
+    x = out = None
+    a, out = pinned((side, side), np.float32), pinned((side, side), np.float32, fill=False)
+    row(f"transpose {side}^2 float32 (pinned in and out)", a.nbytes, out.nbytes,
+        wall_ms(lambda: gpuprims.transpose(a, out=out)),
+        wall_ms(lambda: np.copyto(out, np.ascontiguousarray(a.T))), "<= 1.5x larger one-way copy, >= 8x NumPy")
+    a = out = None
+    h, back = pinned(gib, np.uint8, fill=False), pinned(gib, np.uint8, fill=False)
+    h[...] = 7
+    d = gpuprims.to_device(h)
+    for what, ms, roof in [(f"to_device {gib >> 20} MiB", wall_ms(lambda: gpuprims.to_device(h)), h2d),
+                           (f"DeviceArray.get(out=) {gib >> 20} MiB", wall_ms(lambda: d.get(out=back)), d2h)]:
+        pinned_rows.append(f"| {what} | {ms:.1f} ({gbs(gib, ms):.1f} GB/s) | {roof:.1f} ({gbs(gib, roof):.1f} GB/s) "
+                           f"| {roof / ms:.2f} |")
+        data.append({"work": what + " (pinned)", "ms": ms, "pinned_roof_ms": roof})
+        print(pinned_rows[-1], flush=True)
+    data.append({"work": f"empty_pinned {gib >> 20} MiB (allocate + free)", "ms": alloc_ms})
+    h = back = d = None
+
     # a small call: single shot (the default below the threshold) vs forced through the pipeline
     s = (rng.random(1 << 16) * 2 - 1).astype(np.float32)
     single = wall_ms(lambda: gpuprims.sum(s), 50)
@@ -184,9 +227,14 @@ def main(dry=False):
         "| work | ms | GB/s in | NumPy ms | vs NumPy | H2D roof ms | D2H roof ms | of roof | target |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|", *rows, "",
         "| copy | pinned ring ms | pageable ms | pinned roof ms | of roof |", "|---|---:|---:|---:|---:|",
-        *copy_rows, "", "| small call | single shot | through the pipeline |", "|---|---:|---:|", small, "",
+        *copy_rows, "",
+        f"Page-locked arrays (gpuprims.empty_pinned) are copied in place (rows \"pinned\" above); allocating "
+        f"{gib >> 20} MiB of them and freeing it takes {alloc_ms:.1f} ms.", "",
+        "| copy, page-locked host array | ms | pinned roof ms | of roof |", "|---|---:|---:|---:|", *pinned_rows, "",
+        "| small call | single shot | through the pipeline |", "|---|---:|---:|", small, "",
         *(f"- {line}" for line in skipped),
-        "- cudaHostRegister of the caller's buffer instead of staging: not measured (no runtime hook).", ""])
+        "- cudaHostRegister of the caller's buffer for one call instead of staging: slower than the ring "
+        "(bench/results/host-register-threads-*).", ""])
     slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
     out = Path(__file__).resolve().parent / "results" / f"host-{slug}-{date}.md"
     if not dry:

@@ -14,6 +14,7 @@ typedef struct {
     PyObject *CudaError;
     PyObject *NoDeviceError;
     PyObject *DeviceBuffer;
+    PyObject *PinnedBuffer;
     int device_ready;      /* the CUDA backend's device is set up */
     const gp_runtime *rt;  /* the active backend: &gp_runtime_cuda or &gp_runtime_emu */
     int auto_pending;      /* "auto" chosen and not decided yet: decided at the backend's first use */

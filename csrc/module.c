@@ -243,6 +243,106 @@ static PyObject *gp_alloc(PyObject *module, PyObject *args)
     return (PyObject *)b;
 }
 
+/* ------------------------------------------------ page-locked host memory */
+
+/* Page-locked host memory (cudaHostAlloc; the emulator's: malloc) as a
+ * writable buffer of bytes, freed when the last view of it goes away:
+ * the storage of gpuprims.empty_pinned's NumPy arrays, which the host
+ * pipeline copies from and into in place. */
+typedef struct {
+    PyObject_HEAD
+    void *ptr;
+    size_t nbytes;
+    const gp_runtime *rt;
+} PinnedBuffer;
+
+static void PinnedBuffer_dealloc(PyObject *self)
+{
+    PinnedBuffer *b = (PinnedBuffer *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    if (b->ptr != NULL) {
+        /* Every gpuprims call has synchronized before returning: no copy
+         * of ours still reads or writes it (cudaFreeHost waits for the
+         * device besides). */
+        (void)b->rt->host_free(b->ptr);
+        (void)b->rt->get_last_error();
+        b->ptr = NULL;
+    }
+    tp_free(self);
+    Py_DECREF(tp);
+}
+
+static int PinnedBuffer_getbuffer(PyObject *self, Py_buffer *view, int flags)
+{
+    PinnedBuffer *b = (PinnedBuffer *)self;
+    return PyBuffer_FillInfo(view, self, b->ptr, (Py_ssize_t)b->nbytes, 0, flags);
+}
+
+static void PinnedBuffer_releasebuffer(PyObject *self, Py_buffer *view)
+{
+    (void)self;
+    (void)view;
+}
+
+static PyType_Slot PinnedBuffer_slots[] = {
+    {Py_tp_dealloc, PinnedBuffer_dealloc},
+    {Py_bf_getbuffer, PinnedBuffer_getbuffer},
+    {Py_bf_releasebuffer, PinnedBuffer_releasebuffer},
+    {Py_tp_doc, "Page-locked host memory (a writable buffer of bytes), freed when the object goes away."},
+    {0, NULL},
+};
+
+static PyType_Spec PinnedBuffer_spec = {
+    "gpuprims._core.PinnedBuffer",
+    sizeof(PinnedBuffer),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    PinnedBuffer_slots,
+};
+
+/* host_alloc(nbytes) -> PinnedBuffer of the active backend */
+static PyObject *gp_host_alloc_py(PyObject *module, PyObject *args)
+{
+    const gp_runtime *rt = gp_rt(module);
+    gp_state *st = gp_get_state(module);
+    unsigned long long nbytes;
+    PinnedBuffer *b;
+    cudaError_t err;
+    allocfunc tp_alloc;
+
+    if (!PyArg_ParseTuple(args, "K:host_alloc", &nbytes) || gp_ensure_device(module) < 0)
+        return NULL;
+    tp_alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)st->PinnedBuffer, Py_tp_alloc);
+    b = (PinnedBuffer *)tp_alloc((PyTypeObject *)st->PinnedBuffer, 0);
+    if (b == NULL)
+        return NULL;
+    b->ptr = NULL;
+    b->nbytes = (size_t)nbytes;
+    b->rt = rt;
+    Py_BEGIN_ALLOW_THREADS
+    err = rt->host_alloc(&b->ptr, nbytes ? (size_t)nbytes : 1);
+    Py_END_ALLOW_THREADS
+    if (err != cudaSuccess) {
+        b->ptr = NULL;
+        Py_DECREF(b);
+        (void)rt->get_last_error();
+        return gp_raise_cuda(module, err, "page-locked host allocation");
+    }
+    return (PyObject *)b;
+}
+
+/* host_pinned(address, nbytes) -> bool: the active backend's answer */
+static PyObject *gp_host_pinned_py(PyObject *module, PyObject *args)
+{
+    unsigned long long addr, nbytes;
+    int yes;
+    if (!PyArg_ParseTuple(args, "KK:host_pinned", &addr, &nbytes) || gp_ensure_device(module) < 0)
+        return NULL;
+    yes = gp_rt(module)->host_pinned((const void *)(uintptr_t)addr, (size_t)nbytes);
+    return PyBool_FromLong(yes);
+}
+
 /* -------------------------------------------------- copies and streams */
 
 /* htod(dst_ptr, src_buffer): copy a contiguous host buffer to the device. */
@@ -638,6 +738,9 @@ static PyObject *gp_pool_stats_py(PyObject *module, PyObject *args)
 
 static PyMethodDef gp_methods[] = {
     {"alloc", gp_alloc, METH_VARARGS, "alloc(nbytes) -> DeviceBuffer"},
+    {"host_alloc", gp_host_alloc_py, METH_VARARGS, "host_alloc(nbytes) -> PinnedBuffer (page-locked host memory)"},
+    {"host_pinned", gp_host_pinned_py, METH_VARARGS,
+     "host_pinned(address, nbytes) -> bool: the host range is page-locked memory"},
     {"htod", gp_htod, METH_VARARGS, "htod(dst_ptr, buffer): host to device copy"},
     {"dtoh", gp_dtoh, METH_VARARGS, "dtoh(buffer, src_ptr[, backend]): device to host copy"},
     {"dtod", gp_dtod, METH_VARARGS, "dtod(dst_ptr, src_ptr, nbytes)"},
@@ -711,6 +814,9 @@ static int gp_exec(PyObject *module)
     if (st->DeviceBuffer == NULL ||
         PyModule_AddObjectRef(module, "DeviceBuffer", st->DeviceBuffer) < 0)
         return -1;
+    st->PinnedBuffer = PyType_FromModuleAndSpec(module, &PinnedBuffer_spec, NULL);
+    if (st->PinnedBuffer == NULL || PyModule_AddObjectRef(module, "PinnedBuffer", st->PinnedBuffer) < 0)
+        return -1;
     st->device_ready = 0;
     st->auto_pending = 0;
     st->auto_why = NULL;
@@ -724,6 +830,7 @@ static int gp_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->CudaError);
     Py_VISIT(st->NoDeviceError);
     Py_VISIT(st->DeviceBuffer);
+    Py_VISIT(st->PinnedBuffer);
     return 0;
 }
 
@@ -733,6 +840,7 @@ static int gp_clear(PyObject *module)
     Py_CLEAR(st->CudaError);
     Py_CLEAR(st->NoDeviceError);
     Py_CLEAR(st->DeviceBuffer);
+    Py_CLEAR(st->PinnedBuffer);
     return 0;
 }
 

@@ -27,6 +27,13 @@
  * - transpose (a planned problem of rank <= 2): tiles of rows x columns of
  *   the input, each transposed on the device and written on the host into
  *   the output's columns.
+ * Page-locked operands (the caller's pinned arrays: gpuprims.empty_pinned,
+ * cupyx.empty_pinned, a PyTorch tensor's pin_memory()) skip the ring: the
+ * copy engines read and write them in place, chunk by chunk, on the same
+ * streams, so no host thread touches the data and the host's memory is
+ * read once.  Only memory that is page-locked before the call does this:
+ * locking the caller's pageable buffer for one call (cudaHostRegister) costs
+ * more than packing it (bench/results/host-register-threads-*).
  * Layouts the pipeline does not split (axis and segmented problems, N-D
  * transposes) are split into smaller calls by the Python layer where they do
  * not fit (python/gpuprims/_arrays.py: pipeline_budget).
@@ -84,8 +91,10 @@ static struct {
     size_t peak_device;        /* the largest device allocation of one pipelined call */
     size_t last_device;        /* the last pipelined call's */
     double last_wall_s;
+    long long direct_in, direct_out; /* chunks copied from / into page-locked operands in place */
+    int direct;                      /* page-locked operands copied in place (pipeline_config(direct=...)) */
 } ring = {NULL, 0, {NULL}, NULL, NULL, {NULL}, {NULL}, {NULL},
-          256u << 20, GP_THRESHOLD, 0, -1, -1, 2.0, 0, 0, 0, 0, 0, 0, 0, 0.0};
+          256u << 20, GP_THRESHOLD, 0, -1, -1, 2.0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0, 1};
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -511,6 +520,62 @@ static void view_of(const Py_buffer *b, gp_hostview *v)
     }
 }
 
+/* Whether host view v lies in page-locked memory (its whole span). */
+static int view_pinned(const gp_runtime *rt, const gp_hostview *v)
+{
+    const char *lo = v->base, *hi = v->base + v->item;
+    int k;
+    for (k = 0; k < v->ndim; k++) {
+        int64_t d = (v->shape[k] - 1) * v->strides[k];
+        if (v->shape[k] == 0)
+            return 0;
+        if (d < 0)
+            lo += d;
+        else
+            hi += d;
+    }
+    return ring.direct && rt->host_pinned(lo, (size_t)(hi - lo));
+}
+
+/* Elements [e0, e0 + m) of v as the copy engine can read them in place:
+ * one run of bytes, or (a 2-D tile of a row-major view) rows of `width`
+ * bytes `pitch` apart.  0: neither (they are packed). */
+typedef struct {
+    const char *src;
+    size_t pitch, width, height;
+} gp_rows;
+
+static int in_place(const gp_hostview *v, int64_t e0, int64_t m, gp_rows *r)
+{
+    if (v->contiguous) {
+        r->src = v->base + (size_t)e0 * v->item;
+        r->width = r->pitch = (size_t)m * v->item;
+        r->height = 1;
+        return 1;
+    }
+    if (v->ndim == 2 && e0 == 0 && m == v->shape[0] * v->shape[1] && v->strides[1] == (int64_t)v->item &&
+        v->strides[0] >= v->shape[1] * (int64_t)v->item) {
+        r->src = v->base;
+        r->pitch = (size_t)v->strides[0];
+        r->width = (size_t)v->shape[1] * v->item;
+        r->height = (size_t)v->shape[0];
+        return 1;
+    }
+    return 0;
+}
+
+/* A copy between dense device memory and host rows (one run: height 1). */
+static cudaError_t copy_rows(const gp_runtime *rt, void *dev, const gp_rows *r, char *host_dst, cudaStream_t s)
+{
+    if (host_dst == NULL)
+        return r->height == 1 ? rt->memcpy_async(dev, r->src, r->width, cudaMemcpyHostToDevice, s)
+                              : rt->memcpy2d_async(dev, r->width, r->src, r->pitch, r->width, r->height,
+                                                   cudaMemcpyHostToDevice, s);
+    return r->height == 1 ? rt->memcpy_async(host_dst, dev, r->width, cudaMemcpyDeviceToHost, s)
+                          : rt->memcpy2d_async(host_dst, r->pitch, dev, r->width, r->width, r->height,
+                                               cudaMemcpyDeviceToHost, s);
+}
+
 /* ----------------------------------------------------- one pipelined call */
 
 typedef struct {
@@ -678,7 +743,19 @@ static int make_plan(gp_job *j, gp_plan *p)
              * output, unpacked by all the host threads, and its input is
              * read in runs of tc elements.  Else blocks of whole rows
              * (their output lands in tc runs of tr elements). */
-            if (rows > 0 && rows <= m) {
+            if (j->in_pinned && j->out_pinned && rows > 1 && cols > 1) {
+                /* Both copied in place as pitched rows - the input's of tc
+                 * elements, the output's of tr - whose copies run at the
+                 * bus's speed only where the rows are wide (2x H200: rows
+                 * of 4 KiB 34 GB/s, 16 KiB 48, 64 KiB 55; bench/results/
+                 * copy2d-*): square tiles, both kinds of rows as wide as
+                 * the chunk allows. */
+                int64_t side = 1;
+                while ((side * 2) * (side * 2) <= m)
+                    side *= 2;
+                p->tr = rows < side ? rows : side;
+                p->tc = m / p->tr < cols ? m / p->tr : cols;
+            } else if (rows > 0 && rows <= m) {
                 p->tr = rows;
                 p->tc = m / rows < cols ? m / rows : cols;
             } else {
@@ -767,15 +844,33 @@ static cudaError_t drain(gp_job *j, cudaError_t err)
     return err;
 }
 
-/* Chunk i's input copied in: its stage's pinned buffer free (the copy of
- * chunk i - stages done), packed, copied on the h2d stream behind the
- * kernel that last read the device buffer. */
+/* Chunk i's input copied in on the h2d stream, behind the kernel that last
+ * read the device buffer: from the caller's page-locked buffer in place,
+ * or packed into its stage's pinned buffer once that is free (the copy of
+ * chunk i - stages done) and copied from there. */
 static cudaError_t stage_in(gp_job *j, const gp_hostview *v, int s, int64_t e0, int64_t m, void *dev)
 {
     const gp_runtime *rt = j->rt;
     cudaError_t err;
     double t0;
     int tk;
+    gp_rows rows;
+    if (j->in_pinned && in_place(v, e0, m, &rows)) {
+        if ((err = rt->stream_wait_event(ring.h2d, ring.ev_kernel[s])) != cudaSuccess)
+            return err;
+        tk = trace_dev_begin(rt, GP_TR_IN, ring.h2d);
+        err = copy_rows(rt, dev, &rows, NULL, ring.h2d);
+        if (err == cudaErrorInvalidValue) { /* not one page-locked block after all: packed from here on */
+            (void)rt->get_last_error();
+            j->in_pinned = 0;
+            return stage_in(j, v, s, e0, m, dev);
+        }
+        if (err != cudaSuccess || (err = trace_dev_end(rt, tk, GP_TR_IN, ring.h2d)) != cudaSuccess ||
+            (err = rt->event_record(ring.ev_in[s], ring.h2d)) != cudaSuccess)
+            return err;
+        ring.direct_in++;
+        return rt->stream_wait_event(j->c.stream, ring.ev_in[s]);
+    }
     if ((err = rt->event_sync(ring.ev_in[s])) != cudaSuccess)
         return err;
     t0 = trace.max ? now_s() : 0.0;
@@ -793,19 +888,37 @@ static cudaError_t stage_in(gp_job *j, const gp_hostview *v, int s, int64_t e0, 
     return rt->stream_wait_event(j->c.stream, ring.ev_in[s]);
 }
 
-/* Chunk i's output copied out into pinned buffer `slot` on the d2h stream,
- * behind its kernel. */
-static cudaError_t stage_out(gp_job *j, int s, int slot, const void *dev, size_t bytes)
+/* Chunk i's output copied out on the d2h stream, behind its kernel: into
+ * the caller's page-locked output in place where `to` is given (rows of
+ * to->width bytes, to->pitch apart from to->src; *direct set to 1), else
+ * into pinned buffer `slot` (bytes; *direct 0), for the host to unpack. */
+static cudaError_t stage_out(gp_job *j, int s, int slot, const void *dev, size_t bytes, const gp_rows *to,
+                             int *direct)
 {
     const gp_runtime *rt = j->rt;
     cudaError_t err;
     int tk;
+    *direct = 0;
     if ((err = rt->event_record(ring.ev_kernel[s], j->c.stream)) != cudaSuccess ||
         (err = rt->stream_wait_event(ring.d2h, ring.ev_kernel[s])) != cudaSuccess)
         return err;
     tk = trace_dev_begin(rt, GP_TR_OUT, ring.d2h);
-    if ((err = rt->memcpy_async(ring.buf[slot], dev, bytes, cudaMemcpyDeviceToHost, ring.d2h)) != cudaSuccess ||
-        (err = trace_dev_end(rt, tk, GP_TR_OUT, ring.d2h)) != cudaSuccess)
+    if (to != NULL && j->out_pinned) {
+        err = copy_rows(rt, (void *)dev, to, (char *)to->src, ring.d2h);
+        if (err == cudaErrorInvalidValue) { /* not one page-locked block after all: unpacked from here on */
+            (void)rt->get_last_error();
+            j->out_pinned = 0;
+        } else if (err != cudaSuccess) {
+            return err;
+        } else {
+            *direct = 1;
+            ring.direct_out++;
+        }
+    }
+    if (!*direct && (err = rt->memcpy_async(ring.buf[slot], dev, bytes, cudaMemcpyDeviceToHost, ring.d2h)) !=
+                        cudaSuccess)
+        return err;
+    if ((err = trace_dev_end(rt, tk, GP_TR_OUT, ring.d2h)) != cudaSuccess)
         return err;
     return rt->event_record(ring.ev_out[s], ring.d2h);
 }
@@ -886,6 +999,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
     gp_call cc;
     cudaError_t err = cudaSuccess;
     int64_t i, prev_e0 = 0, prev_m = 0;
+    int od[2] = {0, 0}; /* the stage's output went into the caller's page-locked output in place */
     /* a reproducible float sum carries the running accumulator state from
      * chunk to chunk (two slots, alternating), not a rounded total */
     int rep = rep_sum(j);
@@ -898,6 +1012,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
             int64_t e0 = i * p->m, m = c->n - e0 < p->m ? c->n - e0 : p->m;
             char *st = block + (size_t)s * stage_b, *din = st, *work = st + in_b, *y = work + work_b,
                  *res = y + work_b;
+            gp_rows to;
             /* the out buffer's pinned slot (2 + s) is free: chunk i - 2 was unpacked */
             if ((err = stage_in(j, &v, s, e0, m, cast ? din : work + acc)) != cudaSuccess)
                 break;
@@ -952,8 +1067,12 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                     break;
                 y = res;
             }
+            to.src = out + (size_t)e0 * oe;
+            to.pitch = to.width = (size_t)m * oe;
+            to.height = 1;
             if ((err = trace_dev_end(rt, tk, GP_TR_KERNEL, c->stream)) != cudaSuccess ||
-                (err = stage_out(j, s, 2 + s, y + (c->inclusive || rep ? oe : 0), (size_t)m * oe)) != cudaSuccess)
+                (err = stage_out(j, s, 2 + s, y + (c->inclusive || rep ? oe : 0), (size_t)m * oe, &to, &od[s])) !=
+                    cudaSuccess)
                 break;
         }
         if (i > 0) { /* chunk i - 1's output unpacked while chunk i moves */
@@ -961,10 +1080,12 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
             double t0;
             if ((err = rt->event_sync(ring.ev_out[sp])) != cudaSuccess)
                 break;
-            t0 = trace.max ? now_s() : 0.0;
-            copy_parallel(out + (size_t)prev_e0 * oe, (const char *)ring.buf[2 + sp], (size_t)prev_m * oe);
-            if (trace.max)
-                trace_host(GP_TR_UNPACK, t0, now_s());
+            if (!od[sp]) {
+                t0 = trace.max ? now_s() : 0.0;
+                copy_parallel(out + (size_t)prev_e0 * oe, (const char *)ring.buf[2 + sp], (size_t)prev_m * oe);
+                if (trace.max)
+                    trace_host(GP_TR_UNPACK, t0, now_s());
+            }
             r->done = prev_e0 + prev_m;
             if (checkpoint(r, i) < 0)
                 return cudaSuccess;
@@ -995,13 +1116,14 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
     char *out = (char *)j->out.view.buf;
     gp_tile prev = {0, 0, 0, 0};
     cudaError_t err = cudaSuccess;
-    int tk;
+    int tk, od[2] = {0, 0}; /* od: as in run_scan */
     for (i = 0; i <= p->nchunks && err == cudaSuccess; i++) {
         int s = (int)(i % 2);
-        gp_tile t;
+        gp_tile t = {0, 0, 0, 0};
         if (i < p->nchunks) {
             gp_hostview v;
             gp_call cc;
+            gp_rows to;
             char *din = block + (size_t)s * 2 * buf_b, *dout = din + buf_b;
             t.r0 = (i / col_tiles) * p->tr;
             t.c0 = (i % col_tiles) * p->tc;
@@ -1032,10 +1154,20 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
             cc.out = dout;
             cc.scratch = dout; /* a transpose asks for none; non-NULL: run */
             cc.scratch_bytes = 0;
+            /* the tile's tc rows of tr elements are columns c0.. of the output, rows r0.. of each */
+            to.src = out + (size_t)(t.c0 * rows + t.r0) * e;
+            to.width = (size_t)t.tr * e;
+            to.pitch = (size_t)rows * e;
+            to.height = (size_t)t.tc;
+            if (t.tr == rows) { /* whole columns: one run */
+                to.width *= (size_t)t.tc;
+                to.pitch = to.width;
+                to.height = 1;
+            }
             tk = trace_dev_begin(rt, GP_TR_KERNEL, c->stream);
             if ((err = j->fam->launch(j->v, &cc)) != cudaSuccess ||
                 (err = trace_dev_end(rt, tk, GP_TR_KERNEL, c->stream)) != cudaSuccess ||
-                (err = stage_out(j, s, 2 + s, dout, (size_t)(t.tr * t.tc) * e)) != cudaSuccess)
+                (err = stage_out(j, s, 2 + s, dout, (size_t)(t.tr * t.tc) * e, &to, &od[s])) != cudaSuccess)
                 break;
         }
         if (i > 0) { /* tile i - 1: its tc rows of tr elements into the output's columns */
@@ -1044,15 +1176,17 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
             double t0;
             if ((err = rt->event_sync(ring.ev_out[sp])) != cudaSuccess)
                 break;
-            t0 = trace.max ? now_s() : 0.0;
-            if (prev.tr == rows)
-                copy_parallel(out + (size_t)(prev.c0 * rows) * e, src, (size_t)(prev.tc * prev.tr) * e);
-            else
-                for (k = 0; k < prev.tc; k++)
-                    copy_parallel(out + (size_t)((prev.c0 + k) * rows + prev.r0) * e, src + (size_t)(k * prev.tr) * e,
-                                  (size_t)prev.tr * e);
-            if (trace.max)
-                trace_host(GP_TR_UNPACK, t0, now_s());
+            if (!od[sp]) {
+                t0 = trace.max ? now_s() : 0.0;
+                if (prev.tr == rows)
+                    copy_parallel(out + (size_t)(prev.c0 * rows) * e, src, (size_t)(prev.tc * prev.tr) * e);
+                else
+                    for (k = 0; k < prev.tc; k++)
+                        copy_parallel(out + (size_t)((prev.c0 + k) * rows + prev.r0) * e,
+                                      src + (size_t)(k * prev.tr) * e, (size_t)prev.tr * e);
+                if (trace.max)
+                    trace_host(GP_TR_UNPACK, t0, now_s());
+            }
             r->done += prev.tr * prev.tc;
             if (checkpoint(r, i) < 0)
                 return cudaSuccess;
@@ -1073,6 +1207,7 @@ PyObject *gp_pipeline_run(gp_job *j)
     char *block = NULL;
 
     memset(&r, 0, sizeof(r));
+    memset(&p, 0, sizeof(p));
     r.j = j;
     r.total = c->n;
     if (gp_ensure_device(j->module) < 0 || (j->res = gp_thread_resources(j->module)) == NULL) {
@@ -1081,6 +1216,15 @@ PyObject *gp_pipeline_run(gp_job *j)
     }
     c->stream = cudaStreamPerThread;
     c->counter = j->res->counter;
+    {
+        gp_hostview v;
+        view_of(&j->in.view, &v);
+        j->in_pinned = view_pinned(rt, &v);
+        if (j->has_out && j->out.host) {
+            view_of(&j->out.view, &v);
+            j->out_pinned = view_pinned(rt, &v);
+        }
+    }
     if (make_plan(j, &p) < 0) {
         gp_job_release(j);
         return NULL;
@@ -1149,6 +1293,28 @@ int gp_pipeline_copy(PyObject *module, const gp_runtime *rt, void *dst, const vo
     if (bytes < ring.threshold)
         return 0;
     ts = PyEval_SaveThread();
+    if (ring.direct && rt->host_pinned(to_device ? src : dst, bytes)) {
+        /* page-locked host memory: one copy in place, no ring */
+        err = rt->memcpy_async(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, main);
+        if (err == cudaSuccess)
+            err = rt->stream_sync(main);
+        if (err != cudaErrorInvalidValue) {
+            PyEval_RestoreThread(ts);
+            if (err != cudaSuccess) {
+                (void)rt->get_last_error();
+                gp_raise_cuda(module, err, to_device ? "copy host to device (in place)" : "copy device to host (in place)");
+                return -1;
+            }
+            pthread_mutex_lock(&ring_lock);
+            if (to_device)
+                ring.direct_in++;
+            else
+                ring.direct_out++;
+            pthread_mutex_unlock(&ring_lock);
+            return 1;
+        }
+        (void)rt->get_last_error(); /* not one page-locked block after all: through the ring */
+    }
     pthread_mutex_lock(&ring_lock);
     err = ring_ensure(rt);
     chunk = ring.chunk_bytes && ring.chunk_bytes < ring.slot_bytes ? ring.chunk_bytes : ring.slot_bytes;
@@ -1224,14 +1390,14 @@ int gp_pipeline_copy(PyObject *module, const gp_runtime *rt, void *dst, const vo
 PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"pinned_limit", "device_limit", "threshold", "chunk_bytes", "interrupt_after",
-                         "progress_s", "trace", "serial", NULL};
+                         "progress_s", "trace", "serial", "direct", NULL};
     long long pinned = -2, device = -2, threshold = -2, chunk = -2, interrupt = -2, ntrace = -2;
     double progress_s = -2.0;
-    int serial = -2;
+    int serial = -2, direct = -2;
     gp_trace_rec *recs = NULL;
     (void)module;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LLLLLdLi:pipeline_config", kw, &pinned, &device, &threshold,
-                                     &chunk, &interrupt, &progress_s, &ntrace, &serial))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LLLLLdLii:pipeline_config", kw, &pinned, &device, &threshold,
+                                     &chunk, &interrupt, &progress_s, &ntrace, &serial, &direct))
         return NULL;
     if (ntrace != -2 && (ntrace < 0 || ntrace > (1 << 24))) {
         PyErr_SetString(PyExc_ValueError, "pipeline_config: trace is the number of records to keep per call, "
@@ -1266,6 +1432,8 @@ PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwar
         ring.progress_s = progress_s;
     if (serial != -2)
         trace.serial = serial != 0;
+    if (direct != -2)
+        ring.direct = direct != 0;
     if (ntrace != -2) {
         gp_trace_rec *old = trace.rec;
         trace.rec = recs;
@@ -1276,11 +1444,11 @@ PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwar
     pthread_mutex_unlock(&ring_lock);
     Py_END_ALLOW_THREADS
     free(recs);
-    return Py_BuildValue("{s:K,s:L,s:K,s:K,s:i,s:d,s:i,s:O}", "pinned_limit", (unsigned long long)ring.limit,
+    return Py_BuildValue("{s:K,s:L,s:K,s:K,s:i,s:d,s:i,s:O,s:O}", "pinned_limit", (unsigned long long)ring.limit,
                          "device_limit", ring.device_limit, "threshold", (unsigned long long)ring.threshold,
                          "chunk_bytes", (unsigned long long)ring.chunk_bytes, "interrupt_after",
                          ring.interrupt_after, "progress_s", ring.progress_s, "trace", trace.max, "serial",
-                         trace.serial ? Py_True : Py_False);
+                         trace.serial ? Py_True : Py_False, "direct", ring.direct ? Py_True : Py_False);
 }
 
 /* pipeline_trace() -> list of dicts {chunk, stage, stream, start_ms,
@@ -1335,12 +1503,13 @@ PyObject *gp_pipeline_stats_py(PyObject *module, PyObject *noargs)
     (void)noargs;
     for (s = 0; s < GP_RING_SLOTS; s++)
         held += ring.buf[s] != NULL;
-    return Py_BuildValue("{s:L,s:L,s:K,s:L,s:L,s:K,s:K,s:L,s:d,s:s}", "allocations", ring.allocations, "frees",
-                         ring.frees, "pinned_bytes", (unsigned long long)(held * ring.slot_bytes), "calls",
+    return Py_BuildValue("{s:L,s:L,s:K,s:L,s:L,s:K,s:K,s:L,s:d,s:s,s:L,s:L}", "allocations", ring.allocations,
+                         "frees", ring.frees, "pinned_bytes", (unsigned long long)(held * ring.slot_bytes), "calls",
                          ring.calls, "chunks", ring.chunks, "peak_device_bytes",
                          (unsigned long long)ring.peak_device, "last_device_bytes",
                          (unsigned long long)ring.last_device, "interrupted", ring.interrupted,
-                         "last_wall_s", ring.last_wall_s, "backend", ring.rt != NULL ? ring.rt->name : "");
+                         "last_wall_s", ring.last_wall_s, "backend", ring.rt != NULL ? ring.rt->name : "",
+                         "direct_in", ring.direct_in, "direct_out", ring.direct_out);
 }
 
 /* free_memory(): the pinned ring given back, and the active backend's

@@ -26,6 +26,9 @@ typedef struct gp_job {
     void *block;    /* the pool allocation, or NULL */
     gp_thread_res *res;
     int progress;   /* show a progress line on stderr for a long pipelined call */
+    /* the pipeline's: the input / output buffer is page-locked host memory,
+     * copied from / into in place (no staging through the ring) */
+    int in_pinned, out_pinned;
 } gp_job;
 
 /* call.c: the CudaError of a failed step (NULL returned). */

@@ -102,6 +102,15 @@ typedef struct gp_runtime {
      * marks since the last reset) and malloc_async calls so far; reset:
      * the high marks start again from the current values */
     cudaError_t (*pool_stats)(gp_pool_stats *out, int reset);
+    /* whether the host range [p, p + bytes) is page-locked memory the copy
+     * engines read and write in place (cudaHostAlloc'd or registered: the
+     * caller's own pinned arrays, gpuprims.empty_pinned): 1 yes, 0 no; the
+     * emulator answers yes for its own host_alloc blocks */
+    int (*host_pinned)(const void *p, size_t bytes);
+    /* a pitched copy: `height` rows of `width` bytes, `spitch` apart in src
+     * and `dpitch` apart in dst */
+    cudaError_t (*memcpy2d_async)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                  size_t height, enum cudaMemcpyKind kind, cudaStream_t s);
 } gp_runtime;
 
 /* The emulator is always built; the CUDA backend where nvcc was found. */

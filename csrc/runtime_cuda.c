@@ -169,6 +169,31 @@ static cudaError_t cu_pool_stats(gp_pool_stats *out, int reset)
     out->allocations = cu_pool_allocations;
     return cudaSuccess;
 }
+/* Both ends of the range in page-locked host memory (a NumPy array's
+ * buffer is one allocation, so its ends tell; a range over two separate
+ * registrations would fail its copy with cudaErrorInvalidValue, which the
+ * pipeline takes as "not pinned"). */
+static int cu_host_pinned(const void *p, size_t bytes)
+{
+    struct cudaPointerAttributes a;
+    int k;
+    if (p == NULL || bytes == 0)
+        return 0;
+    for (k = 0; k < 2; k++) {
+        if (cudaPointerGetAttributes(&a, (const char *)p + (k ? bytes - 1 : 0)) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        if (a.type != cudaMemoryTypeHost)
+            return 0;
+    }
+    return 1;
+}
+static cudaError_t cu_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                     size_t height, enum cudaMemcpyKind kind, cudaStream_t s)
+{
+    return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, s);
+}
 static const char *cu_detail(void) { return NULL; } /* a library's own words: gp_variant.error_detail */
 
 const gp_runtime gp_runtime_cuda = {
@@ -181,7 +206,7 @@ const gp_runtime gp_runtime_cuda = {
     cu_get_last_error, cu_error_name, cu_error_string, cu_detail, cu_kernel_occupancy,
     gp_cast, gp_combo_supported, gp_variant_reads,
     cu_host_alloc, cu_host_free, cu_stream_create, cu_stream_destroy, cu_stream_wait_event,
-    cu_event_sync, cu_pool_trim, cu_pool_stats,
+    cu_event_sync, cu_pool_trim, cu_pool_stats, cu_host_pinned, cu_memcpy2d_async,
 };
 #else
 typedef int gp_no_cuda_backend; /* ISO C wants something in a translation unit */

@@ -651,12 +651,40 @@ cudaError_t emu_last_error(void) { return cudaSuccess; }
 // The host pipeline's runtime: pinned memory is plain host memory, a
 // stream is a handle that orders nothing (every operation of the emulator
 // has finished when it returns), so waiting on an event has nothing to do.
+// Its blocks are kept in a table, so that host_pinned answers as the CUDA
+// runtime would for cudaHostAlloc'd memory: the pipeline's direct copies
+// (no staging) run on the emulator too.
+std::mutex pinned_mutex;
+std::map<uintptr_t, size_t> pinned_blocks;  // start -> bytes
 cudaError_t emu_host_alloc(void **p, size_t bytes) {
     *p = std::malloc(bytes ? bytes : 1);
-    return *p != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (*p == nullptr) return cudaErrorMemoryAllocation;
+    std::lock_guard<std::mutex> lock(pinned_mutex);
+    pinned_blocks[reinterpret_cast<uintptr_t>(*p)] = bytes ? bytes : 1;
+    return cudaSuccess;
 }
 cudaError_t emu_host_free(void *p) {
+    {
+        std::lock_guard<std::mutex> lock(pinned_mutex);
+        pinned_blocks.erase(reinterpret_cast<uintptr_t>(p));
+    }
     std::free(p);
+    return cudaSuccess;
+}
+int emu_host_pinned(const void *p, size_t bytes) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (p == nullptr || bytes == 0) return 0;
+    std::lock_guard<std::mutex> lock(pinned_mutex);
+    auto it = pinned_blocks.upper_bound(a);
+    if (it == pinned_blocks.begin()) return 0;
+    --it;
+    return a - it->first + bytes <= it->second;
+}
+cudaError_t emu_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                               cudaMemcpyKind, cudaStream_t) {
+    if (width > dpitch || width > spitch) return cudaErrorInvalidValue;
+    for (size_t r = 0; r < height; ++r)
+        std::memmove(static_cast<char *>(dst) + r * dpitch, static_cast<const char *>(src) + r * spitch, width);
     return cudaSuccess;
 }
 cudaError_t emu_stream_create(cudaStream_t *s) {
@@ -722,7 +750,7 @@ const gp_runtime gp_runtime_emu = {
     emu_last_error, emu_error_name, emu_error_string, emu_detail, emu_kernel_occupancy,
     gp_cast_emu, gp_combo_supported_emu, gp_variant_reads_emu,
     emu_host_alloc, emu_host_free, emu_stream_create, emu_stream_destroy, emu_stream_wait_event,
-    emu_event_sync, emu_pool_trim, emu_pool_stats,
+    emu_event_sync, emu_pool_trim, emu_pool_stats, emu_host_pinned, emu_memcpy2d_async,
 };
 
 void gp_emu_trace_start(size_t max_bytes) {

@@ -312,6 +312,31 @@ def test_transpose_exactly_numpy(shape, chunks, axes, dtype, scheduler):
     assert np.array_equal(a, before)
 
 
+# ------------------------------------------------------------ page-locked chunks
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_pin_gives_page_locked_chunks_and_the_same_results(scheduler):
+    """pin(x): the same values in page-locked NumPy chunks (copied to the
+    device in place by the host pipeline); sums, scans and transposes of
+    them have the bits of those of x."""
+    a, before = frozen(data((1000,), "float32", seed=11))
+    x = da.from_array(a, chunks=((100, 1, 333, 17, 250, 200, 99),))
+    p = gd.pin(x)
+    assert p.chunks == x.chunks and p.dtype == x.dtype
+    with dask.config.set(scheduler=scheduler):
+        parts = dask.compute(*p.to_delayed().ravel())  # the chunks as the tasks made them
+    assert all(type(b) is np.ndarray and gpuprims.is_pinned(b) for b in parts)
+    assert np.array_equal(np.concatenate(parts), a)
+    assert compute(gd.sum(p), scheduler).tobytes() == compute(gd.sum(x), scheduler).tobytes()
+    assert compute(gd.cumsum(p), scheduler).tobytes() == compute(gd.cumsum(x), scheduler).tobytes()
+    m = da.from_array(data((37, 23), "int16", seed=12), chunks=(20, 23))
+    assert np.array_equal(compute(gd.transpose(gd.pin(m)), scheduler), m.compute().T)
+    assert np.array_equal(a, before)
+    with pytest.raises(TypeError, match="dask.array.Array"):
+        gd.pin(a)
+
+
 # ------------------------------------------------------------ errors
 
 

@@ -22,7 +22,7 @@ except ImportError as e:  # pragma: no cover - a broken install
 from . import _backend
 from ._backend import EmulatorWarning, backend, backends, set_backend
 from ._arrays import DeviceArray, from_dlpack, to_device
-from ._arrays import device_memory_limit, free_memory, set_device_memory_limit, set_pinned_limit
+from ._arrays import device_memory_limit, empty_pinned, free_memory, is_pinned, set_device_memory_limit, set_pinned_limit
 # the family modules register their Family first: everything below iterates over them
 from ._reduce import max, min, reduce, sum
 from ._scan import cumsum, scan
@@ -148,7 +148,9 @@ __all__ = [
     "variants",
     # the host pipeline's memory
     "device_memory_limit",
+    "empty_pinned",
     "free_memory",
+    "is_pinned",
     "set_device_memory_limit",
     "set_pinned_limit",
 ]

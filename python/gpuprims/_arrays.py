@@ -109,10 +109,21 @@ class DeviceArray:
             raise TypeError("len() of a 0-d DeviceArray")
         return self.shape[0]
 
-    def get(self) -> np.ndarray:
-        """Copy to a new NumPy array (waits for the GPU).  Works whichever
-        backend is active: the copy is made by the backend whose memory it is."""
-        out = np.empty(self.shape, dtype=self.dtype)
+    def get(self, out=None) -> np.ndarray:
+        """Copy to a new NumPy array (waits for the GPU), or into `out`: a
+        writable C-contiguous NumPy array of this shape and dtype, returned
+        (a page-locked one, gpuprims.empty_pinned, is written at the bus's
+        speed).  Works whichever backend is active: the copy is made by the
+        backend whose memory it is."""
+        if out is None:
+            out = np.empty(self.shape, dtype=self.dtype)
+        elif type(out) is not np.ndarray:
+            raise TypeError(f"DeviceArray.get: out must be a numpy.ndarray, not {type(out).__name__}")
+        elif out.shape != self.shape or out.dtype != self.dtype:
+            raise ValueError(f"DeviceArray.get: out has shape {out.shape} and dtype {out.dtype}; "
+                             f"this array's are {self.shape} and {self.dtype}")
+        elif not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError("DeviceArray.get: out must be C-contiguous and writable")
         if out.nbytes:
             _core.dtoh(out, self._ptr, self._backend)
         return out
@@ -655,6 +666,40 @@ def set_pinned_limit(nbytes) -> None:
     if n < 16 << 10:
         raise ValueError(f"set_pinned_limit: {n} bytes is below the 16 KiB the ring needs")
     _core.pipeline_config(pinned_limit=n)
+
+
+def empty_pinned(shape, dtype=np.float64, order="C") -> np.ndarray:
+    """A new NumPy array in page-locked (pinned) host memory, uninitialized,
+    as numpy.empty(shape, dtype, order).  The host pipeline copies such an
+    array to and from the GPU in place, at the bus's speed, where it packs a
+    pageable array through its staging ring first (at what the host's
+    memory allows: bench/results/host-*).  Use it for inputs that cross
+    the bus more than once and for `out=` of results that come back.  The
+    memory is freed with the last array that views it.  Page-locked memory
+    is taken from the operating system's pageable pool: allocate what the
+    work needs, not all of the host's memory."""
+    dtype = np.dtype(dtype)
+    if order not in ("C", "F"):
+        raise ValueError(f"empty_pinned: order must be 'C' or 'F', not {order!r}")
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"empty_pinned: negative dimensions are not allowed: {shape}")
+    count = math.prod(shape)
+    buf = _core.host_alloc(count * dtype.itemsize)
+    flat = np.frombuffer(buf, dtype=np.uint8, count=count * dtype.itemsize)
+    return flat.view(dtype).reshape(shape, order=order)
+
+
+def is_pinned(x) -> bool:
+    """Whether a NumPy array's memory is page-locked (from empty_pinned,
+    cupyx.empty_pinned, a PyTorch tensor's pin_memory(), or registered with
+    cudaHostRegister), as the active backend sees it: the host pipeline
+    copies such arrays in place.  False for an empty array."""
+    a = _host_array(x, "is_pinned")
+    if a.size == 0:
+        return False
+    lo, hi = np.lib.array_utils.byte_bounds(a) if hasattr(np.lib, "array_utils") else np.byte_bounds(a)
+    return _core.host_pinned(lo, hi - lo)
 
 
 def free_memory() -> None:

@@ -62,6 +62,12 @@ determinism="gpu_to_gpu"):
   determinism="gpu_to_gpu"); along an axis of an N-D array, or of complex
   data, it is refused (ValueError).
 
+Host data at the bus's speed: ``pin(x)`` copies a dask array's NumPy
+chunks into page-locked memory (gpuprims.empty_pinned), which the host
+pipeline copies to the GPU in place; persisted on the workers, every later
+call on them skips the packing of pageable chunks, whose pace is set by the
+host's memory (bench/results/dask-*).
+
 Needs the ``dask`` extra: ``pip install "gpuprims[dask]"``.
 """
 from __future__ import annotations
@@ -83,7 +89,7 @@ from . import _axes
 from ._arrays import DeviceArray, _check
 from ._family import op_code
 
-__all__ = ["reduce", "sum", "min", "max", "scan", "cumsum", "transpose"]
+__all__ = ["reduce", "sum", "min", "max", "scan", "cumsum", "transpose", "pin"]
 
 DETERMINISM = ("not_guaranteed", "run_to_run", "gpu_to_gpu")
 METHODS = ("sequential", "blelloch")
@@ -726,4 +732,28 @@ def transpose(x, axes=None):
     axes = _normalize_axes(x.ndim, axes)  # numpy's errors for axes that are not a permutation
     return da.blockwise(_transpose_chunk, axes, x, tuple(range(x.ndim)), axes=axes, dtype=x.dtype,
                         name=f"gpuprims-transpose-{_tokenize(x, axes)}",
+                        meta=_meta_from_array(x._meta, ndim=x.ndim, dtype=x.dtype))
+
+
+def _pinned_chunk(chunk):
+    from ._arrays import empty_pinned
+    p = empty_pinned(chunk.shape, chunk.dtype)
+    p[...] = chunk
+    return p
+
+
+def pin(x):
+    """x with each NumPy chunk copied into page-locked host memory
+    (gpuprims.empty_pinned): a lazy dask array of the same chunks and
+    values, whose chunks gpuprims copies to the GPU in place (no staging)
+    where they are computed and kept - persist it on the workers, then call
+    gpuprims.dask's functions on it as often as needed.  A chunk sent to
+    another worker arrives there in pageable memory.  TypeError for an
+    array of device (CuPy) chunks, which have nothing to pin."""
+    if not isinstance(x, da.Array):
+        raise TypeError(f"gpuprims.dask.pin takes a dask.array.Array, not {type(x).__name__}; "
+                        f"for a NumPy array use gpuprims.empty_pinned")
+    if _xp(getattr(x, "_meta", np.empty(0))) is not np:
+        raise TypeError("gpuprims.dask.pin: the chunks are device arrays; only NumPy chunks (host memory) are pinned")
+    return x.map_blocks(_pinned_chunk, dtype=x.dtype, name=f"gpuprims-pin-{_tokenize(x)}",
                         meta=_meta_from_array(x._meta, ndim=x.ndim, dtype=x.dtype))
