@@ -80,6 +80,9 @@ def test_empty_pinned_errors(backend):
         gpuprims.empty_pinned(3, order="K")
     with pytest.raises(TypeError):
         gpuprims.empty_pinned(3, dtype="not a dtype")
+    for dtype in (object, [("a", "i4"), ("b", "O")]):
+        with pytest.raises(TypeError, match="Python objects"):
+            gpuprims.empty_pinned(3, dtype=dtype)
 
 
 def test_pinned_memory_given_back(backend):

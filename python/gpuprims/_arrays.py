@@ -679,6 +679,8 @@ def empty_pinned(shape, dtype=np.float64, order="C") -> np.ndarray:
     is taken from the operating system's pageable pool: allocate what the
     work needs, not all of the host's memory."""
     dtype = np.dtype(dtype)
+    if dtype.hasobject:  # raw memory read as Python object pointers would crash the interpreter
+        raise TypeError(f"empty_pinned: a dtype holding Python objects ({dtype}) cannot live in raw host memory")
     if order not in ("C", "F"):
         raise ValueError(f"empty_pinned: order must be 'C' or 'F', not {order!r}")
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
