@@ -82,6 +82,9 @@ def test_numpy_in_table_from_times():
              "d2h": [16.0, 16.0, 16.0], "pageable": [25.0, 25.0, 25.0]}
     t = numpy_in_table(FAMILIES["scan"], "scan", times, 4 << 20, 8 << 20, True, 0.5)
     assert t.names() == ["gpuprims", "numpy", "pinned h2d", "pinned d2h", "pageable h2d"]
+    tp = numpy_in_table(FAMILIES["scan"], "scan", dict(times, pinned=[20.0, 18.0, 22.0]), 4 << 20, 8 << 20, True)
+    assert tp.names() == ["gpuprims", "gpuprims, pinned in", "numpy", "pinned h2d", "pinned d2h", "pageable h2d"]
+    assert tp["gpuprims, pinned in"]["roof_pct"] == pytest.approx(100 * 16 / 20)
     g = t["gpuprims"]
     assert g["median_ms"] == 30.0 and g["roof_pct"] == pytest.approx(100 * 16 / 30)
     assert g["x_numpy"] == pytest.approx(100 / 30) and g["gbps"] == pytest.approx((12 << 20) / 30e-3 / 1e9)
@@ -103,7 +106,7 @@ def test_numpy_in_measured_on_any_backend(backend, name, size):
     t = measure_numpy_in(FAMILIES[name], size, "float32", "sum", 2, False)
     assert t["gpuprims"]["matches"] is True
     assert all(len(r["times_ms"]) == 2 and r["median_ms"] > 0 for r in t)
-    assert ("pinned d2h" in t.names()) == (name != "reduce")
+    assert ("pinned d2h" in t.names()) == (name != "reduce") and "gpuprims, pinned in" in t.names()
 
 
 @pytest.mark.gpu

@@ -9,9 +9,10 @@ Prints the GPU line (name, SMs, memory, measured copy roof), then one table
 per family (gpuprims.compare): every variant in journey order, CUB / cuBLAS,
 the copy roof and NumPy on the CPU, measured in this one run.  After each,
 its "NumPy in" table: the public call end to end on a NumPy array (NumPy
-out for a scan or transpose: the host pipeline's pinned chunks), NumPy on
-the host, and the bus roof - pinned host<->device copies of the same bytes,
-measured in the same run.
+out for a scan or transpose: the host pipeline's pinned chunks), the same
+call on a page-locked copy of the array (gpuprims.empty_pinned: copied in
+place), NumPy on the host, and the bus roof - pinned host<->device copies
+of the same bytes, measured in the same run.
 
 Without a GPU (or with --backend emulator) every variant runs once on the
 emulator backend, at small sizes, and the tables show results checked
@@ -31,6 +32,7 @@ import numpy as np
 
 from . import _core
 from . import _backend
+from ._arrays import empty_pinned
 from ._bench import Progress, compare, copy_roof
 from ._emulated import emulated_journey, format_emulated_table
 from ._family import FAMILIES, OP_CODES, Case, random_input, size_text
@@ -171,7 +173,9 @@ def _wall_ms(fn, repeat):
 
 def numpy_in_table(fam, title, times, in_bytes, out_bytes, matches, err=None) -> Table:
     """The NumPy-in table from measured times (lists of ms): times["gpuprims"]
-    (the public call, NumPy in and out), ["numpy"] (NumPy on the host),
+    (the public call, NumPy in and out), ["pinned"] (optional: the same
+    call on a page-locked copy of the input, gpuprims.empty_pinned, which
+    the pipeline copies in place), ["numpy"] (NumPy on the host),
     ["h2d"] / ["d2h"] (pinned copies of the input's / the output's bytes;
     ["d2h"] None where the output is a value), ["pageable"] (a pageable
     host->device copy of the input: the bus without the pipeline).  The
@@ -184,6 +188,11 @@ def numpy_in_table(fam, title, times, in_bytes, out_bytes, matches, err=None) ->
     rows = [
         {"variant": "gpuprims", "bytes": moved, "matches": matches, "max_error": err,
          "note": "the public call, NumPy in" + (", NumPy out" if out_bytes and "d2h" in med else "")},
+    ]
+    if times.get("pinned"):
+        rows.append({"variant": "gpuprims, pinned in", "bytes": moved,
+                     "note": "the same call on a page-locked input (gpuprims.empty_pinned): copied in place"})
+    rows += [
         {"variant": "numpy", "bytes": moved, "note": "NumPy on the host"},
         {"variant": "pinned h2d", "bytes": in_bytes, "note": "host->device copy of the input, pinned"},
     ]
@@ -191,8 +200,8 @@ def numpy_in_table(fam, title, times, in_bytes, out_bytes, matches, err=None) ->
         rows.append({"variant": "pinned d2h", "bytes": out_bytes, "note": "device->host copy of the output, pinned"})
     rows.append({"variant": "pageable h2d", "bytes": in_bytes,
                  "note": "host->device copy of the input, pageable (no pipeline)"})
-    keys = {"gpuprims": "gpuprims", "numpy": "numpy", "pinned h2d": "h2d", "pinned d2h": "d2h",
-            "pageable h2d": "pageable"}
+    keys = {"gpuprims": "gpuprims", "gpuprims, pinned in": "pinned", "numpy": "numpy", "pinned h2d": "h2d",
+            "pinned d2h": "d2h", "pageable h2d": "pageable"}
     for r in rows:
         t = times[keys[r["variant"]]]
         m = med[keys[r["variant"]]]
@@ -217,8 +226,12 @@ def measure_numpy_in(fam, size, dtype, op, repeat, progress) -> Table:
     out_bytes = 0 if out_shape is None else case.n * case.acc.itemsize
     got = fam.apply(x, "auto", op=op, progress=progress)
     matches, err, _unit = case.check(got)
+    xp = empty_pinned(x.shape, x.dtype)
+    xp[...] = x
+    matches = matches and bool(case.check(fam.apply(xp, "auto", op=op))[0])
     times = {
         "gpuprims": _wall_ms(lambda: fam.apply(x, "auto", op=op, progress=progress), repeat),
+        "pinned": _wall_ms(lambda: fam.apply(xp, "auto", op=op, progress=progress), repeat),
         "numpy": _wall_ms(case.numpy, repeat),
         "h2d": _core.time_host_copy(in_bytes, True, True, repeat),
         "d2h": _core.time_host_copy(out_bytes, False, True, repeat) if out_bytes else None,
