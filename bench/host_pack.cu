@@ -8,7 +8,6 @@
 // pipeline overlaps them), since both draw on the host's memory.
 //   nvcc -O3 -std=c++17 -Xcompiler -pthread bench/host_pack.cu -o /tmp/host_pack && /tmp/host_pack
 #include <cuda_runtime.h>
-#include <emmintrin.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,26 +18,7 @@
 #include <cstring>
 #include <vector>
 
-static void copy_nt(char *dst, const char *src, size_t bytes)
-{
-    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-    if (head > bytes)
-        head = bytes;
-    memcpy(dst, src, head);
-    dst += head, src += head, bytes -= head;
-    size_t vec = bytes / 64;
-    for (size_t i = 0; i < vec; i++) {
-        __m128i a = _mm_loadu_si128((const __m128i *)src + 0), b = _mm_loadu_si128((const __m128i *)src + 1);
-        __m128i c = _mm_loadu_si128((const __m128i *)src + 2), d = _mm_loadu_si128((const __m128i *)src + 3);
-        _mm_stream_si128((__m128i *)dst + 0, a);
-        _mm_stream_si128((__m128i *)dst + 1, b);
-        _mm_stream_si128((__m128i *)dst + 2, c);
-        _mm_stream_si128((__m128i *)dst + 3, d);
-        src += 64, dst += 64;
-    }
-    memcpy(dst, src, bytes & 63);
-    _mm_sfence();
-}
+#include "host_copy.h"
 
 struct Task { char *dst; const char *src; size_t bytes; bool nt; };
 static void *run_task(void *p)

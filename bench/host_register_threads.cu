@@ -14,7 +14,6 @@
 //   nvcc -O3 -std=c++17 -Xcompiler -pthread bench/host_register_threads.cu -o /tmp/hrt
 //   /tmp/hrt [GiB] [tag]     (run one per GPU at once to see two GPUs share the host)
 #include <cuda_runtime.h>
-#include <emmintrin.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <algorithm>
@@ -26,6 +25,8 @@
 #include <functional>
 #include <thread>
 #include <vector>
+
+#include "host_copy.h"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
     fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
@@ -61,22 +62,6 @@ static void unreg(char *p, size_t bytes, int n)
         size_t a = std::min(bytes, k * per), b = std::min(bytes, a + per);
         if (b > a) CK(cudaHostUnregister(p + a));
     });
-}
-
-static void copy_nt(char *dst, const char *src, size_t bytes)
-{
-    size_t vec = bytes / 64;
-    for (size_t i = 0; i < vec; i++) {
-        __m128i a = _mm_loadu_si128((const __m128i *)src + 0), b = _mm_loadu_si128((const __m128i *)src + 1);
-        __m128i c = _mm_loadu_si128((const __m128i *)src + 2), d = _mm_loadu_si128((const __m128i *)src + 3);
-        _mm_stream_si128((__m128i *)dst + 0, a);
-        _mm_stream_si128((__m128i *)dst + 1, b);
-        _mm_stream_si128((__m128i *)dst + 2, c);
-        _mm_stream_si128((__m128i *)dst + 3, d);
-        src += 64, dst += 64;
-    }
-    memcpy(dst, src, bytes & 63);
-    _mm_sfence();
 }
 
 static double wall() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }

@@ -147,11 +147,17 @@ fail:
 
 /* ------------------------------------------------------- DeviceBuffer */
 
+/* Memory of one backend that a Python object owns, freed when the object
+ * goes away: device memory from the stream-ordered pool (DeviceBuffer) or
+ * page-locked host memory (PinnedBuffer, cudaHostAlloc; the emulator's:
+ * malloc), the storage of gpuprims.empty_pinned's NumPy arrays, which the
+ * host pipeline copies from and into in place. */
 typedef struct {
     PyObject_HEAD
     void *ptr;
     size_t nbytes;
     const gp_runtime *rt; /* the backend it came from */
+    int host;             /* page-locked host memory, else device memory */
 } DeviceBuffer;
 
 static void DeviceBuffer_dealloc(PyObject *self)
@@ -162,8 +168,9 @@ static void DeviceBuffer_dealloc(PyObject *self)
     if (b->ptr != NULL) {
         /* Every gpuprims call has synchronized before returning, so nothing
          * of ours still uses the memory; ordering the free on the per-thread
-         * stream keeps it behind anything issued there since. */
-        (void)b->rt->free_async(b->ptr, cudaStreamPerThread);
+         * stream keeps it behind anything issued there since (cudaFreeHost
+         * waits for the device). */
+        (void)(b->host ? b->rt->host_free(b->ptr) : b->rt->free_async(b->ptr, cudaStreamPerThread));
         (void)b->rt->get_last_error();
         b->ptr = NULL;
     }
@@ -211,71 +218,10 @@ static PyType_Spec DeviceBuffer_spec = {
     DeviceBuffer_slots,
 };
 
-/* alloc(nbytes) -> DeviceBuffer */
-static PyObject *gp_alloc(PyObject *module, PyObject *args)
-{
-    const gp_runtime *rt = gp_rt(module);
-    gp_state *st = gp_get_state(module);
-    unsigned long long nbytes;
-    DeviceBuffer *b;
-    cudaError_t err;
-    allocfunc tp_alloc;
-
-    if (!PyArg_ParseTuple(args, "K:alloc", &nbytes) || gp_ensure_device(module) < 0)
-        return NULL;
-    tp_alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)st->DeviceBuffer, Py_tp_alloc);
-    b = (DeviceBuffer *)tp_alloc((PyTypeObject *)st->DeviceBuffer, 0);
-    if (b == NULL)
-        return NULL;
-    b->ptr = NULL;
-    b->nbytes = (size_t)nbytes;
-    b->rt = rt;
-    /* Always a real allocation, even for 0 bytes, so ptr is never NULL. */
-    err = rt->malloc_async(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
-    if (err == cudaSuccess)
-        err = gp_sync(rt, cudaStreamPerThread);
-    if (err != cudaSuccess) {
-        b->ptr = NULL;
-        Py_DECREF(b);
-        (void)rt->get_last_error();
-        return gp_raise_cuda(module, err, "alloc");
-    }
-    return (PyObject *)b;
-}
-
-/* ------------------------------------------------ page-locked host memory */
-
-/* Page-locked host memory (cudaHostAlloc; the emulator's: malloc) as a
- * writable buffer of bytes, freed when the last view of it goes away:
- * the storage of gpuprims.empty_pinned's NumPy arrays, which the host
- * pipeline copies from and into in place. */
-typedef struct {
-    PyObject_HEAD
-    void *ptr;
-    size_t nbytes;
-    const gp_runtime *rt;
-} PinnedBuffer;
-
-static void PinnedBuffer_dealloc(PyObject *self)
-{
-    PinnedBuffer *b = (PinnedBuffer *)self;
-    PyTypeObject *tp = Py_TYPE(self);
-    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-    if (b->ptr != NULL) {
-        /* Every gpuprims call has synchronized before returning: no copy
-         * of ours still reads or writes it (cudaFreeHost waits for the
-         * device besides). */
-        (void)b->rt->host_free(b->ptr);
-        (void)b->rt->get_last_error();
-        b->ptr = NULL;
-    }
-    tp_free(self);
-    Py_DECREF(tp);
-}
-
+/* A PinnedBuffer is a writable buffer of its bytes (what NumPy views). */
 static int PinnedBuffer_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
-    PinnedBuffer *b = (PinnedBuffer *)self;
+    DeviceBuffer *b = (DeviceBuffer *)self;
     return PyBuffer_FillInfo(view, self, b->ptr, (Py_ssize_t)b->nbytes, 0, flags);
 }
 
@@ -286,7 +232,8 @@ static void PinnedBuffer_releasebuffer(PyObject *self, Py_buffer *view)
 }
 
 static PyType_Slot PinnedBuffer_slots[] = {
-    {Py_tp_dealloc, PinnedBuffer_dealloc},
+    {Py_tp_dealloc, DeviceBuffer_dealloc},
+    {Py_tp_getset, DeviceBuffer_getset},
     {Py_bf_getbuffer, PinnedBuffer_getbuffer},
     {Py_bf_releasebuffer, PinnedBuffer_releasebuffer},
     {Py_tp_doc, "Page-locked host memory (a writable buffer of bytes), freed when the object goes away."},
@@ -295,41 +242,62 @@ static PyType_Slot PinnedBuffer_slots[] = {
 
 static PyType_Spec PinnedBuffer_spec = {
     "gpuprims._core.PinnedBuffer",
-    sizeof(PinnedBuffer),
+    sizeof(DeviceBuffer),
     0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     PinnedBuffer_slots,
 };
 
-/* host_alloc(nbytes) -> PinnedBuffer of the active backend */
-static PyObject *gp_host_alloc_py(PyObject *module, PyObject *args)
+/* A new buffer of `type` (host: page-locked host memory), nbytes of the
+ * active backend's memory - always a real allocation, even for 0 bytes, so
+ * ptr is never NULL. */
+static PyObject *new_buffer(PyObject *module, PyObject *type, unsigned long long nbytes, int host)
 {
     const gp_runtime *rt = gp_rt(module);
-    gp_state *st = gp_get_state(module);
-    unsigned long long nbytes;
-    PinnedBuffer *b;
+    allocfunc tp_alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)type, Py_tp_alloc);
+    DeviceBuffer *b;
     cudaError_t err;
-    allocfunc tp_alloc;
 
-    if (!PyArg_ParseTuple(args, "K:host_alloc", &nbytes) || gp_ensure_device(module) < 0)
-        return NULL;
-    tp_alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)st->PinnedBuffer, Py_tp_alloc);
-    b = (PinnedBuffer *)tp_alloc((PyTypeObject *)st->PinnedBuffer, 0);
-    if (b == NULL)
+    if (gp_ensure_device(module) < 0 || (b = (DeviceBuffer *)tp_alloc((PyTypeObject *)type, 0)) == NULL)
         return NULL;
     b->ptr = NULL;
     b->nbytes = (size_t)nbytes;
     b->rt = rt;
-    Py_BEGIN_ALLOW_THREADS
-    err = rt->host_alloc(&b->ptr, nbytes ? (size_t)nbytes : 1);
-    Py_END_ALLOW_THREADS
+    b->host = host;
+    if (host) {
+        Py_BEGIN_ALLOW_THREADS /* locking pages takes a while: ~0.5 s a GiB */
+        err = rt->host_alloc(&b->ptr, nbytes ? (size_t)nbytes : 1);
+        Py_END_ALLOW_THREADS
+    } else {
+        err = rt->malloc_async(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
+        if (err == cudaSuccess)
+            err = gp_sync(rt, cudaStreamPerThread); /* waits with the GIL released */
+    }
     if (err != cudaSuccess) {
         b->ptr = NULL;
         Py_DECREF(b);
         (void)rt->get_last_error();
-        return gp_raise_cuda(module, err, "page-locked host allocation");
+        return gp_raise_cuda(module, err, host ? "page-locked host allocation" : "alloc");
     }
     return (PyObject *)b;
+}
+
+/* alloc(nbytes) -> DeviceBuffer */
+static PyObject *gp_alloc(PyObject *module, PyObject *args)
+{
+    unsigned long long nbytes;
+    if (!PyArg_ParseTuple(args, "K:alloc", &nbytes))
+        return NULL;
+    return new_buffer(module, gp_get_state(module)->DeviceBuffer, nbytes, 0);
+}
+
+/* host_alloc(nbytes) -> PinnedBuffer */
+static PyObject *gp_host_alloc_py(PyObject *module, PyObject *args)
+{
+    unsigned long long nbytes;
+    if (!PyArg_ParseTuple(args, "K:host_alloc", &nbytes))
+        return NULL;
+    return new_buffer(module, gp_get_state(module)->PinnedBuffer, nbytes, 1);
 }
 
 /* host_pinned(address, nbytes) -> bool: the active backend's answer */
