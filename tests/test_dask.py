@@ -335,6 +335,8 @@ def test_pin_gives_page_locked_chunks_and_the_same_results(scheduler):
     assert np.array_equal(a, before)
     with pytest.raises(TypeError, match="dask.array.Array"):
         gd.pin(a)
+    with pytest.raises(TypeError, match="mask"):
+        gd.pin(da.ma.masked_greater(x, 0.5))
 
 
 # ------------------------------------------------------------ errors

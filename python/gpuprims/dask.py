@@ -753,7 +753,11 @@ def pin(x):
     if not isinstance(x, da.Array):
         raise TypeError(f"gpuprims.dask.pin takes a dask.array.Array, not {type(x).__name__}; "
                         f"for a NumPy array use gpuprims.empty_pinned")
-    if _xp(getattr(x, "_meta", np.empty(0))) is not np:
+    meta = getattr(x, "_meta", np.empty(0))
+    if _xp(meta) is not np:
         raise TypeError("gpuprims.dask.pin: the chunks are device arrays; only NumPy chunks (host memory) are pinned")
+    if type(meta) is not np.ndarray:
+        raise TypeError(f"gpuprims.dask.pin: chunks of {type(meta).__name__} would lose what they carry besides "
+                        f"their data (a mask); only plain NumPy chunks are pinned")
     return x.map_blocks(_pinned_chunk, dtype=x.dtype, name=f"gpuprims-pin-{_tokenize(x)}",
                         meta=_meta_from_array(x._meta, ndim=x.ndim, dtype=x.dtype))
