@@ -743,7 +743,7 @@ static int make_plan(gp_job *j, gp_plan *p)
              * output, unpacked by all the host threads, and its input is
              * read in runs of tc elements.  Else blocks of whole rows
              * (their output lands in tc runs of tr elements). */
-            if (j->in_pinned && j->out_pinned && j->in_mapped == NULL && rows > 1 && cols > 1) {
+            if (j->in_pinned && j->out_pinned && rows > 1 && cols > 1) {
                 /* Both copied in place as pitched rows - the input's of tc
                  * elements, the output's of tr - whose copies run at the
                  * bus's speed only where the rows are wide (2x H200: rows
@@ -1137,7 +1137,7 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
             v.strides[1] = s1 * (int64_t)e;
             v.item = e;
             v.contiguous = (t.tr == 1 || s0 == t.tc) && s1 == 1;
-            if ((j->in_mapped == NULL && (err = stage_in(j, &v, s, 0, t.tr * t.tc, din)) != cudaSuccess) ||
+            if ((err = stage_in(j, &v, s, 0, t.tr * t.tc, din)) != cudaSuccess ||
                 (err = rt->stream_wait_event(c->stream, ring.ev_out[s])) != cudaSuccess)
                 break;
             cc = *c;
@@ -1151,20 +1151,6 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
             cc.transpose.perm[0] = 1;
             cc.transpose.perm[1] = 0;
             cc.in = din;
-            if (j->in_mapped != NULL) {
-                /* the kernel reads the tile from the page-locked input
-                 * itself, over the bus (as fast as a copy: a strip of
-                 * 16384 x 1024 float32 in 1.35 ms on an H200, 50 GB/s),
-                 * where a pitched copy in slows to ~32 GB/s between kernels
-                 * (bench/results/copy2d-streams-*); the output's strips go
-                 * out in single runs */
-                cc.in = j->in_mapped + (v.base - (const char *)j->in.view.buf);
-                cc.transpose.strides[0] = s0;
-                cc.transpose.strides[1] = s1;
-                if (!v.contiguous) /* not a C-contiguous matrix (gpuprims.h) */
-                    cc.transpose.rows = cc.transpose.cols = -1;
-                ring.direct_in++;
-            }
             cc.out = dout;
             cc.scratch = dout; /* a transpose asks for none; non-NULL: run */
             cc.scratch_bytes = 0;
@@ -1234,8 +1220,6 @@ PyObject *gp_pipeline_run(gp_job *j)
         gp_hostview v;
         view_of(&j->in.view, &v);
         j->in_pinned = view_pinned(rt, &v);
-        if (j->in_pinned && j->fam->name[0] == 't' && !(j->v->flags & GP_MATRIX))
-            j->in_mapped = (const char *)rt->host_device_pointer(j->in.view.buf);
         if (j->has_out && j->out.host) {
             view_of(&j->out.view, &v);
             j->out_pinned = view_pinned(rt, &v);

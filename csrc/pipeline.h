@@ -29,9 +29,6 @@ typedef struct gp_job {
     /* the pipeline's: the input / output buffer is page-locked host memory,
      * copied from / into in place (no staging through the ring) */
     int in_pinned, out_pinned;
-    /* a transpose's page-locked input as the device addresses it, read by
-     * the variant in place through its strides (no copy in), or NULL */
-    const char *in_mapped;
 } gp_job;
 
 /* call.c: the CudaError of a failed step (NULL returned). */

@@ -111,9 +111,6 @@ typedef struct gp_runtime {
      * and `dpitch` apart in dst */
     cudaError_t (*memcpy2d_async)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                   size_t height, enum cudaMemcpyKind kind, cudaStream_t s);
-    /* the address at which kernels read page-locked host memory p (mapped
-     * into the device's address space), or NULL where they cannot */
-    const void *(*host_device_pointer)(const void *p);
 } gp_runtime;
 
 /* The emulator is always built; the CUDA backend where nvcc was found. */
