@@ -158,6 +158,20 @@ def test_transpose_pinned(small_chunks, shape, dtype):
     np.testing.assert_array_equal(x, a)
 
 
+@pytest.mark.parametrize("variant", ["nd_naive", "tiled_wide", "per_element"])
+def test_transpose_pinned_named_variants(small_chunks, variant):
+    """A variant that reads strides (nd_*) reads a page-locked input's tiles
+    in place; a matrix-only one (the 2-D journey) gets them copied in dense."""
+    a = rand((37, 1100), "float32", seed=9)
+    x = pinned_copy(a)
+    view = x[::-1, 5:]
+    for src in (x, view):
+        want = np.ascontiguousarray(src.T)
+        np.testing.assert_array_equal(gpuprims.transpose(src, variant=variant), want)
+        out = gpuprims.empty_pinned(want.shape, want.dtype)
+        np.testing.assert_array_equal(gpuprims.transpose(src, variant=variant, out=out), want)
+
+
 def test_transpose_pinned_rows_with_gaps(small_chunks):
     """A column range of a pinned array: its tiles are rows with gaps
     between them, copied as pitched rows."""
