@@ -11,16 +11,17 @@
 #include <cstdio>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
+#include "tune_common.cuh"  // CHECK
+
 
 int main()
 {
     const size_t total = size_t(1) << 30;
     char *host, *dev;
-    CK(cudaMallocHost(&host, 2 * total + (size_t(8) << 20)));  // rows 16 W apart: 2 GiB and a row's offset
-    CK(cudaMalloc(&dev, total));
+    CHECK(cudaMallocHost(&host, 2 * total + (size_t(8) << 20)));  // rows 16 W apart: 2 GiB and a row's offset
+    CHECK(cudaMalloc(&dev, total));
     cudaStream_t s;
-    CK(cudaStreamCreate(&s));
+    CHECK(cudaStreamCreate(&s));
     printf("| row bytes | host pitch | H2D GB/s | D2H GB/s |\n|---:|---:|---:|---:|\n");
     for (size_t w : {size_t(0), size_t(1) << 10, size_t(4) << 10, size_t(16) << 10, size_t(64) << 10, size_t(256) << 10}) {
         // rows of w bytes at pitch 16 w: 128 MiB a copy (2 GiB of host rows), 8 copies
@@ -33,13 +34,13 @@ int main()
                 for (size_t k = 0; k < 8; k++) {
                     char *h = host + (w ? (k % 16) * w : k * bytes), *d = dev + k * bytes;
                     if (w == 0)
-                        CK(dir == 0 ? cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s)
+                        CHECK(dir == 0 ? cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s)
                                     : cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
                     else
-                        CK(dir == 0 ? cudaMemcpy2DAsync(d, w, h, pitch, w, rows, cudaMemcpyHostToDevice, s)
+                        CHECK(dir == 0 ? cudaMemcpy2DAsync(d, w, h, pitch, w, rows, cudaMemcpyHostToDevice, s)
                                     : cudaMemcpy2DAsync(h, pitch, d, w, w, rows, cudaMemcpyDeviceToHost, s));
                 }
-                CK(cudaStreamSynchronize(s));
+                CHECK(cudaStreamSynchronize(s));
                 t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
             }
             std::sort(t.begin(), t.end());

@@ -11,19 +11,20 @@
 #include <cstdio>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
+#include "tune_common.cuh"  // CHECK
+
 
 int main()
 {
     const size_t side = 16384, tile = 4096, e = 4;
     const size_t pitches[2] = {side * e, side * e + 512};
     char *hin, *hout, *din, *dout;
-    CK(cudaMallocHost(&hin, (side * e + 512) * side));
-    CK(cudaMallocHost(&hout, (side * e + 512) * side));
-    CK(cudaMalloc(&din, side * side * e));
-    CK(cudaMalloc(&dout, side * side * e));
+    CHECK(cudaMallocHost(&hin, (side * e + 512) * side));
+    CHECK(cudaMallocHost(&hout, (side * e + 512) * side));
+    CHECK(cudaMalloc(&din, side * side * e));
+    CHECK(cudaMalloc(&dout, side * side * e));
     cudaStream_t st[8];
-    for (auto &s : st) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (auto &s : st) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     printf("| host pitch | streams a direction | H2D alone GB/s | D2H alone GB/s | both at once GB/s each way |\n|---:|---:|---:|---:|---:|\n");
     for (size_t pitch : pitches) {
         for (int ns : {1, 2, 4}) {
@@ -31,7 +32,7 @@ int main()
             for (int mode = 0; mode < 3; mode++) {  // 0: H2D, 1: D2H, 2: both
                 std::vector<double> t;
                 for (int rep = 0; rep < 5; rep++) {
-                    CK(cudaDeviceSynchronize());
+                    CHECK(cudaDeviceSynchronize());
                     auto t0 = std::chrono::steady_clock::now();
                     for (size_t ti = 0; ti < side / tile; ti++)
                         for (size_t tj = 0; tj < side / tile; tj++) {
@@ -42,12 +43,12 @@ int main()
                                 char *d = din + ((ti * (side / tile) + tj) * tile + k * part) * tile * e;
                                 char *d2 = dout + ((ti * (side / tile) + tj) * tile + k * part) * tile * e;
                                 if (mode != 1)
-                                    CK(cudaMemcpy2DAsync(d, tile * e, h_in, pitch, tile * e, part, cudaMemcpyHostToDevice, st[k]));
+                                    CHECK(cudaMemcpy2DAsync(d, tile * e, h_in, pitch, tile * e, part, cudaMemcpyHostToDevice, st[k]));
                                 if (mode != 0)
-                                    CK(cudaMemcpy2DAsync(h_out, pitch, d2, tile * e, tile * e, part, cudaMemcpyDeviceToHost, st[4 + k]));
+                                    CHECK(cudaMemcpy2DAsync(h_out, pitch, d2, tile * e, tile * e, part, cudaMemcpyDeviceToHost, st[4 + k]));
                             }
                         }
-                    CK(cudaDeviceSynchronize());
+                    CHECK(cudaDeviceSynchronize());
                     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
                 }
                 std::sort(t.begin(), t.end());

@@ -26,10 +26,10 @@
 #include <thread>
 #include <vector>
 
+#include "tune_common.cuh"  // CHECK
+
 #include "host_copy.h"
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-    fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
 static double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -53,15 +53,11 @@ static void slices(char *p, size_t bytes, int n, const std::function<void(char *
 
 static void reg(char *p, size_t bytes, int n)
 {
-    slices(p, bytes, n, [](char *q, size_t b) { CK(cudaHostRegister(q, b, cudaHostRegisterDefault)); });
+    slices(p, bytes, n, [](char *q, size_t b) { CHECK(cudaHostRegister(q, b, cudaHostRegisterDefault)); });
 }
 static void unreg(char *p, size_t bytes, int n)
 {
-    const size_t page = 4096, per = ((bytes / n) + page - 1) / page * page;
-    par(n, [&](int k) {
-        size_t a = std::min(bytes, k * per), b = std::min(bytes, a + per);
-        if (b > a) CK(cudaHostUnregister(p + a));
-    });
+    slices(p, bytes, n, [](char *q, size_t) { CHECK(cudaHostUnregister(q)); });
 }
 
 static double wall() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
@@ -73,16 +69,16 @@ int main(int argc, char **argv)
     const size_t gib = size_t(1) << 30, total = (argc > 1 ? atoi(argv[1]) : 4) * gib;
     const char *tag = argc > 2 ? argv[2] : "";
     int dev = 0;
-    CK(cudaGetDevice(&dev));
+    CHECK(cudaGetDevice(&dev));
     char bus[32];
-    CK(cudaDeviceGetPCIBusId(bus, sizeof bus, dev));
+    CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, dev));
     char *host = (char *)aligned_alloc(2 << 20, total);
     madvise(host, total, MADV_HUGEPAGE);  // as NumPy does for large arrays
     for (size_t i = 0; i < total; i += 8) *(double *)(host + i) = double(i);
     char *d = nullptr;
-    CK(cudaMalloc(&d, gib));
+    CHECK(cudaMalloc(&d, gib));
     cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     printf("%s GPU %s, %zu GiB host buffer, %u CPUs\n", tag, bus, total / gib, std::thread::hardware_concurrency());
 
     // Part 1.
@@ -100,11 +96,11 @@ int main(int argc, char **argv)
 
     // The roof: one pinned buffer of 1 GiB copied in.
     char *pin = nullptr;
-    CK(cudaMallocHost(&pin, gib));
+    CHECK(cudaMallocHost(&pin, gib));
     memset(pin, 1, gib);
     std::vector<double> rr;
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now(); CK(cudaMemcpyAsync(d, pin, gib, cudaMemcpyHostToDevice, s)); CK(cudaStreamSynchronize(s));
+        double t0 = now(); CHECK(cudaMemcpyAsync(d, pin, gib, cudaMemcpyHostToDevice, s)); CHECK(cudaStreamSynchronize(s));
         rr.push_back(now() - t0);
     }
     printf("%s pinned roof: %.1f GB/s\n", tag, gib / median(rr) / 1e9);
@@ -123,9 +119,9 @@ int main(int argc, char **argv)
         struct Lane { cudaStream_t s; std::vector<cudaEvent_t> ev; };
         Lane L[2];
         for (auto &l : L) {
-            CK(cudaStreamCreateWithFlags(&l.s, cudaStreamNonBlocking));
+            CHECK(cudaStreamCreateWithFlags(&l.s, cudaStreamNonBlocking));
             l.ev.resize(nch);
-            for (auto &e : l.ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+            for (auto &e : l.ev) CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
         }
         char *dr = d, *dp = d + gib / 2;  // the lanes' device halves
         auto reg_lane = [&](int every) {
@@ -134,12 +130,12 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < nch; i++) if (every > 0 && i % every == 0) mine.push_back(i);
             for (size_t q = 0; q < mine.size(); q++) {
                 char *src = host + mine[q] * chunk;
-                CK(cudaHostRegister(src, chunk, cudaHostRegisterDefault));
-                CK(cudaMemcpyAsync(dr + (q * chunk) % (gib / 2), src, chunk, cudaMemcpyHostToDevice, l.s));
-                CK(cudaEventRecord(l.ev[q], l.s));
-                if (q > 0) { CK(cudaEventSynchronize(l.ev[q - 1])); CK(cudaHostUnregister(host + mine[q - 1] * chunk)); }
+                CHECK(cudaHostRegister(src, chunk, cudaHostRegisterDefault));
+                CHECK(cudaMemcpyAsync(dr + (q * chunk) % (gib / 2), src, chunk, cudaMemcpyHostToDevice, l.s));
+                CHECK(cudaEventRecord(l.ev[q], l.s));
+                if (q > 0) { CHECK(cudaEventSynchronize(l.ev[q - 1])); CHECK(cudaHostUnregister(host + mine[q - 1] * chunk)); }
             }
-            if (!mine.empty()) { CK(cudaEventSynchronize(l.ev[mine.size() - 1])); CK(cudaHostUnregister(host + mine.back() * chunk)); }
+            if (!mine.empty()) { CHECK(cudaEventSynchronize(l.ev[mine.size() - 1])); CHECK(cudaHostUnregister(host + mine.back() * chunk)); }
         };
         auto pack_lane = [&](int every, int n) {
             Lane &l = L[1];
@@ -147,14 +143,14 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < nch; i++) if (!(every > 0 && i % every == 0)) mine.push_back(i);
             for (size_t q = 0; q < mine.size(); q++) {
                 char *slot = pin + (q % 4) * chunk;
-                if (q >= 4) CK(cudaEventSynchronize(l.ev[q - 4]));
+                if (q >= 4) CHECK(cudaEventSynchronize(l.ev[q - 4]));
                 const char *src = host + mine[q] * chunk;
                 const size_t per = chunk / n;
                 par(n, [&](int k) { copy_nt(slot + k * per, src + k * per, per); });
-                CK(cudaMemcpyAsync(dp + (q * chunk) % (gib / 2), slot, chunk, cudaMemcpyHostToDevice, l.s));
-                CK(cudaEventRecord(l.ev[q], l.s));
+                CHECK(cudaMemcpyAsync(dp + (q * chunk) % (gib / 2), slot, chunk, cudaMemcpyHostToDevice, l.s));
+                CHECK(cudaEventRecord(l.ev[q], l.s));
             }
-            CK(cudaStreamSynchronize(l.s));
+            CHECK(cudaStreamSynchronize(l.s));
         };
         struct Case { int every, n; const char *name; };
         for (Case c : {Case{1, 0, "all"}, Case{0, 8, "none"}, Case{0, 16, "none"}, Case{2, 8, "1 in 2"},
