@@ -302,10 +302,13 @@ fail:
     return err;
 }
 
+static void pool_stop(void);
+
 void gp_pipeline_teardown(void)
 {
     pthread_mutex_lock(&ring_lock);
     ring_free();
+    pool_stop();
     pthread_mutex_unlock(&ring_lock);
 }
 
@@ -441,7 +444,7 @@ static int host_threads(size_t bytes)
         if (cpus <= 0)
             cpus = sysconf(_SC_NPROCESSORS_ONLN);
     }
-    n = (int)(bytes >> 22); /* a thread per 4 MiB at least: below, one thread is as fast */
+    n = (int)(bytes >> 20); /* a thread per MiB at least (the pool's threads wait, started) */
     if (n > cpus)
         n = (int)cpus;
     if (n > GP_MAX_THREADS)
@@ -449,19 +452,111 @@ static int host_threads(size_t bytes)
     return n < 1 ? 1 : n;
 }
 
-/* Run tasks[0..n) on up to n threads (the calling thread does the first). */
+/* The packing threads: started once, at the first pack that wants them,
+ * and kept (creating a thread costs tens of microseconds, as long as
+ * packing a megabyte); worker k takes task k of each batch.  One batch at a
+ * time (packs run under ring_lock).  A forked child has none of them: the
+ * pool starts again there.  gp_pipeline_teardown stops them. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    int workers;        /* started: workers 1 .. workers */
+    unsigned long gen;  /* the batch's number */
+    gp_pack_task *tasks;
+    int n;              /* tasks 1 .. n-1 of the batch go to the workers */
+    int pending;        /* of those, not done */
+    int stop;
+    int atfork;         /* the fork handler is registered */
+    pthread_t th[GP_MAX_THREADS];
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, 0, 0, 0, 0, {0}};
+
+static void *pool_worker(void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (!pool.stop && pool.gen == seen)
+            pthread_cond_wait(&pool.go, &pool.mu);
+        if (pool.stop)
+            break;
+        seen = pool.gen;
+        if (k < pool.n) { /* a batch completes before the next starts: this is that batch's task */
+            gp_pack_task *t = &pool.tasks[k];
+            pthread_mutex_unlock(&pool.mu);
+            (void)pack_thread(t);
+            pthread_mutex_lock(&pool.mu);
+            if (--pool.pending == 0)
+                pthread_cond_signal(&pool.done);
+        }
+    }
+    pthread_mutex_unlock(&pool.mu);
+    return NULL;
+}
+
+static void pool_after_fork_child(void)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+    pool.mu = mu;
+    pool.go = pool.done = c;
+    pool.workers = 0; /* the parent's threads are not in the child */
+    pool.gen = 0;
+    pool.n = pool.pending = pool.stop = 0;
+}
+
+/* Workers 1 .. want started (as many as can be): how many there are. */
+static int pool_ensure(int want)
+{
+    pthread_mutex_lock(&pool.mu);
+    if (!pool.atfork)
+        pool.atfork = pthread_atfork(NULL, NULL, pool_after_fork_child) == 0;
+    while (pool.workers < want && pool.workers + 1 < GP_MAX_THREADS &&
+           pthread_create(&pool.th[pool.workers + 1], NULL, pool_worker, (void *)(intptr_t)(pool.workers + 1)) == 0)
+        pool.workers++;
+    want = pool.workers < want ? pool.workers : want;
+    pthread_mutex_unlock(&pool.mu);
+    return want;
+}
+
+static void pool_stop(void)
+{
+    int k, workers;
+    pthread_mutex_lock(&pool.mu);
+    pool.stop = 1;
+    workers = pool.workers;
+    pthread_cond_broadcast(&pool.go);
+    pthread_mutex_unlock(&pool.mu);
+    for (k = 1; k <= workers; k++)
+        pthread_join(pool.th[k], NULL);
+    pthread_mutex_lock(&pool.mu);
+    pool.workers = 0;
+    pool.stop = 0;
+    pthread_mutex_unlock(&pool.mu);
+}
+
+/* Run tasks[0..n): task 0 and any a worker cannot take on the calling
+ * thread, tasks 1 .. on the pool's workers. */
 static void run_tasks(gp_pack_task *tasks, int n)
 {
-    pthread_t th[GP_MAX_THREADS];
-    int started[GP_MAX_THREADS] = {0}, k;
-    for (k = 1; k < n; k++)
-        started[k] = pthread_create(&th[k], NULL, pack_thread, &tasks[k]) == 0;
+    int w = n > 1 ? pool_ensure(n - 1) : 0, k;
+    if (w > 0) {
+        pthread_mutex_lock(&pool.mu);
+        pool.tasks = tasks;
+        pool.n = w + 1;
+        pool.pending = w;
+        pool.gen++;
+        pthread_cond_broadcast(&pool.go);
+        pthread_mutex_unlock(&pool.mu);
+    }
     (void)pack_thread(&tasks[0]);
-    for (k = 1; k < n; k++) {
-        if (started[k])
-            pthread_join(th[k], NULL);
-        else
-            (void)pack_thread(&tasks[k]); /* no thread to be had: done here */
+    for (k = w + 1; k < n; k++)
+        (void)pack_thread(&tasks[k]); /* no worker to be had: done here */
+    if (w > 0) {
+        pthread_mutex_lock(&pool.mu);
+        while (pool.pending > 0)
+            pthread_cond_wait(&pool.done, &pool.mu);
+        pthread_mutex_unlock(&pool.mu);
     }
 }
 

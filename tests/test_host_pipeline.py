@@ -727,3 +727,32 @@ def test_timeline_text_drawing():
     assert lines[5].split() == ["0", "ms", "10.000", "ms"]
     assert t.busy_ms("h2d") == pytest.approx(4.2) and t.span_ms == 10.0
     assert t.overlap() == pytest.approx((1 + 2 + 2 + 1 + 1 + 2 + 3 + 1 + 1 + 1 + 0.2) / 10)
+
+
+def test_packing_threads_in_a_forked_child(emulator):
+    """The packing threads are started once and kept; a child forked after
+    they started has none of them, and its pipeline starts its own (a child
+    of a process that used the CUDA backend cannot use CUDA at all, so this
+    runs on the emulator)."""
+    import os
+    import warnings
+    before = _core.pipeline_config()
+    _core.pipeline_config(threshold=0, chunk_bytes=4 << 20)
+    try:
+        x = rand(3 << 20, "float32", seed=21)  # 12 MiB: several threads a chunk
+        want = gpuprims.sum(x)
+        with warnings.catch_warnings():  # Python 3.12 warns of fork() in a process with threads: ours are idle
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the child: exit status 0 only for the same bits, through the pipeline
+            try:
+                calls = _core.pipeline_stats()["calls"]
+                ok = gpuprims.sum(x).tobytes() == want.tobytes() and _core.pipeline_stats()["calls"] == calls + 1
+            except BaseException:
+                ok = False
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert gpuprims.sum(x).tobytes() == want.tobytes()  # the parent's threads still work
+    finally:
+        _core.pipeline_config(threshold=before["threshold"], chunk_bytes=before["chunk_bytes"])
