@@ -92,9 +92,11 @@ static struct {
     size_t last_device;        /* the last pipelined call's */
     double last_wall_s;
     long long direct_in, direct_out; /* chunks copied from / into page-locked operands in place */
+    long long stored_out;            /* of direct_out: tiles stored into a mapped output by a kernel */
     int direct;                      /* page-locked operands copied in place (pipeline_config(direct=...)) */
+    int store_blocks;                /* blocks of the kernel storing into a mapped output (0: its default) */
 } ring = {NULL, 0, {NULL}, NULL, NULL, {NULL}, {NULL}, {NULL},
-          256u << 20, GP_THRESHOLD, 0, -1, -1, 2.0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0, 1};
+          256u << 20, GP_THRESHOLD, 0, -1, -1, 2.0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0, 0, 1, 0};
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -838,7 +840,18 @@ static int make_plan(gp_job *j, gp_plan *p)
              * output, unpacked by all the host threads, and its input is
              * read in runs of tc elements.  Else blocks of whole rows
              * (their output lands in tc runs of tr elements). */
-            if (j->in_pinned && j->out_pinned && rows > 1 && cols > 1) {
+            if (j->in_pinned && j->out_mapped != NULL && rows > 1 && cols > 1) {
+                /* Blocks of whole rows where they fit (else of rows of tc
+                 * columns), at least 1 KiB of output run a row where the
+                 * chunk allows: the input's rows come in as one run (or a
+                 * pitched copy of wide rows), and a kernel stores the tile's
+                 * tc runs of tr elements into the mapped output, where runs
+                 * of 1 KiB or more cross the bus as fast as a copy
+                 * (cuda/copy2d.cu). */
+                int64_t run = (int64_t)(1024 / c->in_elem) < 1 ? 1 : (int64_t)(1024 / c->in_elem);
+                p->tc = cols <= m / run ? cols : (m / run < 1 ? 1 : m / run);
+                p->tr = rows < m / p->tc ? rows : m / p->tc;
+            } else if (j->in_pinned && j->out_pinned && rows > 1 && cols > 1) {
                 /* Both copied in place as pitched rows - the input's of tc
                  * elements, the output's of tr - whose copies run at the
                  * bus's speed only where the rows are wide (2x H200: rows
@@ -998,7 +1011,17 @@ static cudaError_t stage_out(gp_job *j, int s, int slot, const void *dev, size_t
         (err = rt->stream_wait_event(ring.d2h, ring.ev_kernel[s])) != cudaSuccess)
         return err;
     tk = trace_dev_begin(rt, GP_TR_OUT, ring.d2h);
-    if (to != NULL && j->out_pinned) {
+    if (j->out_pinned && j->out_mapped != NULL && to->height > 1) {
+        /* pitched rows into the mapped output, stored by a kernel (on the
+         * copy-out stream, beside the next tile's kernel): the copy
+         * engine's pitched copies slow down between kernels (cuda/copy2d.cu) */
+        if ((err = rt->copy2d(j->out_mapped + (to->src - (const char *)j->out.view.buf), to->pitch, dev, to->width,
+                              to->width, to->height, (unsigned)ring.store_blocks, ring.d2h)) != cudaSuccess)
+            return err;
+        *direct = 1;
+        ring.direct_out++;
+        ring.stored_out++;
+    } else if (j->out_pinned) {
         err = copy_rows(rt, (void *)dev, to, (char *)to->src, ring.d2h);
         if (err == cudaErrorInvalidValue) { /* not one page-locked block after all: unpacked from here on */
             (void)rt->get_last_error();
@@ -1318,6 +1341,15 @@ PyObject *gp_pipeline_run(gp_job *j)
         if (j->has_out && j->out.host) {
             view_of(&j->out.view, &v);
             j->out_pinned = view_pinned(rt, &v);
+            if (j->out_pinned && j->fam->name[0] == 't' && j->out.view.len > 0) {
+                /* mapped as one piece: its last byte where its first's
+                 * offset says (a span over two registrations might not be) */
+                const char *b = (const char *)j->out.view.buf;
+                const char *d0 = (const char *)rt->host_device_pointer(b);
+                const char *d1 = (const char *)rt->host_device_pointer(b + j->out.view.len - 1);
+                if (d0 != NULL && d1 == d0 + (j->out.view.len - 1))
+                    j->out_mapped = (char *)d0;
+            }
         }
     }
     if (make_plan(j, &p) < 0) {
@@ -1477,22 +1509,26 @@ int gp_pipeline_copy(PyObject *module, const gp_runtime *rt, void *dst, const vo
 
 /* pipeline_config(pinned_limit=None, device_limit=None (-1: none),
  * threshold=None, chunk_bytes=None, interrupt_after=None, progress_s=None,
- * trace=None, serial=None) -> dict of the settings now.  The private knobs
- * (threshold, chunk_bytes, interrupt_after, progress_s: the expected
- * seconds above which progress=True shows its line) are for the tests;
- * trace (records kept per call, 0: off) and serial (no overlap) draw the
- * pipeline's timeline (pipeline_trace). */
+ * trace=None, serial=None, direct=None, store_blocks=None) -> dict of the
+ * settings now.  The private knobs (threshold, chunk_bytes,
+ * interrupt_after, progress_s: the expected seconds above which
+ * progress=True shows its line) are for the tests; trace (records kept per
+ * call, 0: off) and serial (no overlap) draw the pipeline's timeline
+ * (pipeline_trace); direct=False sends page-locked operands through the
+ * ring too; store_blocks: the blocks of the kernel that stores a
+ * transpose's tiles into a mapped output (0: its tuned number), for the
+ * benchmark's sweep. */
 PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"pinned_limit", "device_limit", "threshold", "chunk_bytes", "interrupt_after",
-                         "progress_s", "trace", "serial", "direct", NULL};
+                         "progress_s", "trace", "serial", "direct", "store_blocks", NULL};
     long long pinned = -2, device = -2, threshold = -2, chunk = -2, interrupt = -2, ntrace = -2;
     double progress_s = -2.0;
-    int serial = -2, direct = -2;
+    int serial = -2, direct = -2, store_blocks = -2;
     gp_trace_rec *recs = NULL;
     (void)module;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LLLLLdLii:pipeline_config", kw, &pinned, &device, &threshold,
-                                     &chunk, &interrupt, &progress_s, &ntrace, &serial, &direct))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LLLLLdLiii:pipeline_config", kw, &pinned, &device, &threshold,
+                                     &chunk, &interrupt, &progress_s, &ntrace, &serial, &direct, &store_blocks))
         return NULL;
     if (ntrace != -2 && (ntrace < 0 || ntrace > (1 << 24))) {
         PyErr_SetString(PyExc_ValueError, "pipeline_config: trace is the number of records to keep per call, "
@@ -1506,9 +1542,9 @@ PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwar
         return NULL;
     }
     if ((pinned != -2 && pinned < 4 * 4096) || (threshold != -2 && threshold < 0) || (chunk != -2 && chunk < 0) ||
-        (device != -2 && device < -1)) {
-        PyErr_SetString(PyExc_ValueError, "pipeline_config: a size is negative, or the pinned limit is "
-                                          "below 16 KiB");
+        (device != -2 && device < -1) || (store_blocks != -2 && (store_blocks < 0 || store_blocks > 65535))) {
+        PyErr_SetString(PyExc_ValueError, "pipeline_config: a size is negative, the pinned limit is "
+                                          "below 16 KiB, or store_blocks is outside 0..65535");
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
@@ -1529,6 +1565,8 @@ PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwar
         trace.serial = serial != 0;
     if (direct != -2)
         ring.direct = direct != 0;
+    if (store_blocks != -2)
+        ring.store_blocks = store_blocks;
     if (ntrace != -2) {
         gp_trace_rec *old = trace.rec;
         trace.rec = recs;
@@ -1539,11 +1577,11 @@ PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwar
     pthread_mutex_unlock(&ring_lock);
     Py_END_ALLOW_THREADS
     free(recs);
-    return Py_BuildValue("{s:K,s:L,s:K,s:K,s:i,s:d,s:i,s:O,s:O}", "pinned_limit", (unsigned long long)ring.limit,
+    return Py_BuildValue("{s:K,s:L,s:K,s:K,s:i,s:d,s:i,s:O,s:O,s:i}", "pinned_limit", (unsigned long long)ring.limit,
                          "device_limit", ring.device_limit, "threshold", (unsigned long long)ring.threshold,
                          "chunk_bytes", (unsigned long long)ring.chunk_bytes, "interrupt_after",
                          ring.interrupt_after, "progress_s", ring.progress_s, "trace", trace.max, "serial",
-                         trace.serial ? Py_True : Py_False, "direct", ring.direct ? Py_True : Py_False);
+                         trace.serial ? Py_True : Py_False, "direct", ring.direct ? Py_True : Py_False, "store_blocks", ring.store_blocks);
 }
 
 /* pipeline_trace() -> list of dicts {chunk, stage, stream, start_ms,
@@ -1590,7 +1628,10 @@ PyObject *gp_pipeline_trace_py(PyObject *module, PyObject *noargs)
 
 /* pipeline_stats() -> dict: the ring's allocations and frees so far, the
  * pinned bytes held now, calls and chunks, the largest device allocation of
- * a pipelined call, interrupted calls, the last call's wall-clock seconds. */
+ * a pipelined call, interrupted calls, the last call's wall-clock seconds,
+ * chunks copied from / into page-locked operands in place (direct_in,
+ * direct_out; stored_out: of the latter, transpose tiles a kernel stored
+ * into the mapped output). */
 PyObject *gp_pipeline_stats_py(PyObject *module, PyObject *noargs)
 {
     int s, held = 0;
@@ -1598,13 +1639,13 @@ PyObject *gp_pipeline_stats_py(PyObject *module, PyObject *noargs)
     (void)noargs;
     for (s = 0; s < GP_RING_SLOTS; s++)
         held += ring.buf[s] != NULL;
-    return Py_BuildValue("{s:L,s:L,s:K,s:L,s:L,s:K,s:K,s:L,s:d,s:s,s:L,s:L}", "allocations", ring.allocations,
+    return Py_BuildValue("{s:L,s:L,s:K,s:L,s:L,s:K,s:K,s:L,s:d,s:s,s:L,s:L,s:L}", "allocations", ring.allocations,
                          "frees", ring.frees, "pinned_bytes", (unsigned long long)(held * ring.slot_bytes), "calls",
                          ring.calls, "chunks", ring.chunks, "peak_device_bytes",
                          (unsigned long long)ring.peak_device, "last_device_bytes",
                          (unsigned long long)ring.last_device, "interrupted", ring.interrupted,
                          "last_wall_s", ring.last_wall_s, "backend", ring.rt != NULL ? ring.rt->name : "",
-                         "direct_in", ring.direct_in, "direct_out", ring.direct_out);
+                         "direct_in", ring.direct_in, "direct_out", ring.direct_out, "stored_out", ring.stored_out);
 }
 
 /* free_memory(): the pinned ring given back, and the active backend's

@@ -29,6 +29,10 @@ typedef struct gp_job {
     /* the pipeline's: the input / output buffer is page-locked host memory,
      * copied from / into in place (no staging through the ring) */
     int in_pinned, out_pinned;
+    /* a transpose's page-locked output as the device addresses it (mapped:
+     * runtime host_device_pointer), where pitched tiles are stored by a
+     * kernel (runtime copy2d), or NULL */
+    char *out_mapped;
 } gp_job;
 
 /* call.c: the CudaError of a failed step (NULL returned). */

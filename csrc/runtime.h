@@ -111,6 +111,14 @@ typedef struct gp_runtime {
      * and `dpitch` apart in dst */
     cudaError_t (*memcpy2d_async)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                   size_t height, enum cudaMemcpyKind kind, cudaStream_t s);
+    /* the address at which kernels read page-locked host memory p (mapped
+     * into the device's address space), or NULL where they cannot */
+    const void *(*host_device_pointer)(const void *p);
+    /* a pitched copy made by `blocks` blocks (0: the tuned number) of a
+     * kernel on stream s (gp_copy2d), for a destination kernels write:
+     * mapped page-locked host memory */
+    cudaError_t (*copy2d)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                          unsigned blocks, cudaStream_t s);
 } gp_runtime;
 
 /* The emulator is always built; the CUDA backend where nvcc was found. */

@@ -189,6 +189,15 @@ static int cu_host_pinned(const void *p, size_t bytes)
     }
     return 1;
 }
+static const void *cu_host_device_pointer(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return a.type == cudaMemoryTypeHost ? a.devicePointer : NULL;
+}
 static cudaError_t cu_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                      size_t height, enum cudaMemcpyKind kind, cudaStream_t s)
 {
@@ -206,7 +215,7 @@ const gp_runtime gp_runtime_cuda = {
     cu_get_last_error, cu_error_name, cu_error_string, cu_detail, cu_kernel_occupancy,
     gp_cast, gp_combo_supported, gp_variant_reads,
     cu_host_alloc, cu_host_free, cu_stream_create, cu_stream_destroy, cu_stream_wait_event,
-    cu_event_sync, cu_pool_trim, cu_pool_stats, cu_host_pinned, cu_memcpy2d_async,
+    cu_event_sync, cu_pool_trim, cu_pool_stats, cu_host_pinned, cu_memcpy2d_async, cu_host_device_pointer, gp_copy2d,
 };
 #else
 typedef int gp_no_cuda_backend; /* ISO C wants something in a translation unit */

@@ -255,6 +255,15 @@ cudaError_t gp_cast(const void *in, gp_dtype from, void *out, gp_dtype to, int64
 cudaError_t gp_cast_emu(const void *in, gp_dtype from, void *out, gp_dtype to, int64_t n,
                         cudaStream_t stream);
 
+/* A pitched copy made by a kernel (cuda/copy2d.cu): `height` rows of
+ * `width` bytes, `spitch` apart in src and `dpitch` apart in dst, by
+ * `blocks` blocks (0: the tuned number); dst may be page-locked host memory
+ * mapped into the device's address space. */
+cudaError_t gp_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                      unsigned blocks, cudaStream_t stream);
+cudaError_t gp_copy2d_emu(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                          unsigned blocks, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -680,6 +680,7 @@ int emu_host_pinned(const void *p, size_t bytes) {
     --it;
     return a - it->first + bytes <= it->second;
 }
+const void *emu_host_device_pointer(const void *p) { return emu_host_pinned(p, 1) ? p : nullptr; }
 cudaError_t emu_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                                cudaMemcpyKind, cudaStream_t) {
     if (width > dpitch || width > spitch) return cudaErrorInvalidValue;
@@ -737,6 +738,7 @@ const char *emu_detail(void) { return last_detail.empty() ? nullptr : last_detai
 
 extern "C" {
 cudaError_t gp_cast_emu(const void *, gp_dtype, void *, gp_dtype, int64_t, cudaStream_t);
+cudaError_t gp_copy2d_emu(void *, size_t, const void *, size_t, size_t, size_t, unsigned, cudaStream_t);
 int gp_combo_supported_emu(gp_op, gp_dtype, gp_dtype);
 int gp_variant_reads_emu(const gp_variant *, gp_op, gp_dtype, gp_dtype);
 
@@ -750,7 +752,7 @@ const gp_runtime gp_runtime_emu = {
     emu_last_error, emu_error_name, emu_error_string, emu_detail, emu_kernel_occupancy,
     gp_cast_emu, gp_combo_supported_emu, gp_variant_reads_emu,
     emu_host_alloc, emu_host_free, emu_stream_create, emu_stream_destroy, emu_stream_wait_event,
-    emu_event_sync, emu_pool_trim, emu_pool_stats, emu_host_pinned, emu_memcpy2d_async,
+    emu_event_sync, emu_pool_trim, emu_pool_stats, emu_host_pinned, emu_memcpy2d_async, emu_host_device_pointer, gp_copy2d_emu,
 };
 
 void gp_emu_trace_start(size_t max_bytes) {
