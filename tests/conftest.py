@@ -12,6 +12,8 @@ import pytest
 import gpuprims
 from gpuprims._backend import cccl_version
 
+import emu_selftest  # tests/: the emulator runtime's sources
+
 GPU_OK, GPU_WHY = gpuprims._core.cuda_status()
 
 # The emulator runs every kernel on the CPU; on CI (2 cores) the correctness
@@ -172,7 +174,7 @@ def run_emulator_program(tmp_path, source):
     root = Path(__file__).resolve().parent.parent
     exe = tmp_path / Path(source).stem
     cmd = [*cxx, "-std=c++17", "-O1", "-DGP_EMULATOR", "-Iemu/include", "-Icuda", "-x", "c++",
-           "emu/runtime.cpp", "cuda/cast.cu", f"tests/{source}", "-o", str(exe), "-lpthread"]
+           *emu_selftest.RUNTIME_SOURCES, f"tests/{source}", "-o", str(exe), "-lpthread"]
     r = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)

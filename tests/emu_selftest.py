@@ -1,6 +1,7 @@
 """The emulator's test-only kernels (emu/selftest.cu), built apart from
-gpuprims._core - with emu/runtime.cpp and cuda/cast.cu, by the host C++
-compiler - into a library of their own, and called through ctypes."""
+gpuprims._core - with emu/runtime.cpp and the kernels its runtime table
+names (cuda/cast.cu, cuda/copy2d.cu), by the host C++ compiler - into a
+library of their own, and called through ctypes."""
 import ctypes
 import os
 import shutil
@@ -12,7 +13,10 @@ import numpy as np
 import gpuprims
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ["emu/runtime.cpp", "emu/selftest.cu", "cuda/cast.cu"]
+# the emulator runtime and the kernels its runtime table names: what a
+# program over the emulator links (here, and conftest.run_emulator_program)
+RUNTIME_SOURCES = ["emu/runtime.cpp", "cuda/cast.cu", "cuda/copy2d.cu"]
+SOURCES = RUNTIME_SOURCES + ["emu/selftest.cu"]
 
 
 def build(directory, extra_flags=()):
