@@ -418,18 +418,24 @@ typedef struct {
     const gp_hostview *v;
     int64_t e0, m;
     char *dst;
-    /* an unpack instead (v NULL): dst <- src, bytes */
+    /* an unpack instead (v NULL): dst <- src, bytes; or, width > 0, rows of
+     * width bytes, dst's pitch apart (src's contiguous), bytes of them */
     const char *src;
-    size_t bytes;
+    size_t bytes, width, pitch;
 } gp_pack_task;
 
 static void *pack_thread(void *arg)
 {
     gp_pack_task *t = (gp_pack_task *)arg;
+    size_t at;
+    char *d;
     if (t->v != NULL)
         pack_serial(t->v, t->e0, t->m, t->dst);
-    else if (t->bytes)
+    else if (t->width == 0 && t->bytes)
         copy_stream(t->dst, t->src, t->bytes);
+    else
+        for (at = 0, d = t->dst; at < t->bytes; at += t->width, d += t->pitch)
+            copy_stream(d, t->src + at, t->width);
     return NULL;
 }
 
@@ -591,7 +597,33 @@ static void copy_parallel(char *dst, const char *src, size_t bytes)
         tasks[k].dst = dst + at;
         tasks[k].src = src + at;
         tasks[k].bytes = b;
+        tasks[k].width = 0;
         at += b;
+    }
+    run_tasks(tasks, n);
+}
+
+/* `height` rows of `width` bytes from contiguous src into dst, `pitch`
+ * apart, on host threads (whole rows a thread). */
+static void scatter_parallel(char *dst, size_t pitch, const char *src, size_t width, size_t height)
+{
+    gp_pack_task tasks[GP_MAX_THREADS];
+    int n = host_threads(width * height), k;
+    size_t per, at = 0;
+    if ((size_t)n > height)
+        n = (int)height;
+    if (n < 1 || width == 0)
+        return;
+    per = (height + (size_t)n - 1) / (size_t)n;
+    for (k = 0; k < n; k++) {
+        size_t h = height - at < per ? height - at : per;
+        tasks[k].v = NULL;
+        tasks[k].dst = dst + at * pitch;
+        tasks[k].src = src + at * width;
+        tasks[k].bytes = h * width;
+        tasks[k].width = width;
+        tasks[k].pitch = pitch;
+        at += h;
     }
     run_tasks(tasks, n);
 }
@@ -840,14 +872,17 @@ static int make_plan(gp_job *j, gp_plan *p)
              * output, unpacked by all the host threads, and its input is
              * read in runs of tc elements.  Else blocks of whole rows
              * (their output lands in tc runs of tr elements). */
-            if (j->in_pinned && j->out_mapped != NULL && rows > 1 && cols > 1) {
-                /* Blocks of whole rows where they fit (else of rows of tc
-                 * columns), at least 1 KiB of output run a row where the
-                 * chunk allows: the input's rows come in as one run (or a
-                 * pitched copy of wide rows), and a kernel stores the tile's
-                 * tc runs of tr elements into the mapped output, where runs
+            if (j->in_pinned && (j->out_mapped != NULL || !j->out_pinned) && rows > 1 && cols > 1) {
+                /* A page-locked input: blocks of whole rows where they fit
+                 * (else of rows of tc columns), at least 1 KiB of output
+                 * run a row where the chunk allows.  The input's rows come
+                 * in as one run (or a pitched copy of wide rows: column
+                 * strips would be pitched copies of short rows, slow
+                 * between kernels), and the tile's tc runs of tr elements
+                 * are stored into a mapped output by a kernel, where runs
                  * of 1 KiB or more cross the bus as fast as a copy
-                 * (cuda/copy2d.cu). */
+                 * (cuda/copy2d.cu), or scattered into a pageable one by the
+                 * host threads. */
                 int64_t run = (int64_t)(1024 / c->in_elem) < 1 ? 1 : (int64_t)(1024 / c->in_elem);
                 p->tc = cols <= m / run ? cols : (m / run < 1 ? 1 : m / run);
                 p->tr = rows < m / p->tc ? rows : m / p->tc;
@@ -1229,7 +1264,7 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
     size_t e = c->in_elem, buf_b = gp_align256((size_t)p->m * e);
     int64_t rows = a->rank == 2 ? a->shape[0] : 1, cols = a->rank == 2 ? a->shape[1] : c->n;
     int64_t s0 = a->rank == 2 ? a->strides[0] : 0, s1 = a->rank == 2 ? a->strides[1] : (a->rank == 1 ? a->strides[0] : 1);
-    int64_t col_tiles = (cols + p->tc - 1) / p->tc, i, k;
+    int64_t col_tiles = (cols + p->tc - 1) / p->tc, i;
     const char *base = (const char *)j->in.view.buf + c->in_offset * (int64_t)e;
     char *out = (char *)j->out.view.buf;
     gp_tile prev = {0, 0, 0, 0};
@@ -1299,9 +1334,8 @@ static cudaError_t run_transpose(gp_run *r, const gp_plan *p, char *block)
                 if (prev.tr == rows)
                     copy_parallel(out + (size_t)(prev.c0 * rows) * e, src, (size_t)(prev.tc * prev.tr) * e);
                 else
-                    for (k = 0; k < prev.tc; k++)
-                        copy_parallel(out + (size_t)((prev.c0 + k) * rows + prev.r0) * e,
-                                      src + (size_t)(k * prev.tr) * e, (size_t)prev.tr * e);
+                    scatter_parallel(out + (size_t)(prev.c0 * rows + prev.r0) * e, (size_t)rows * e, src,
+                                     (size_t)prev.tr * e, (size_t)prev.tc);
                 if (trace.max)
                     trace_host(GP_TR_UNPACK, t0, now_s());
             }

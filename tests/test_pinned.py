@@ -176,11 +176,12 @@ def test_transpose_pinned_named_variants(small_chunks, variant):
                                          ((4096, 5), "float32"), ((700, 3), "float64"), ((333, 7), "complex64"),
                                          ((1023, 3), "complex128")])
 def test_transpose_pinned_out_stored_by_kernel(small_chunks, shape, dtype):
-    """Both operands page-locked, a tile shorter than the output's rows:
-    blocks of input rows come in as one run and a kernel stores each tile's
-    pitched output rows into the mapped output (stored_out).  The shapes
-    give every element size and the kernel's every access width (runs of an
-    odd number of bytes: 1-byte accesses; pitches of 8 modulo 16: 8-byte)."""
+    """A page-locked input, a tile shorter than the output's rows: blocks
+    of input rows come in as one run and a kernel stores each tile's pitched
+    output rows into a mapped output (stored_out), or the host threads
+    scatter them into a pageable one.  The shapes give every element size
+    and the kernel's every access width (runs of an odd number of bytes:
+    1-byte accesses; pitches of 8 modulo 16: 8-byte)."""
     a = rand(shape, "float64", seed=11).astype(dtype)
     for x in (pinned_copy(a), pinned_copy(np.pad(a, ((0, 0), (1, 2))))[:, 1:-2]):  # dense; rows with gaps
         want = np.ascontiguousarray(x.T)
@@ -193,6 +194,8 @@ def test_transpose_pinned_out_stored_by_kernel(small_chunks, shape, dtype):
         np.testing.assert_array_equal(x, a)
         assert staged(lambda: gpuprims.transpose(x, out=gpuprims.empty_pinned(want.shape, dtype))).tobytes() == \
             out.tobytes()
+        # a pageable result: the same tiles, scattered by the host threads
+        np.testing.assert_array_equal(gpuprims.transpose(x), want)
 
 
 def test_transpose_pinned_rows_with_gaps(small_chunks):
