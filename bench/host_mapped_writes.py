@@ -27,7 +27,8 @@ template <int R, int CW> __device__ void tile(const float *__restrict__ in, floa
                                               long long r0, int c0, int rb) {
     __shared__ float t[R][CW + 1];
     __syncthreads();
-    for (int i = threadIdx.x; i < R * CW; i += blockDim.x) t[i / CW][i % CW] = in[(long long)(rb + i / CW) * cols + c0 + i % CW];
+    for (int i = threadIdx.x; i < R * CW; i += blockDim.x)
+        t[i / CW][i % CW] = in[(long long)(rb + i / CW) * cols + c0 + i % CW];
     __syncthreads();
     for (int i = threadIdx.x; i < CW * (R / 4); i += blockDim.x) {
         int c = i / (R / 4), q = i % (R / 4);

@@ -1615,7 +1615,8 @@ PyObject *gp_pipeline_config_py(PyObject *module, PyObject *args, PyObject *kwar
                          "device_limit", ring.device_limit, "threshold", (unsigned long long)ring.threshold,
                          "chunk_bytes", (unsigned long long)ring.chunk_bytes, "interrupt_after",
                          ring.interrupt_after, "progress_s", ring.progress_s, "trace", trace.max, "serial",
-                         trace.serial ? Py_True : Py_False, "direct", ring.direct ? Py_True : Py_False, "store_blocks", ring.store_blocks);
+                         trace.serial ? Py_True : Py_False, "direct", ring.direct ? Py_True : Py_False,
+                         "store_blocks", ring.store_blocks);
 }
 
 /* pipeline_trace() -> list of dicts {chunk, stage, stream, start_ms,
