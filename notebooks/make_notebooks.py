@@ -942,9 +942,9 @@ An array that already lives in page-locked memory - `gpuprims.empty_pinned(shape
 `cupyx.empty_pinned`, a PyTorch tensor's `pin_memory()` - needs no staging: the pipeline gives each
 chunk's own address to the copy engine (and, for `out=` in page-locked memory, each result chunk's),
 so the host row of the timeline stays empty and the call runs at the speed of the bus. A
-transpose's result tiles land in the output as rows with gaps between them; into a page-locked
-output a small kernel stores them, over the bus, straight where they go (the output is mapped into
-the GPU's address space), because the copy engine's pitched copies slow down when kernels run
+transpose's result tiles land in the output as rows with gaps between them; when both arrays are
+page-locked a small kernel stores them, over the bus, straight where they go (the output is mapped
+into the GPU's address space), because the copy engine's pitched copies slow down when kernels run
 between them. The chunks are the same, so the bits are too. Allocating page-locked memory is slow (about half a second a GiB
 on an H200 machine: more than twenty copies of it), so it pays for data that crosses the bus more
 than once."""),
