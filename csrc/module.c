@@ -225,17 +225,10 @@ static int PinnedBuffer_getbuffer(PyObject *self, Py_buffer *view, int flags)
     return PyBuffer_FillInfo(view, self, b->ptr, (Py_ssize_t)b->nbytes, 0, flags);
 }
 
-static void PinnedBuffer_releasebuffer(PyObject *self, Py_buffer *view)
-{
-    (void)self;
-    (void)view;
-}
-
 static PyType_Slot PinnedBuffer_slots[] = {
     {Py_tp_dealloc, DeviceBuffer_dealloc},
     {Py_tp_getset, DeviceBuffer_getset},
     {Py_bf_getbuffer, PinnedBuffer_getbuffer},
-    {Py_bf_releasebuffer, PinnedBuffer_releasebuffer},
     {Py_tp_doc, "Page-locked host memory (a writable buffer of bytes), freed when the object goes away."},
     {0, NULL},
 };
@@ -307,7 +300,7 @@ static PyObject *gp_host_pinned_py(PyObject *module, PyObject *args)
     int yes;
     if (!PyArg_ParseTuple(args, "KK:host_pinned", &addr, &nbytes) || gp_ensure_device(module) < 0)
         return NULL;
-    yes = gp_rt(module)->host_pinned((const void *)(uintptr_t)addr, (size_t)nbytes);
+    yes = gp_rt(module)->host_pinned((const void *)(uintptr_t)addr, (size_t)nbytes, NULL);
     return PyBool_FromLong(yes);
 }
 

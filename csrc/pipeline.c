@@ -418,8 +418,8 @@ typedef struct {
     const gp_hostview *v;
     int64_t e0, m;
     char *dst;
-    /* an unpack instead (v NULL): dst <- src, bytes; or, width > 0, rows of
-     * width bytes, dst's pitch apart (src's contiguous), bytes of them */
+    /* an unpack instead (v NULL): bytes of src (contiguous) into rows of
+     * width bytes, pitch apart from dst (a plain copy: one row) */
     const char *src;
     size_t bytes, width, pitch;
 } gp_pack_task;
@@ -431,8 +431,6 @@ static void *pack_thread(void *arg)
     char *d;
     if (t->v != NULL)
         pack_serial(t->v, t->e0, t->m, t->dst);
-    else if (t->width == 0 && t->bytes)
-        copy_stream(t->dst, t->src, t->bytes);
     else
         for (at = 0, d = t->dst; at < t->bytes; at += t->width, d += t->pitch)
             copy_stream(d, t->src + at, t->width);
@@ -596,8 +594,7 @@ static void copy_parallel(char *dst, const char *src, size_t bytes)
         tasks[k].v = NULL;
         tasks[k].dst = dst + at;
         tasks[k].src = src + at;
-        tasks[k].bytes = b;
-        tasks[k].width = 0;
+        tasks[k].bytes = tasks[k].width = tasks[k].pitch = b;
         at += b;
     }
     run_tasks(tasks, n);
@@ -649,11 +646,15 @@ static void view_of(const Py_buffer *b, gp_hostview *v)
     }
 }
 
-/* Whether host view v lies in page-locked memory (its whole span). */
-static int view_pinned(const gp_runtime *rt, const gp_hostview *v)
+/* Whether host view v lies in page-locked memory (its whole span); mapped
+ * (unless NULL): where kernels reach v's lowest byte, or NULL
+ * (runtime host_pinned). */
+static int view_pinned(const gp_runtime *rt, const gp_hostview *v, const void **mapped)
 {
     const char *lo = v->base, *hi = v->base + v->item;
     int k;
+    if (mapped != NULL)
+        *mapped = NULL;
     for (k = 0; k < v->ndim; k++) {
         int64_t d = (v->shape[k] - 1) * v->strides[k];
         if (v->shape[k] == 0)
@@ -663,7 +664,7 @@ static int view_pinned(const gp_runtime *rt, const gp_hostview *v)
         else
             hi += d;
     }
-    return ring.direct && rt->host_pinned(lo, (size_t)(hi - lo));
+    return ring.direct && rt->host_pinned(lo, (size_t)(hi - lo), mapped);
 }
 
 /* Elements [e0, e0 + m) of v as the copy engine can read them in place:
@@ -714,6 +715,7 @@ typedef struct {
     int64_t done, total; /* progress: input elements done of total */
     int shown;
     int interrupted;
+    gp_hostview in; /* the job's input (view_of), built once for the call */
 } gp_run;
 
 /* Between chunks: take the GIL, check for Ctrl-C (and the test hook),
@@ -1090,17 +1092,15 @@ static cudaError_t run_reduce(gp_run *r, const gp_plan *p, char *block)
     int rep = rep_sum(j);
     size_t part = rep ? GP_STATE_BYTES : acc;
     char *partials = block + (size_t)stages * (in_b + conv_b), *scratch = partials + gp_align256((size_t)p->nchunks * part);
-    gp_hostview v;
     gp_call cc;
     cudaError_t err = cudaSuccess;
     int64_t i;
     int tk;
-    view_of(&j->in.view, &v);
     for (i = 0; i < p->nchunks && err == cudaSuccess; i++) {
         int s = (int)(i % stages);
         int64_t e0 = i * p->m, m = c->n - e0 < p->m ? c->n - e0 : p->m;
         char *din = block + (size_t)s * (in_b + conv_b);
-        if ((err = stage_in(j, &v, s, e0, m, din)) != cudaSuccess)
+        if ((err = stage_in(j, &r->in, s, e0, m, din)) != cudaSuccess)
             break;
         tk = trace_dev_begin(rt, GP_TR_KERNEL, c->stream);
         cc = *c;
@@ -1148,7 +1148,6 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
     size_t stage_b = in_b + 2 * work_b + res_b;
     char *scratch = block + 2 * stage_b;
     char *out = (char *)j->out.view.buf;
-    gp_hostview v;
     gp_call cc;
     cudaError_t err = cudaSuccess;
     int64_t i, prev_e0 = 0, prev_m = 0;
@@ -1158,7 +1157,6 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
     int rep = rep_sum(j);
     char *states = scratch + p->scratch;
     int tk;
-    view_of(&j->in.view, &v);
     for (i = 0; i <= p->nchunks && err == cudaSuccess; i++) {
         int s = (int)(i % 2);
         if (i < p->nchunks) {
@@ -1167,7 +1165,7 @@ static cudaError_t run_scan(gp_run *r, const gp_plan *p, char *block)
                  *res = y + work_b;
             gp_rows to;
             /* the out buffer's pinned slot (2 + s) is free: chunk i - 2 was unpacked */
-            if ((err = stage_in(j, &v, s, e0, m, cast ? din : work + acc)) != cudaSuccess)
+            if ((err = stage_in(j, &r->in, s, e0, m, cast ? din : work + acc)) != cudaSuccess)
                 break;
             if ((err = rt->stream_wait_event(c->stream, ring.ev_out[s])) != cudaSuccess)
                 break; /* y and res of chunk i - 2 copied out */
@@ -1368,23 +1366,15 @@ PyObject *gp_pipeline_run(gp_job *j)
     }
     c->stream = cudaStreamPerThread;
     c->counter = j->res->counter;
-    {
+    view_of(&j->in.view, &r.in);
+    j->in_pinned = view_pinned(rt, &r.in, NULL);
+    if (j->has_out && j->out.host) {
         gp_hostview v;
-        view_of(&j->in.view, &v);
-        j->in_pinned = view_pinned(rt, &v);
-        if (j->has_out && j->out.host) {
-            view_of(&j->out.view, &v);
-            j->out_pinned = view_pinned(rt, &v);
-            if (j->out_pinned && j->fam->name[0] == 't' && j->out.view.len > 0) {
-                /* mapped as one piece: its last byte where its first's
-                 * offset says (a span over two registrations might not be) */
-                const char *b = (const char *)j->out.view.buf;
-                const char *d0 = (const char *)rt->host_device_pointer(b);
-                const char *d1 = (const char *)rt->host_device_pointer(b + j->out.view.len - 1);
-                if (d0 != NULL && d1 == d0 + (j->out.view.len - 1))
-                    j->out_mapped = (char *)d0;
-            }
-        }
+        const void *mapped;
+        view_of(&j->out.view, &v); /* C-contiguous: its lowest byte is its first */
+        j->out_pinned = view_pinned(rt, &v, &mapped);
+        if (j->fam->name[0] == 't') /* a transpose's pitched tiles are stored into it by a kernel */
+            j->out_mapped = (char *)mapped;
     }
     if (make_plan(j, &p) < 0) {
         gp_job_release(j);
@@ -1454,7 +1444,7 @@ int gp_pipeline_copy(PyObject *module, const gp_runtime *rt, void *dst, const vo
     if (bytes < ring.threshold)
         return 0;
     ts = PyEval_SaveThread();
-    if (ring.direct && rt->host_pinned(to_device ? src : dst, bytes)) {
+    if (ring.direct && rt->host_pinned(to_device ? src : dst, bytes, NULL)) {
         /* page-locked host memory: one copy in place, no ring */
         err = rt->memcpy_async(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, main);
         if (err == cudaSuccess)

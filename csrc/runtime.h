@@ -105,15 +105,15 @@ typedef struct gp_runtime {
     /* whether the host range [p, p + bytes) is page-locked memory the copy
      * engines read and write in place (cudaHostAlloc'd or registered: the
      * caller's own pinned arrays, gpuprims.empty_pinned): 1 yes, 0 no; the
-     * emulator answers yes for its own host_alloc blocks */
-    int (*host_pinned)(const void *p, size_t bytes);
+     * emulator answers yes for its own host_alloc blocks.  mapped (unless
+     * NULL) receives the address at which kernels reach p where the whole
+     * range is mapped into the device's address space as one piece, else
+     * NULL */
+    int (*host_pinned)(const void *p, size_t bytes, const void **mapped);
     /* a pitched copy: `height` rows of `width` bytes, `spitch` apart in src
      * and `dpitch` apart in dst */
     cudaError_t (*memcpy2d_async)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                   size_t height, enum cudaMemcpyKind kind, cudaStream_t s);
-    /* the address at which kernels read page-locked host memory p (mapped
-     * into the device's address space), or NULL where they cannot */
-    const void *(*host_device_pointer)(const void *p);
     /* a pitched copy made by `blocks` blocks (0: the tuned number) of a
      * kernel on stream s (gp_copy2d), for a destination kernels write:
      * mapped page-locked host memory */

@@ -172,31 +172,28 @@ static cudaError_t cu_pool_stats(gp_pool_stats *out, int reset)
 /* Both ends of the range in page-locked host memory (a NumPy array's
  * buffer is one allocation, so its ends tell; a range over two separate
  * registrations would fail its copy with cudaErrorInvalidValue, which the
- * pipeline takes as "not pinned"). */
-static int cu_host_pinned(const void *p, size_t bytes)
+ * pipeline takes as "not pinned").  Mapped as one piece where the last
+ * byte's device address is where the first's offset says. */
+static int cu_host_pinned(const void *p, size_t bytes, const void **mapped)
 {
-    struct cudaPointerAttributes a;
+    struct cudaPointerAttributes a[2];
     int k;
+    if (mapped != NULL)
+        *mapped = NULL;
     if (p == NULL || bytes == 0)
         return 0;
     for (k = 0; k < 2; k++) {
-        if (cudaPointerGetAttributes(&a, (const char *)p + (k ? bytes - 1 : 0)) != cudaSuccess) {
+        if (cudaPointerGetAttributes(&a[k], (const char *)p + (k ? bytes - 1 : 0)) != cudaSuccess) {
             (void)cudaGetLastError();
             return 0;
         }
-        if (a.type != cudaMemoryTypeHost)
+        if (a[k].type != cudaMemoryTypeHost)
             return 0;
     }
+    if (mapped != NULL && a[0].devicePointer != NULL &&
+        (const char *)a[1].devicePointer == (const char *)a[0].devicePointer + (bytes - 1))
+        *mapped = a[0].devicePointer;
     return 1;
-}
-static const void *cu_host_device_pointer(const void *p)
-{
-    struct cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return NULL;
-    }
-    return a.type == cudaMemoryTypeHost ? a.devicePointer : NULL;
 }
 static cudaError_t cu_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                      size_t height, enum cudaMemcpyKind kind, cudaStream_t s)
@@ -215,7 +212,7 @@ const gp_runtime gp_runtime_cuda = {
     cu_get_last_error, cu_error_name, cu_error_string, cu_detail, cu_kernel_occupancy,
     gp_cast, gp_combo_supported, gp_variant_reads,
     cu_host_alloc, cu_host_free, cu_stream_create, cu_stream_destroy, cu_stream_wait_event,
-    cu_event_sync, cu_pool_trim, cu_pool_stats, cu_host_pinned, cu_memcpy2d_async, cu_host_device_pointer, gp_copy2d,
+    cu_event_sync, cu_pool_trim, cu_pool_stats, cu_host_pinned, cu_memcpy2d_async, gp_copy2d,
 };
 #else
 typedef int gp_no_cuda_backend; /* ISO C wants something in a translation unit */

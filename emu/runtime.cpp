@@ -671,16 +671,18 @@ cudaError_t emu_host_free(void *p) {
     std::free(p);
     return cudaSuccess;
 }
-int emu_host_pinned(const void *p, size_t bytes) {
+int emu_host_pinned(const void *p, size_t bytes, const void **mapped) {  // mapped: at its own address
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (mapped != nullptr) *mapped = nullptr;
     if (p == nullptr || bytes == 0) return 0;
     std::lock_guard<std::mutex> lock(pinned_mutex);
     auto it = pinned_blocks.upper_bound(a);
     if (it == pinned_blocks.begin()) return 0;
     --it;
-    return a - it->first + bytes <= it->second;
+    if (a - it->first + bytes > it->second) return 0;
+    if (mapped != nullptr) *mapped = p;
+    return 1;
 }
-const void *emu_host_device_pointer(const void *p) { return emu_host_pinned(p, 1) ? p : nullptr; }
 cudaError_t emu_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                                cudaMemcpyKind, cudaStream_t) {
     if (width > dpitch || width > spitch) return cudaErrorInvalidValue;
@@ -752,7 +754,7 @@ const gp_runtime gp_runtime_emu = {
     emu_last_error, emu_error_name, emu_error_string, emu_detail, emu_kernel_occupancy,
     gp_cast_emu, gp_combo_supported_emu, gp_variant_reads_emu,
     emu_host_alloc, emu_host_free, emu_stream_create, emu_stream_destroy, emu_stream_wait_event,
-    emu_event_sync, emu_pool_trim, emu_pool_stats, emu_host_pinned, emu_memcpy2d_async, emu_host_device_pointer, gp_copy2d_emu,
+    emu_event_sync, emu_pool_trim, emu_pool_stats, emu_host_pinned, emu_memcpy2d_async, gp_copy2d_emu,
 };
 
 void gp_emu_trace_start(size_t max_bytes) {
