@@ -34,26 +34,16 @@ import os
 import re
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 import gpuprims
+from benchlib import wall_ms
 from gpuprims import _core
 
 REPEAT = 5
 _ROOFS = {}  # (bytes, to_device, pinned) -> ms: one measurement per size in a run
-
-
-def wall_ms(fn, repeat=REPEAT):
-    fn()  # warm-up: the ring, the pool, the kernels' first launch
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(1e3 * (time.perf_counter() - t0))
-    return statistics.median(times)
 
 
 def roof_ms(nbytes, to_device, pinned=True):

@@ -1,12 +1,33 @@
 """What the benchmark scripts share: the GPU line, the journey tables timed
-with gpuprims.compare, and writing them where they are kept."""
+with gpuprims.compare, writing them where they are kept, and the wall clock
+of a call as a user feels it."""
 import datetime
 import json
 import os
 import re
+import statistics
+import time
 from pathlib import Path
 
 import gpuprims
+
+
+def wall_ms(fn, repeat=5, sync=None):
+    """Median wall-clock ms of fn() over `repeat` calls after one warm-up
+    (the ring, the pool, the kernels' first launch); sync() after each call
+    where fn only enqueues work (CuPy), none for gpuprims' calls, which
+    return when their result is there."""
+    def once():
+        fn()
+        if sync is not None:
+            sync()
+    once()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        once()
+        times.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(times)
 
 
 def begin(title, method):

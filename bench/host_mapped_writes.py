@@ -7,13 +7,14 @@ markdown report (wall clock to a device sync, median of 5 after a warm-up).
 
     python bench/host_mapped_writes.py > report.md
 """
-import ctypes
 import datetime
-import statistics
-import time
 
 import cupy as cp
 import numpy as np
+
+import gpuprims
+from benchlib import wall_ms
+from gpuprims import _core
 
 rt = cp.cuda.runtime
 SIDE = 16384       # the matrix: SIDE x SIDE float32, 1 GiB
@@ -55,23 +56,11 @@ __global__ void store_copy(const float4 *__restrict__ in, float4 *out, long long
 RC = [(32, 32), (64, 32), (128, 32), (256, 32), (512, 16), (1024, 8)]  # rows x columns of a tile
 
 
-def pinned(n):
-    """n bytes of page-locked memory (cudaHostAlloc: mapped, the device
-    address is the host address) and a float32 NumPy view of it."""
-    p = rt.hostAlloc(n, 0)
-    return p, np.ctypeslib.as_array((ctypes.c_float * (n // 4)).from_address(p))
-
-
-def timed(fn, k=5):
-    fn()
-    cp.cuda.Device().synchronize()
-    ts = []
-    for _ in range(k):
-        t = time.perf_counter()
-        fn()
-        cp.cuda.Device().synchronize()
-        ts.append(1e3 * (time.perf_counter() - t))
-    return statistics.median(ts)
+def pinned():
+    """The matrix's bytes of page-locked memory as float32 (cudaHostAlloc:
+    mapped, its device address is its host address) and that address."""
+    x = gpuprims.empty_pinned(SIDE * SIDE, np.float32)
+    return x.ctypes.data, x
 
 
 def main():
@@ -80,8 +69,9 @@ def main():
     tiles = {r: (mod.get_function(f"store_tiles<{r}, {c}>"), c) for r, c in RC}
     few = mod.get_function("store_tiles_few<256, 32>")
     copy = mod.get_function("store_copy")
-    pin_in, a = pinned(NBYTES)
-    pin_out, b = pinned(NBYTES)
+    pin_in, a = pinned()
+    pin_out, b = pinned()
+    sync = cp.cuda.Device().synchronize
     a[:] = np.random.default_rng(1).standard_normal(SIDE * SIDE, dtype=np.float32)
     dev = cp.empty(SIDE * SIDE, cp.float32)
     rows = []
@@ -93,10 +83,12 @@ def main():
         want = a.reshape(SIDE, SIDE).T[::997, ::1013]
         return "yes" if np.array_equal(b.reshape(SIDE, SIDE)[::997, ::1013], want) else "NO"
 
-    row("copy engine, host -> device", timed(lambda: rt.memcpyAsync(dev.data.ptr, pin_in, NBYTES, 1, 0)))
-    row("copy engine, device -> host", timed(lambda: rt.memcpyAsync(pin_out, dev.data.ptr, NBYTES, 2, 0)))
+    row("copy engine, host -> device",
+        wall_ms(lambda: rt.memcpyAsync(dev.data.ptr, pin_in, NBYTES, 1, 0), sync=sync))
+    row("copy engine, device -> host",
+        wall_ms(lambda: rt.memcpyAsync(pin_out, dev.data.ptr, NBYTES, 2, 0), sync=sync))
     row("kernel stores, one run (16-byte stores, 1056 blocks)",
-        timed(lambda: copy((132 * 8,), (256,), (dev, cp.uint64(pin_out), cp.int64(NBYTES // 16)))))
+        wall_ms(lambda: copy((132 * 8,), (256,), (dev, cp.uint64(pin_out), cp.int64(NBYTES // 16))), sync=sync))
     rt.memcpy(dev.data.ptr, pin_in, NBYTES, 1)
     for r, (kf, cw) in tiles.items():
         def full(kf=kf, cw=cw, r=r):
@@ -104,7 +96,8 @@ def main():
                 kf((SIDE // cw, TR // r), (256,), (dev[k * TR * SIDE:], cp.uint64(pin_out), cp.int32(TR),
                                                     cp.int32(SIDE), cp.int64(SIDE), cp.int64(k * TR)))
         b[:] = 0
-        row(f"kernel stores a transpose, runs of {4 * r} B (tiles {r} x {cw}, a block each)", timed(full), check())
+        row(f"kernel stores a transpose, runs of {4 * r} B (tiles {r} x {cw}, a block each)",
+            wall_ms(full, sync=sync), check())
 
     def pipeline(launch, tr, pitched):
         """SIDE / tr tiles of tr input rows: copied in by the copy engine
@@ -138,7 +131,7 @@ def main():
                     ev_o[k].record(s_out)
             cp.cuda.get_current_stream().wait_event(ev_o[-1] if pitched else ev_k[-1])
         b[:] = 0
-        return timed(run), check()
+        return wall_ms(run, sync=sync), check()
 
     for g in (16, 32, 48, 64, 96, 132, 264):
         def stores(k, x, _, g=g):
@@ -152,21 +145,16 @@ def main():
             "(cudaMemcpy2DAsync)", *pipeline(into_device, tr, True))
     # the library's own (csrc/pipeline.c + cuda/copy2d.cu), by the storing
     # kernel's blocks (pipeline_config's private store_blocks; 0: default)
-    import gpuprims
-    from gpuprims import _core
-    x = gpuprims.empty_pinned((SIDE, SIDE), np.float32)
-    x[...] = a.reshape(SIDE, SIDE)
+    x = a.reshape(SIDE, SIDE)
     o = gpuprims.empty_pinned((SIDE, SIDE), np.float32)
     lib = []
     for blocks in (4, 6, 8, 12, 16, 24, 32, 64, 0):
         _core.pipeline_config(store_blocks=blocks)
         o[...] = 0
-        ms = timed(lambda: gpuprims.transpose(x, out=o))
+        ms = wall_ms(lambda: gpuprims.transpose(x, out=o))
         ok = "yes" if np.array_equal(o[::997, ::1013], x.T[::997, ::1013]) else "NO"
         lib.append(f"| {blocks if blocks else 'default'} | {ms:.2f} | {NBYTES / ms / 1e6:.1f} | {ok} |")
     _core.pipeline_config(store_blocks=0)
-    rt.freeHost(pin_in)  # a and b are views of these: not used after
-    rt.freeHost(pin_out)
 
     props = rt.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]

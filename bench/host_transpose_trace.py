@@ -6,11 +6,11 @@ and summed duration (ms).  Needs a GPU.
     python bench/host_transpose_trace.py
 """
 import statistics
-import time
 
 import numpy as np
 
 import gpuprims
+from benchlib import wall_ms
 from gpuprims._pipeline_trace import trace_pipeline
 
 side = 16384
@@ -19,15 +19,9 @@ op = gpuprims.empty_pinned((side, side), np.float32); op[...] = 0
 an = np.full((side, side), 1.5, np.float32)
 on = np.zeros((side, side), np.float32)
 
-def wall(fn, k=5):
-    fn(); ts = []
-    for _ in range(k):
-        t = time.perf_counter(); fn(); ts.append(time.perf_counter() - t)
-    return 1e3 * statistics.median(ts)
-
 for name, x, o in [("pinned in+out", ap, op), ("pinned in, pageable out", ap, on), ("pageable in, pinned out", an, op),
                    ("pageable in+out", an, on)]:
-    ms = wall(lambda: gpuprims.transpose(x, out=o))
+    ms = wall_ms(lambda: gpuprims.transpose(x, out=o))
     t = trace_pipeline(gpuprims.transpose, x, out=o)
     by = {}
     for r in t.records:
