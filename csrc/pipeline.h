@@ -30,7 +30,7 @@ typedef struct gp_job {
      * copied from / into in place (no staging through the ring) */
     int in_pinned, out_pinned;
     /* a transpose's page-locked output as the device addresses it (mapped:
-     * runtime host_device_pointer), where pitched tiles are stored by a
+     * runtime host_pinned's mapped address), where pitched tiles are stored by a
      * kernel (runtime copy2d), or NULL */
     char *out_mapped;
 } gp_job;

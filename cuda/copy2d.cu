@@ -3,7 +3,7 @@
 //
 // The host pipeline (csrc/pipeline.c) uses it to write a transpose's tiles
 // straight into the caller's page-locked output, mapped into the device's
-// address space (runtime host_device_pointer): the kernel's stores cross
+// address space (runtime host_pinned's mapped address): the kernel's stores cross
 // the bus as it makes them.  The copy engine's own pitched copy
 // (cudaMemcpy2DAsync) would do the same work, but on an H200 it slows from
 // 48 to ~32 GB/s whenever kernels run between its copies
