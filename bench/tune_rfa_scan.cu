@@ -159,14 +159,20 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
             }
             candidate<Production>("scan_rfa (library's shape)", c);
             if constexpr (sizeof(T) == 4) {
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T>>("scan_rfa 256x8, 3/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 12, 3>, T, T>>("scan_rfa 256x12, 3/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 2>, T, T>>("scan_rfa 256x16, 2/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<128, 16, 6>, T, T>>("scan_rfa 128x16, 6/SM", c);
+                using S2 = TileShape<256, 16, 2>;
+                using S3 = TileShape<256, 8, 3>;
+                candidate<scanrep::ScanRepWith<S2, T, T>>("scan_rfa 256x16 2/SM", c);
+                candidate<scanrep::ScanRepWith<S2, T, T, false, 8>>("warps 256x16 2/SM x8", c);
+                candidate<scanrep::ScanRepWith<S2, T, T, false, 16>>("warps 256x16 2/SM x16", c);
+                candidate<scanrep::ScanRepWith<S3, T, T, false, 16>>("warps 256x8 3/SM x16", c);
+                candidate<scanrep::ScanRepWith<S3, T, T, false, 32>>("warps 256x8 3/SM x32", c);
             } else {
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T>>("scan_rfa 256x4, 3/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 1>, T, T>>("scan_rfa 256x8, 1/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<128, 8, 4>, T, T>>("scan_rfa 128x8, 4/SM", c);
+                using S2 = TileShape<256, 8, 2>;
+                using S3 = TileShape<256, 4, 3>;
+                candidate<scanrep::ScanRepWith<S2, T, T, false, 8>>("warps 256x8 2/SM x8", c);
+                candidate<scanrep::ScanRepWith<S2, T, T, false, 16>>("warps 256x8 2/SM x16", c);
+                candidate<scanrep::ScanRepWith<S3, T, T, false, 16>>("warps 256x4 3/SM x16", c);
+                candidate<scanrep::ScanRepWith<S3, T, T, false, 32>>("warps 256x4 3/SM x32", c);
             }
         }
     }

@@ -387,6 +387,25 @@ def test_scan_launch_configuration_does_not_change_bits(monkeypatch, dtype, grid
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype):
+    # 170_000 elements are 42 float32 tiles (84 float64): 11 chunks of the
+    # chunked kernel, the last one partial.  A grid of 2 blocks runs the
+    # chunks (5-6 a block), a grid of 1000 the kernel that chains every
+    # tile; both must give every prefix's reproducible sum.
+    x = wild(170_000, dtype, 8)
+    x[100_000] = dtype(-3e15)  # a new largest magnitude inside a chunk
+    before = x.copy()
+    got = {}
+    for grid in ("2", "1000"):
+        monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
+        got[grid] = g2g_scan(x), g2g_scan(x, inclusive=False)
+    assert np.array_equal(x, before)
+    for a, b in zip(got["2"], got["1000"]):
+        assert bits(a) == bits(b)
+    check_prefixes(x, got["2"][0], got["2"][1], np.random.default_rng(2))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shape,axis", [((7, 13), 1), ((7, 13), 0), ((3, 4, 3000), 2), ((3, 3000, 4), 1),
                                         ((5000, 3), 0), ((0, 5), 1), ((5, 0), 1), ((3000, 40), 0)])
 @pytest.mark.parametrize("order", ["C", "F", "neg"])

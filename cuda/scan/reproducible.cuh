@@ -353,6 +353,27 @@ struct Frame {
             return I128(d0) * (I128(1) << (2 * W)) + I128(round_to_ll<T>(r * X::pow2n(2 * W)));
         }
     }
+    // round(N) where N takes the common path - N within one conversion,
+    // the result normal - else ok is cleared (and the value is to be
+    // discarded).  No branches, so that the compiler can overlap the
+    // conversions of a thread's elements (the scan's hot loop).
+    __device__ T round_common(I128 N, bool &ok) const {
+        T f;
+        if constexpr (sizeof(T) == 4) {
+            const int64_t lo = int64_t(N);
+            ok &= I128(lo) == N;
+            f = from_ll<T>(lo);
+        } else {
+            const int64_t A = int64_t(N >> 52);
+            const uint64_t B = uint64_t(N) & ((uint64_t(1) << 52) - 1);
+            const T b = rfa::bits_of<T>(B | rfa::bits_of<uint64_t>(X::pow2n(52))) - X::pow2n(52);
+            ok &= uint64_t(A + (int64_t(1) << 53)) < (uint64_t(1) << 54);
+            f = rfa::fused(from_ll<T>(A), X::pow2n(52), b);
+        }
+        const T y = f * s1 * s2;
+        ok &= f == T(0) || rfa::abs_of(y) >= X::pow2n(1 - X::BIAS);
+        return y;
+    }
     // N u_m rounded to nearest even.
     __device__ T round(I128 N) const {
         T f;
@@ -426,113 +447,101 @@ template <class Acc> struct CountOf;  // a warp's sum of deposit counts at one b
 template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 16 items x 2^20
 template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 8 items x 2^25 > 2^31
 
-template <class Sh, class In, class Acc>
-__global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
-scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in, bool vec_out,
-         unsigned *counter, TileStates<Acc> ts, int64_t tiles, const State<Acc> *carry_in, State<Acc> *carry_out) {
-    constexpr int BLOCK = Sh::BLOCK, ITEMS = Sh::ITEMS, WARPS = BLOCK / WARP, K = 3;
+// Steps 1, 2 and 4 of the WARP x ITEMS elements of one warp, this lane's
+// from `first` on.  before_of(tot) - called by every lane of the warp, tot
+// the warp's own state (step 2), the same in every lane - returns the state
+// of everything before the warp's elements: from the block's step 3
+// (rfa_tile) or a warp's running state (scan_rfa_warps).
+template <int ITEMS, class In, class Acc, class Before>
+__device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive,
+                                bool vec_in, bool vec_out, int64_t first, Before before_of) {
+    constexpr int K = 3;
     using R = rfa::Rfa<Acc>;
     using X = Exact<Acc>;
     using Bits = typename R::Bits;
     using C = typename CountOf<Acc>::type;
     static_assert(sizeof(C) == 8 || (int64_t(WARP) * ITEMS << (X::W - 1)) < (int64_t(1) << 31), "warp counts fit");
-    __shared__ State<Acc> warp_total[WARPS];
-    __shared__ State<Acc> warp_before[WARPS];
-    __shared__ unsigned long long taken;
-    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    const int lane = threadIdx.x % WARP;
+    Acc x[ITEMS];
+    scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
 
-    for (;;) {
-        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
-        __syncthreads();
-        const int64_t t = int64_t(taken);
-        if (t >= tiles) break;
-        const int64_t first = t * Sh::TILE + int64_t(threadIdx.x) * ITEMS;
-        Acc x[ITEMS];
-        scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
+    // 1. the thread's state: top bin j, flags, counts
+    Bits amax = 0;
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const Bits a = rfa::bits_of<Bits>(x[k]) & ~R::SIGN;  // as integers, in the order of |x|; Inf, NaN above
+        amax = a > amax ? a : amax;
+    }
+    State<Acc> own;
+    {
+        rfa::Acc<Acc> a;
+        if (amax < X::INF) {
+            State<Acc> at = R::identity();
+            at.index = X::index_of(amax);
+            a.load(at);
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) a.deposit(x[k]);
+            a.counted(ITEMS, ITEMS);
+        } else {  // an Inf or NaN: value by value, read again (a loop, not ITEMS copies of Acc::add)
+#pragma unroll 1
+            for (int64_t i = first; i < first + ITEMS && i < n; ++i) a.add(Acc(in[i]));
+        }
+        own = a.state();
+    }
 
-        // 1. the thread's state: top bin j, flags, counts
-        Bits amax = 0;
+    // 2. the warp's counts at its top bin, scanned
+    const int jw = warp_max(own.index);
+    const unsigned wflags = warp_or(own.flags);
+    C cnt[K], inc[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) cnt[k] = C(own.bin[k]);
+    raise_bins(cnt, jw - own.index);
+#pragma unroll
+    for (int k = 0; k < K; ++k) inc[k] = cnt[k];
+#pragma unroll
+    for (int d = 1; d < WARP; d <<= 1) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const C y = __shfl_up_sync(FULL_MASK, inc[k], d);
+            if (lane >= d) inc[k] += y;
+        }
+    }
+    State<Acc> tot;  // the warp's own state, every lane
+    tot.index = jw;
+    tot.flags = wflags;
+#pragma unroll
+    for (int k = 0; k < K; ++k) tot.bin[k] = int64_t(__shfl_sync(FULL_MASK, inc[k], WARP - 1));
+    C lower_lanes[K];  // the counts of the lanes before this one
+#pragma unroll
+    for (int k = 0; k < K; ++k) lower_lanes[k] = inc[k] - cnt[k];
+    const State<Acc> before = before_of(tot);
+
+    // 4. every element's state, rounded
+    if (before.flags == 0 && wflags == 0 && before.index >= jw && before.index >= X::J_FAST) {
+        Acc y[ITEMS];
+        int64_t b[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) b[k] = int64_t(lower_lanes[k]);
+        raise_bins(b, before.index - jw);
+#pragma unroll
+        for (int k = 0; k < K; ++k) b[k] += before.bin[k];
+        const Frame<Acc> f(before.index);
+        const I128 N0 = X::count(b);
+        // the common path for all the thread's elements at once; where one
+        // of them needs more, all again with Frame::round
+        bool ok = true;
+        I128 N = N0;
+        Acc last = inclusive ? Acc(0) : f.round_common(N, ok);  // the exclusive scan's element: the rounding before
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const Bits a = rfa::bits_of<Bits>(x[k]) & ~R::SIGN;  // as integers, in the order of |x|; Inf, NaN above
-            amax = a > amax ? a : amax;
+            N += f.D(x[k]);
+            const Acc z = f.round_common(N, ok);
+            y[k] = inclusive ? z : last;
+            last = z;
         }
-        State<Acc> own;
-        {
-            rfa::Acc<Acc> a;
-            if (amax < X::INF) {
-                State<Acc> at = R::identity();
-                at.index = X::index_of(amax);
-                a.load(at);
-#pragma unroll
-                for (int k = 0; k < ITEMS; ++k) a.deposit(x[k]);
-                a.counted(ITEMS, ITEMS);
-            } else {  // an Inf or NaN: value by value, read again (a loop, not ITEMS copies of Acc::add)
-#pragma unroll 1
-                for (int64_t i = first; i < first + ITEMS && i < n; ++i) a.add(Acc(in[i]));
-            }
-            own = a.state();
-        }
-
-        // 2. the warp's counts at its top bin, scanned
-        const int jw = warp_max(own.index);
-        const unsigned wflags = warp_or(own.flags);
-        C cnt[K], inc[K];
-#pragma unroll
-        for (int k = 0; k < K; ++k) cnt[k] = C(own.bin[k]);
-        raise_bins(cnt, jw - own.index);
-#pragma unroll
-        for (int k = 0; k < K; ++k) inc[k] = cnt[k];
-#pragma unroll
-        for (int d = 1; d < WARP; d <<= 1) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const C y = __shfl_up_sync(FULL_MASK, inc[k], d);
-                if (lane >= d) inc[k] += y;
-            }
-        }
-        if (lane == WARP - 1) {
-            State<Acc> tot;
-            tot.index = jw;
-            tot.flags = wflags;
-#pragma unroll
-            for (int k = 0; k < K; ++k) tot.bin[k] = inc[k];
-            warp_total[warp] = tot;
-        }
-        C lower_lanes[K];  // the counts of the lanes before this one
-#pragma unroll
-        for (int k = 0; k < K; ++k) lower_lanes[k] = inc[k] - cnt[k];
-        __syncthreads();
-
-        // 3. the warps' totals, the tile's prefix (warp 0)
-        if (warp == 0) {
-            State<Acc> v = lane < WARPS ? warp_total[lane] : R::identity();
-#pragma unroll
-            for (int d = 1; d < WARPS; d <<= 1) {
-                const State<Acc> y = shfl_up_state(v, d);
-                if (lane >= d) v = R::merge(y, v);
-            }
-            const State<Acc> agg = shfl_from_state(v, WARPS - 1);
-            State<Acc> lower = shfl_up_state(v, 1);
-            if (lane == 0) lower = R::identity();
-            const State<Acc> prefix = tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
-            if (lane < WARPS) warp_before[lane] = R::merge(prefix, lower);
-        }
-        __syncthreads();
-
-        // 4. every element's state, rounded
-        const State<Acc> before = warp_before[warp];
-        if (before.flags == 0 && wflags == 0 && before.index >= jw && before.index >= X::J_FAST) {
-            Acc y[ITEMS];
-            int64_t b[K];
-#pragma unroll
-            for (int k = 0; k < K; ++k) b[k] = int64_t(lower_lanes[k]);
-            raise_bins(b, before.index - jw);
-#pragma unroll
-            for (int k = 0; k < K; ++k) b[k] += before.bin[k];
-            const Frame<Acc> f(before.index);
-            I128 N = X::count(b);
-            Acc last = inclusive ? Acc(0) : f.round(N);  // the exclusive scan's element: the rounding before
+        if (!ok) {
+            N = N0;
+            last = inclusive ? Acc(0) : f.round(N);
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k) {
                 N += f.D(x[k]);
@@ -540,36 +549,179 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
                 y[k] = inclusive ? z : last;
                 last = z;
             }
-            scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
-        } else if (before.flags != 0) {  // an Inf or NaN before the warp: every element is one, by its flags alone
-            unsigned mine = own.flags;
-#pragma unroll
-            for (int d = 1; d < WARP; d <<= 1) {
-                const unsigned o = __shfl_up_sync(FULL_MASK, mine, d);
-                if (lane >= d) mine |= o;
-            }
-            unsigned fl = __shfl_up_sync(FULL_MASK, mine, 1);
-            fl = before.flags | (lane == 0 ? 0u : fl);
-#pragma unroll
-            for (int k = 0; k < ITEMS; ++k) {
-                const unsigned was = fl;
-                fl |= X::flag_of(x[k]);
-                if (first + k < n) out[first + k] = X::special(inclusive ? fl : was);
-            }
-        } else {  // warp-uniform; a loop over the items read again, so that it costs no registers
-            const State<Acc> mine = warp_inclusive(own, lane);
-            State<Acc> lanes = shfl_up_state(mine, 1);
-            if (lane == 0) lanes = R::identity();
-            rfa::Acc<Acc> b;
-            b.load(R::merge(before, lanes));
-#pragma unroll 1
-            for (int64_t i = first; i < first + ITEMS && i < n; ++i) {
-                if (!inclusive) out[i] = R::convert_fast(b.state());
-                b.add(Acc(in[i]));
-                if (inclusive) out[i] = R::convert_fast(b.state());
-            }
         }
-        __syncthreads();  // warp_total, warp_before and taken are reused
+        scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
+    } else if (before.flags != 0) {  // an Inf or NaN before the warp: every element is one, by its flags alone
+        unsigned mine = own.flags;
+#pragma unroll
+        for (int d = 1; d < WARP; d <<= 1) {
+            const unsigned o = __shfl_up_sync(FULL_MASK, mine, d);
+            if (lane >= d) mine |= o;
+        }
+        unsigned fl = __shfl_up_sync(FULL_MASK, mine, 1);
+        fl = before.flags | (lane == 0 ? 0u : fl);
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const unsigned was = fl;
+            fl |= X::flag_of(x[k]);
+            if (first + k < n) out[first + k] = X::special(inclusive ? fl : was);
+        }
+    } else {  // warp-uniform; a loop over the items read again, so that it costs no registers
+        const State<Acc> mine = warp_inclusive(own, lane);
+        State<Acc> lanes = shfl_up_state(mine, 1);
+        if (lane == 0) lanes = R::identity();
+        rfa::Acc<Acc> b;
+        b.load(R::merge(before, lanes));
+#pragma unroll 1
+        for (int64_t i = first; i < first + ITEMS && i < n; ++i) {
+            if (!inclusive) out[i] = R::convert_fast(b.state());
+            b.add(Acc(in[i]));
+            if (inclusive) out[i] = R::convert_fast(b.state());
+        }
+    }
+}
+
+// The shared memory of one tile's scan (rfa_tile).
+template <int WARPS, class Acc>
+struct TileShared {
+    State<Acc> warp_total[WARPS];
+    State<Acc> warp_before[WARPS];
+};
+
+// One tile (the whole block calls it; the elements from tile_first on):
+// each warp's steps 1, 2 and 4 (rfa_warp) around the block's step 3, in
+// which warp 0 scans the warps' totals and calls chain(agg, lane) (every
+// lane, the same agg: the tile's own state) for the state of everything
+// before the tile - scan_rfa's look-back.  Ends with the tile's elements
+// stored; the caller synchronises before sm is used again.
+template <class Sh, class In, class Acc, class Chain>
+__device__ inline void rfa_tile(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive,
+                                bool vec_in, bool vec_out, int64_t tile_first,
+                                TileShared<Sh::BLOCK / WARP, Acc> &sm, Chain chain) {
+    constexpr int WARPS = Sh::BLOCK / WARP;
+    using R = rfa::Rfa<Acc>;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    rfa_warp<Sh::ITEMS>(in, out, n, inclusive, vec_in, vec_out, tile_first + int64_t(threadIdx.x) * Sh::ITEMS,
+                        [&](const State<Acc> &tot) {
+                            if (lane == 0) sm.warp_total[warp] = tot;
+                            __syncthreads();
+                            // 3. the warps' totals, the tile's prefix (warp 0)
+                            if (warp == 0) {
+                                State<Acc> v = lane < WARPS ? sm.warp_total[lane] : R::identity();
+#pragma unroll
+                                for (int d = 1; d < WARPS; d <<= 1) {
+                                    const State<Acc> y = shfl_up_state(v, d);
+                                    if (lane >= d) v = R::merge(y, v);
+                                }
+                                const State<Acc> agg = shfl_from_state(v, WARPS - 1);
+                                State<Acc> lower = shfl_up_state(v, 1);
+                                if (lane == 0) lower = R::identity();
+                                const State<Acc> prefix = chain(agg, lane);
+                                if (lane < WARPS) sm.warp_before[lane] = R::merge(prefix, lower);
+                            }
+                            __syncthreads();
+                            return sm.warp_before[warp];
+                        });
+}
+
+template <class Sh, class In, class Acc>
+__global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
+scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in, bool vec_out,
+         unsigned *counter, TileStates<Acc> ts, int64_t tiles, const State<Acc> *carry_in, State<Acc> *carry_out) {
+    __shared__ TileShared<Sh::BLOCK / WARP, Acc> sm;
+    __shared__ unsigned long long taken;
+    for (;;) {
+        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
+        __syncthreads();
+        const int64_t t = int64_t(taken);
+        if (t >= tiles) break;
+        rfa_tile<Sh>(in, out, n, inclusive, vec_in, vec_out, t * Sh::TILE, sm,
+                     [&](const State<Acc> &agg, int lane) {
+                         return tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
+                     });
+        __syncthreads();  // sm and taken are reused
+    }
+}
+
+// The state of a warp's inputs (own: the lane's state), every lane getting
+// it: the lanes' states meet at the warp's top bin and their counts are
+// added as integers - the value of any order of merges (rfa.cuh, MERGING).
+template <class Acc>
+__device__ inline State<Acc> warp_state(State<Acc> s) {
+    const int j = warp_max(s.index);
+    raise_bins(s.bin, j - s.index);
+    s.index = j;
+    s.flags = warp_or(s.flags);
+#pragma unroll
+    for (int m = 1; m < WARP; m <<= 1)
+#pragma unroll
+        for (int k = 0; k < 3; ++k) s.bin[k] += int64_t(__shfl_xor_sync(FULL_MASK, (long long)s.bin[k], m));
+    return s;
+}
+
+// The 1-D scan in chunks of TPC tiles, each warp on its own part.  A block
+// takes a chunk from the counter; warp w owns the chunk's w-th slice of
+// TPC x WARP x ITEMS consecutive elements.  Pass A: each warp sums its
+// slice (deposits only, the reduction's work); warp 0 scans the warps'
+// states, publishes the chunk's state and looks back over the chunks'
+// states for its prefix (tile_prefix, as scan_rfa does for tiles), and
+// leaves each warp the state before its slice.  Pass B: each warp scans
+// its slice, WARP x ITEMS elements at a time (rfa_warp), reading it again
+// (from L2, which holds the chunks in flight) with its running state - no
+// barrier and no look-back until the next chunk, so the warps of an SM run
+// unhindered by each other.  The bits are scan_rfa's: every element is the
+// rounding of its prefix's state.
+template <class Sh, int TPC, class In, class Acc>
+__global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
+scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in,
+               bool vec_out, unsigned *counter, TileStates<Acc> ts, int64_t chunks, const State<Acc> *carry_in,
+               State<Acc> *carry_out) {
+    constexpr int ITEMS = Sh::ITEMS, WARPS = Sh::BLOCK / WARP, STEP = WARP * ITEMS;
+    constexpr int64_t SLICE = int64_t(TPC) * STEP;
+    using R = rfa::Rfa<Acc>;
+    __shared__ State<Acc> part[WARPS];
+    __shared__ unsigned long long taken;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    for (;;) {
+        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
+        __syncthreads();
+        const int64_t c = int64_t(taken);
+        if (c >= chunks) break;
+        const int64_t w0 = c * WARPS * SLICE + warp * SLICE;  // the warp's slice
+        rfa::Acc<Acc> a;
+#pragma unroll 1
+        for (int k = 0; k < TPC; ++k) {
+            const int64_t first = w0 + int64_t(k) * STEP + int64_t(lane) * ITEMS;
+            if (first >= n) break;
+            Acc x[ITEMS];
+            scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n
+            add_items(a, x);
+        }
+        const State<Acc> mine = warp_state(a.state());
+        if (lane == 0) part[warp] = mine;
+        __syncthreads();
+        if (warp == 0) {
+            const State<Acc> v = warp_inclusive(lane < WARPS ? part[lane] : R::identity(), lane);
+            const State<Acc> agg = shfl_from_state(v, WARPS - 1);
+            State<Acc> lower = shfl_up_state(v, 1);
+            if (lane == 0) lower = R::identity();
+            const State<Acc> prefix = tile_prefix(ts, c, chunks, lane, agg, carry_in, carry_out);
+            __syncwarp();  // every lane has read part[] before it is overwritten
+            if (lane < WARPS) part[lane] = R::merge(prefix, lower);
+        }
+        __syncthreads();
+        State<Acc> run = part[warp];  // the state before the warp's next elements
+#pragma unroll 1
+        for (int k = 0; k < TPC; ++k) {
+            const int64_t step_first = w0 + int64_t(k) * STEP;
+            if (step_first >= n) break;
+            rfa_warp<ITEMS>(in, out, n, inclusive, vec_in, vec_out, step_first + int64_t(lane) * ITEMS,
+                            [&](const State<Acc> &tot) {
+                                const State<Acc> before = run;
+                                run = R::merge(run, tot);
+                                return before;
+                            });
+        }
     }
 }
 
@@ -643,37 +795,66 @@ struct ScanRep {
 };
 
 // The launcher of scan_rfa with shape Sh (STEPWISE: of scan_rfa_stepwise,
-// whose shape is fixed).
-template <class Sh, class In, class Acc, bool STEPWISE = false>
+// whose shape is fixed; TPC > 1: of scan_rfa_warps, chunks of TPC tiles).
+template <class Sh, class In, class Acc, bool STEPWISE = false, int TPC = 1>
 struct ScanRepWith {
-    static int64_t tiles(int64_t n) { return ceil_div<int64_t>(n, Sh::TILE); }
-    static size_t scratch(int64_t n) { return 256 + TileStates<Acc>::bytes(tiles(n)); }
-    static cudaError_t run(const gp_scan_args &a) {
-        const int64_t nt = tiles(a.n);
-        char *p = static_cast<char *>(a.scratch);
-        GP_TRY(cudaMemsetAsync(p, 0, 256 + TileStates<Acc>::zeroed_bytes(nt), a.stream));
+    // the units the look-back chains: tiles, or chunks of TPC tiles
+    static int64_t units(int64_t n) { return ceil_div<int64_t>(n, int64_t(Sh::TILE) * TPC); }
+    static size_t scratch(int64_t n) { return 256 + TileStates<Acc>::bytes(units(n)); }
+    // the persistent grid: a block an SM's share, at most one a unit
+    static cudaError_t grid_for(int64_t units, int64_t &grid) {
         DeviceFacts d;
         GP_TRY(device_facts(d));
-        const int64_t grid = test_grid(std::min<int64_t>(nt, int64_t(d.sms) * Sh::BLOCKS_PER_SM));
+        grid = test_grid(std::min<int64_t>(units, int64_t(d.sms) * Sh::BLOCKS_PER_SM));
+        return cudaSuccess;
+    }
+    static cudaError_t run(const gp_scan_args &a) {
+        const int64_t nt = units(a.n);
+        char *p = static_cast<char *>(a.scratch);
+        GP_TRY(cudaMemsetAsync(p, 0, 256 + TileStates<Acc>::zeroed_bytes(nt), a.stream));
+        int64_t grid;
+        GP_TRY(grid_for(nt, grid));
+        const In *in = static_cast<const In *>(a.in);
+        Acc *out = static_cast<Acc *>(a.out);
+        const bool inc = a.inclusive != 0, vin = scan::aligned16<In>(a.in), vout = scan::aligned16<Acc>(a.out);
+        unsigned *counter = reinterpret_cast<unsigned *>(p);
+        const TileStates<Acc> ts(p + 256, nt);
+        const State<Acc> *cin = static_cast<const State<Acc> *>(a.carry_in);
+        State<Acc> *cout = static_cast<State<Acc> *>(a.carry_out);
         if constexpr (STEPWISE) {
-            GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream,
-                      static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n, a.inclusive != 0,
-                      scan::aligned16<In>(a.in), scan::aligned16<Acc>(a.out), reinterpret_cast<unsigned *>(p),
-                      TileStates<Acc>(p + 256, nt), nt, static_cast<const State<Acc> *>(a.carry_in),
-                      static_cast<State<Acc> *>(a.carry_out));
+            GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc,
+                      vin, vout, counter, ts, nt, cin, cout);
+        } else if constexpr (TPC > 1) {
+            GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n,
+                      inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
-            GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, static_cast<const In *>(a.in),
-                      static_cast<Acc *>(a.out), a.n, a.inclusive != 0, scan::aligned16<In>(a.in),
-                      scan::aligned16<Acc>(a.out), reinterpret_cast<unsigned *>(p), TileStates<Acc>(p + 256, nt), nt,
-                      static_cast<const State<Acc> *>(a.carry_in), static_cast<State<Acc> *>(a.carry_out));
+            GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc, vin,
+                      vout, counter, ts, nt, cin, cout);
         }
         return cudaSuccess;
     }
 };
 template <class In, class Acc>
 using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>, In, Acc, true>;
+// The library's: chunks of CHUNK_TILES tiles (scan_rfa_warps) where every
+// block gets at least two of them, else a tile at a time (scan_rfa; small
+// inputs, whose few chunks would leave blocks idle).  The same bits either way.
+template <class Acc> struct ChunkTiles;
+template <> struct ChunkTiles<float> { static constexpr int value = 8; };
+template <> struct ChunkTiles<double> { static constexpr int value = 16; };
 template <class In, class Acc>
-using ScanRepFloat = ScanRepWith<typename ShapeOf<Acc>::type, In, Acc>;
+struct ScanRepFloat {
+    using Sh = typename ShapeOf<Acc>::type;
+    using Tiles = ScanRepWith<Sh, In, Acc>;
+    using Chunks = ScanRepWith<Sh, In, Acc, false, ChunkTiles<Acc>::value>;
+    static size_t scratch(int64_t n) { return Tiles::scratch(n); }  // the larger: a state a tile
+    static cudaError_t run(const gp_scan_args &a) {
+        const int64_t units = Chunks::units(a.n);
+        int64_t grid;
+        GP_TRY(Chunks::grid_for(units, grid));
+        return units >= 2 * grid ? Chunks::run(a) : Tiles::run(a);
+    }
+};
 template <class In> struct ScanRep<In, Sum<float>> : ScanRepFloat<In, float> {};
 template <class In> struct ScanRep<In, Sum<double>> : ScanRepFloat<In, double> {};
 
