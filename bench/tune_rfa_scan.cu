@@ -2,9 +2,12 @@
 // shapes (cuda/scan/reproducible.cuh, decoupled_lookback_reproducible).
 //
 // Times, in one run, float32 and float64 inclusive sums at 2^20, 2^24 and
-// 2^28: the reproducible scan as the library runs it (scan_rfa, its shape
-// for the type), other shapes of it, the element-by-element form
-// (scan_rfa_stepwise), and the rivals its speed is judged against: the plain
+// 2^28: the reproducible scan as the library runs it (ScanRepFloat: the
+// kernel that scans a chunk of tiles with each warp's running state,
+// scan_rfa_warps, or for small inputs scan_rfa, a tile at a time), each of
+// the two kernels alone in other shapes (BLOCKxITEMS, blocks an SM, tiles a
+// chunk; S: pass B rearranged through shared memory), the element-by-element
+// form (scan_rfa_stepwise), and the rivals its speed is judged against: the plain
 // look-back scan (decoupled_lookback's auto, run-to-run deterministic) and
 // CUB's scan with CCCL's run_to_run determinism requirement.  CUDA events
 // around the launches only, L2 overwritten before every run, median of
@@ -157,22 +160,18 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 }
                 std::printf("| host rfa::sum of 6 prefixes | %s |\n", bad ? "DIFFER from the kernel" : "= the kernel");
             }
-            candidate<Production>("scan_rfa (library's shape)", c);
+            candidate<Production>("library (ScanRepFloat)", c);
+            candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
             if constexpr (sizeof(T) == 4) {
-                using S2 = TileShape<256, 16, 2>;
-                using S3 = TileShape<256, 8, 3>;
-                candidate<scanrep::ScanRepWith<S2, T, T>>("scan_rfa 256x16 2/SM", c);
-                candidate<scanrep::ScanRepWith<S2, T, T, false, 8>>("warps 256x16 2/SM x8", c);
-                candidate<scanrep::ScanRepWith<S2, T, T, false, 16>>("warps 256x16 2/SM x16", c);
-                candidate<scanrep::ScanRepWith<S3, T, T, false, 16>>("warps 256x8 3/SM x16", c);
-                candidate<scanrep::ScanRepWith<S3, T, T, false, 32>>("warps 256x8 3/SM x32", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, false, 32>>("warps 256x8 3/SM x32", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, false, 16>>("warps 256x8 3/SM x16", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 4>, T, T, false, 32>>("warps 256x8 4/SM x32", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 16, 2, true>, T, T, false, 16>>("warps 256x16 2/SM x16 S", c);
             } else {
-                using S2 = TileShape<256, 8, 2>;
-                using S3 = TileShape<256, 4, 3>;
-                candidate<scanrep::ScanRepWith<S2, T, T, false, 8>>("warps 256x8 2/SM x8", c);
-                candidate<scanrep::ScanRepWith<S2, T, T, false, 16>>("warps 256x8 2/SM x16", c);
-                candidate<scanrep::ScanRepWith<S3, T, T, false, 16>>("warps 256x4 3/SM x16", c);
-                candidate<scanrep::ScanRepWith<S3, T, T, false, 32>>("warps 256x4 3/SM x32", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, false, 32>>("warps 256x4 3/SM x32", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, false, 64>>("warps 256x4 3/SM x64", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, false, 32>>("warps 256x4 4/SM x32", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 2, true>, T, T, false, 16>>("warps 256x8 2/SM x16 S", c);
             }
         }
     }

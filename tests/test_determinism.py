@@ -388,12 +388,13 @@ def test_scan_launch_configuration_does_not_change_bits(monkeypatch, dtype, grid
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype):
-    # 170_000 elements are 42 float32 tiles (84 float64): 11 chunks of the
-    # chunked kernel, the last one partial.  A grid of 2 blocks runs the
-    # chunks (5-6 a block), a grid of 1000 the kernel that chains every
-    # tile; both must give every prefix's reproducible sum.
-    x = wild(170_000, dtype, 8)
-    x[100_000] = dtype(-3e15)  # a new largest magnitude inside a chunk
+    # 300_007 elements are 5 float32 chunks of the kernel that scans a
+    # chunk's tiles with each warp's running state (64 Ki elements each;
+    # float64: 10 of 32 Ki), the last one partial.  A grid of 2 blocks runs
+    # that kernel (2-5 chunks a block), a grid of 1000 the kernel that
+    # chains every tile; both must give every prefix's reproducible sum.
+    x = wild(300_007, dtype, 8)
+    x[200_000] = dtype(-3e15)  # a new largest magnitude inside a chunk
     before = x.copy()
     got = {}
     for grid in ("2", "1000"):

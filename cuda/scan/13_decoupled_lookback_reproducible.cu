@@ -18,14 +18,18 @@
 // GPU; here element i is bitwise gpuprims.sum(x[:i+1], determinism=
 // "gpu_to_gpu") - the same on every GPU, grid (GPUPRIMS_TEST_GRID), chunking
 // of a host array (the pipeline carries the state, gp_scan_args.carry_in)
-// and on the emulator.  The price: two passes over the tile in registers
-// (the deposits into bins for the tile's state; then, per element, its
-// exact value as one 128-bit integer and one correctly rounded conversion),
-// and a look-back of 32-byte states.  What keeps it cheap: the bins are
-// exact integers, so where the prefix of a warp already holds the warp's
-// largest magnitude (all warps but the few that raise it), the warp's
-// states are plain integer counts at one bin index - scanned as integers,
-// no per-element state, no renormalization (reproducible.cuh, scan_rfa).
+// and on the emulator.  The price: two passes over the data (the deposits
+// into bins for a state; then, per element, its exact value as one 128-bit
+// integer and one correctly rounded conversion), and a look-back of 32-byte
+// states.  What keeps it cheap: the bins are exact integers, so where the
+// prefix already holds a step's largest magnitude (all steps but the few
+// that raise it), every element's state is the prefix's count plus integer
+// counts of the elements at one bin index - no per-element state, no
+// renormalization; and large inputs go in chunks of 32 tiles: a block sums
+// its chunk (pass A), looks back once for the chunk's prefix, and each warp
+// then scans its own slice of the chunk with a running count (pass B,
+// reading the chunk again), with no barrier between the warps
+// (reproducible.cuh, scan_rfa_warps; small inputs tile by tile, scan_rfa).
 // Integer sums, min and max are exact in any order and run step 5.
 // Assumes: the input aligned to its element size.
 #include "reproducible.cuh"

@@ -208,11 +208,12 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
     {"decoupled_lookback_reproducible", "Decoupled look-back, reproducible: a scan of binned accumulators",
      "Merrill & Garland, decoupled look-back (2016); Ahrens, Demmel, Nguyen, Algorithms for Efficient "
      "Reproducible Floating Point Summation, ACM TOMS 46(3), 2020 (binned summation)",
-     "What determinism='gpu_to_gpu' runs for a float cumsum: each thread deposits its elements "
-     "into 3 integer counts of fixed exponent bins, each warp scans the counts as integers, the "
-     "look-back reads a tile's state (three self-tagged 16-byte words) in one round trip, and every element is its prefix's state rounded once - "
-     "where the prefix already holds the warp's largest magnitude, one 128-bit integer a thread, "
-     "advanced and rounded per element: element i has the bits of the reproducible sum of "
+     "What determinism='gpu_to_gpu' runs for a float cumsum: a block sums a chunk of tiles into "
+     "an accumulator state (3 integer counts of fixed exponent bins), looks back over the chunks' "
+     "states for its prefix, then each warp scans its slice of the chunk with a running state, and "
+     "every element is its prefix's state rounded once - where the prefix already holds the "
+     "largest magnitude, one 128-bit integer count a thread, advanced and rounded per element. "
+     "Small inputs look back tile by tile. Element i has the bits of the reproducible sum of "
      "x[:i+1] on every GPU, grid, chunking and on the emulator. Integer sums, min and max (exact "
      "in any order) run decoupled_lookback.",
      -1, NULL, scanrep::Shape::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_scan_decoupled_lookback_reproducible,

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "scan.cuh"
 #include "segmented.cuh"
@@ -260,6 +261,18 @@ __device__ inline unsigned warp_or(unsigned v) {
 #endif
 }
 
+// A 128-bit integer through warp shuffles (two 64-bit halves).
+__device__ inline I128 shfl_up_i128(I128 v, int d) {
+    const long long lo = __shfl_up_sync(FULL_MASK, (long long)(uint64_t(U128(v))), d);
+    const long long hi = __shfl_up_sync(FULL_MASK, (long long)(v >> 64), d);
+    return I128(U128(uint64_t(lo)) | (U128(uint64_t(hi)) << 64));
+}
+__device__ inline I128 shfl_i128(I128 v, int src) {
+    const long long lo = __shfl_sync(FULL_MASK, (long long)(uint64_t(U128(v))), src);
+    const long long hi = __shfl_sync(FULL_MASK, (long long)(v >> 64), src);
+    return I128(U128(uint64_t(lo)) | (U128(uint64_t(hi)) << 64));
+}
+
 template <class T>
 struct Exact {
     using R = rfa::Rfa<T>;
@@ -313,6 +326,16 @@ struct Exact {
         const T f = from_ull<T>(w) * pow2n(sh);  // exact: below 2^(117 + 1)
         return neg ? -f : f;
     }
+    // The same value without branches (|N| < 2^117, so the shift sh < 64).
+    __device__ static T wide_common(I128 N) {
+        const bool neg = N < 0;
+        const U128 u = neg ? U128(0) - U128(N) : U128(N);
+        const uint64_t hi = uint64_t(u >> 64), lo = uint64_t(u);
+        const int sh = hi == 0 ? 0 : 64 - rfa::clz64(hi);
+        const uint64_t w = (lo >> sh) | ((hi << 1) << (63 - sh)) | uint64_t((lo & ((uint64_t(1) << sh) - 1)) != 0);
+        const T f = from_ull<T>(w) * pow2n(sh);
+        return neg ? -f : f;
+    }
 };
 
 // The per-thread constants of the fast path at top bin J.
@@ -357,9 +380,13 @@ struct Frame {
     // the result normal - else ok is cleared (and the value is to be
     // discarded).  No branches, so that the compiler can overlap the
     // conversions of a thread's elements (the scan's hot loop).
+    // WIDE (float only): any N, through Exact::wide_common.
+    template <bool WIDE = false>
     __device__ T round_common(I128 N, bool &ok) const {
         T f;
-        if constexpr (sizeof(T) == 4) {
+        if constexpr (sizeof(T) == 4 && WIDE) {
+            f = X::wide_common(N);
+        } else if constexpr (sizeof(T) == 4) {
             const int64_t lo = int64_t(N);
             ok &= I128(lo) == N;
             f = from_ll<T>(lo);
@@ -431,9 +458,13 @@ __device__ inline void raise_bins(B (&b)[3], int d) {
 // x[0..i]: the bits do not depend on the tile shape.  carry_in: the state
 // before element 0 (tile 0's prefix); carry_out receives the state of
 // everything (the last tile's inclusive prefix).
-template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_>
+// STAGE (scan_rfa_warps): pass B reads and writes whole vectors in the
+// order of the addresses, rearranged through shared memory (warp_load,
+// warp_store), instead of each lane's ITEMS consecutive elements directly.
+template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_, bool STAGE_ = false>
 struct TileShape {
     static constexpr int BLOCK = BLOCK_, ITEMS = ITEMS_, BLOCKS_PER_SM = BLOCKS_PER_SM_;
+    static constexpr bool STAGE = STAGE_;
     static constexpr int TILE = BLOCK * ITEMS;
 };
 // float: 16 items a thread (64 bytes of loads in flight each); double: 8,
@@ -447,6 +478,97 @@ template <class Acc> struct CountOf;  // a warp's sum of deposit counts at one b
 template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 16 items x 2^20
 template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 8 items x 2^25 > 2^31
 
+// The fast path's elements of one thread: y[k] the rounding of the count
+// N0 + D(x[0]) + ... + D(x[k]) (exclusive: of the count before x[k]) in the
+// frame f; amax: the bits of the thread's largest |x|.  All the elements
+// go through one rounding (conv) without branches; where one of them needs
+// more, all again with Frame::round.  float: the one-conversion rounding
+// where every count the thread makes stays far inside 64 bits (|N| below
+// 2^62, judged in float from N0 and the largest |x|), else the wide one.
+template <int ITEMS, class Acc>
+__device__ inline void round_elements(const Frame<Acc> &f, I128 N0, const Acc (&x)[ITEMS],
+                                      typename rfa::Rfa<Acc>::Bits amax, bool inclusive, Acc (&y)[ITEMS]) {
+    using X = Exact<Acc>;
+    bool ok = true;
+    const auto elements = [&](auto conv) {
+        I128 N = N0;
+        Acc last = inclusive ? Acc(0) : conv(N);  // the exclusive scan's element: the rounding before
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            N += f.D(x[k]);
+            const Acc z = conv(N);
+            y[k] = inclusive ? z : last;
+            last = z;
+        }
+    };
+    bool narrow = true;
+    if constexpr (sizeof(Acc) == 4) {
+        const int64_t lo = int64_t(N0);
+        narrow = I128(lo) == N0 &&
+                 rfa::abs_of(from_ll<Acc>(lo)) + Acc(ITEMS) * rfa::bits_of<Acc>(amax) * f.sx < X::pow2n(62);
+    }
+    if (narrow) elements([&](I128 N) { return f.round_common(N, ok); });
+    else elements([&](I128 N) { return f.template round_common<true>(N, ok); });
+    if (!ok) elements([&](I128 N) { return f.round(N); });
+}
+
+// A warp's WARP x ITEMS consecutive elements from warp_first, ITEMS
+// consecutive ones a lane (the arrangement the per-thread scan needs), read
+// from global memory as whole 16-byte vectors in the order of the addresses
+// (lane l takes vectors l, l + 32, ...: every access of the warp one
+// contiguous 512-byte run) and rearranged through stage, the warp's own
+// WARP x ITEMS elements of shared memory.  Elsewhere (a warp's part past n,
+// a misaligned array, another input type) the elements are read directly.
+template <int ITEMS, class In, class Acc>
+__device__ inline void warp_load(const In *__restrict__ in, int64_t warp_first, int64_t n, bool vec_ok, Acc *stage,
+                                 Acc (&x)[ITEMS]) {
+    const int lane = threadIdx.x % WARP;
+    constexpr int VECS = WARP * ITEMS * int(sizeof(Acc)) / 16;  // a multiple of WARP
+    if constexpr (std::is_same<In, Acc>::value) {
+        if (vec_ok && warp_first + WARP * ITEMS <= n) {
+            const uint4 *src = reinterpret_cast<const uint4 *>(in + warp_first);
+            uint4 *st = reinterpret_cast<uint4 *>(stage);
+#pragma unroll
+            for (int v = lane; v < VECS; v += WARP) st[v] = __ldg(src + v);
+            __syncwarp();
+            const uint4 *mine = st + lane * (VECS / WARP);
+#pragma unroll
+            for (int v = 0; v < VECS / WARP; ++v) {
+                const uint4 t = mine[v];
+                memcpy(reinterpret_cast<char *>(x) + 16 * v, &t, 16);
+            }
+            __syncwarp();  // the stage is free again
+            return;
+        }
+    }
+    scan::load_items<ITEMS, Sum<Acc>>(in, warp_first + int64_t(lane) * ITEMS, n, vec_ok, x);  // 0 past n
+}
+// The reverse: y (ITEMS consecutive elements a lane) written as whole
+// 16-byte vectors in the order of the addresses.
+template <int ITEMS, class Acc>
+__device__ inline void warp_store(Acc *__restrict__ out, int64_t warp_first, int64_t n, bool vec_ok, Acc *stage,
+                                  const Acc (&y)[ITEMS]) {
+    const int lane = threadIdx.x % WARP;
+    constexpr int VECS = WARP * ITEMS * int(sizeof(Acc)) / 16;
+    if (vec_ok && warp_first + WARP * ITEMS <= n) {
+        uint4 *st = reinterpret_cast<uint4 *>(stage);
+        uint4 *mine = st + lane * (VECS / WARP);
+#pragma unroll
+        for (int v = 0; v < VECS / WARP; ++v) {
+            uint4 t;
+            memcpy(&t, reinterpret_cast<const char *>(y) + 16 * v, 16);
+            mine[v] = t;
+        }
+        __syncwarp();
+        uint4 *dst = reinterpret_cast<uint4 *>(out + warp_first);
+#pragma unroll
+        for (int v = lane; v < VECS; v += WARP) dst[v] = st[v];
+        __syncwarp();
+        return;
+    }
+    scan::store_items<ITEMS, Acc>(out, warp_first + int64_t(lane) * ITEMS, n, vec_ok, y);
+}
+
 // Steps 1, 2 and 4 of the WARP x ITEMS elements of one warp, this lane's
 // from `first` on.  before_of(tot) - called by every lane of the warp, tot
 // the warp's own state (step 2), the same in every lane - returns the state
@@ -454,7 +576,7 @@ template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 8 i
 // (rfa_tile) or a warp's running state (scan_rfa_warps).
 template <int ITEMS, class In, class Acc, class Before>
 __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive,
-                                bool vec_in, bool vec_out, int64_t first, Before before_of) {
+                                bool vec_in, bool vec_out, int64_t first, Before before_of, Acc *stage = nullptr) {
     constexpr int K = 3;
     using R = rfa::Rfa<Acc>;
     using X = Exact<Acc>;
@@ -463,7 +585,8 @@ __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out
     static_assert(sizeof(C) == 8 || (int64_t(WARP) * ITEMS << (X::W - 1)) < (int64_t(1) << 31), "warp counts fit");
     const int lane = threadIdx.x % WARP;
     Acc x[ITEMS];
-    scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
+    if (stage != nullptr) warp_load<ITEMS>(in, first - int64_t(lane) * ITEMS, n, vec_in, stage, x);
+    else scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
 
     // 1. the thread's state: top bin j, flags, counts
     Bits amax = 0;
@@ -525,32 +648,9 @@ __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out
         raise_bins(b, before.index - jw);
 #pragma unroll
         for (int k = 0; k < K; ++k) b[k] += before.bin[k];
-        const Frame<Acc> f(before.index);
-        const I128 N0 = X::count(b);
-        // the common path for all the thread's elements at once; where one
-        // of them needs more, all again with Frame::round
-        bool ok = true;
-        I128 N = N0;
-        Acc last = inclusive ? Acc(0) : f.round_common(N, ok);  // the exclusive scan's element: the rounding before
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            N += f.D(x[k]);
-            const Acc z = f.round_common(N, ok);
-            y[k] = inclusive ? z : last;
-            last = z;
-        }
-        if (!ok) {
-            N = N0;
-            last = inclusive ? Acc(0) : f.round(N);
-#pragma unroll
-            for (int k = 0; k < ITEMS; ++k) {
-                N += f.D(x[k]);
-                const Acc z = f.round(N);
-                y[k] = inclusive ? z : last;
-                last = z;
-            }
-        }
-        scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
+        round_elements(Frame<Acc>(before.index), X::count(b), x, amax, inclusive, y);
+        if (stage != nullptr) warp_store<ITEMS>(out, first - int64_t(lane) * ITEMS, n, vec_out, stage, y);
+        else scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
     } else if (before.flags != 0) {  // an Inf or NaN before the warp: every element is one, by its flags alone
         unsigned mine = own.flags;
 #pragma unroll
@@ -679,7 +779,13 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
     constexpr int ITEMS = Sh::ITEMS, WARPS = Sh::BLOCK / WARP, STEP = WARP * ITEMS;
     constexpr int64_t SLICE = int64_t(TPC) * STEP;
     using R = rfa::Rfa<Acc>;
+    using X = Exact<Acc>;
+    using Bits = typename R::Bits;
     __shared__ State<Acc> part[WARPS];
+    struct alignas(16) Stages {
+        Acc warp[WARPS][Sh::STAGE ? STEP : 1];  // a warp's rearranging space (warp_load, warp_store)
+    };
+    __shared__ Stages stage;
     __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     for (;;) {
@@ -689,12 +795,27 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         if (c >= chunks) break;
         const int64_t w0 = c * WARPS * SLICE + warp * SLICE;  // the warp's slice
         rfa::Acc<Acc> a;
+        // pass A: the order of the deposits does not matter, so each
+        // access of the warp reads one contiguous run (lane l: the l-th
+        // ITEMS / VEC vectors of every WARP x ITEMS / VEC) where it can
+        constexpr int VEC = 16 / int(sizeof(Acc));
+        const bool striped = vec_in && w0 + SLICE <= n;
 #pragma unroll 1
         for (int k = 0; k < TPC; ++k) {
-            const int64_t first = w0 + int64_t(k) * STEP + int64_t(lane) * ITEMS;
-            if (first >= n) break;
+            const int64_t step_first = w0 + int64_t(k) * STEP;
+            if (step_first >= n) break;
             Acc x[ITEMS];
-            scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n
+            bool done = false;
+            if constexpr (std::is_same<In, Acc>::value) {
+                if (striped) {
+#pragma unroll
+                    for (int v = 0; v < ITEMS / VEC; ++v)
+                        scan::load_items<VEC, Sum<Acc>>(in, step_first + int64_t(v * WARP + lane) * VEC, n, true,
+                                                        *reinterpret_cast<Acc(*)[VEC]>(x + v * VEC));
+                    done = true;
+                }
+            }
+            if (!done) scan::load_items<ITEMS, Sum<Acc>>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
             add_items(a, x);
         }
         const State<Acc> mine = warp_state(a.state());
@@ -710,17 +831,65 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             if (lane < WARPS) part[lane] = R::merge(prefix, lower);
         }
         __syncthreads();
-        State<Acc> run = part[warp];  // the state before the warp's next elements
+        // Pass B.  `at` is the state before element `from`; the elements
+        // from `from` on that the fast path has scanned are in N alone (the
+        // exact value of the state before the next element is N u_m at
+        // at's top bin, while no element raises it) - no deposits into
+        // bins.  A step the fast path cannot take first deposits those
+        // elements into `at` (reading them again), then runs rfa_warp.
+        State<Acc> at = part[warp];
+        int64_t from = w0;
+        I128 N = X::count(at.bin);
 #pragma unroll 1
         for (int k = 0; k < TPC; ++k) {
             const int64_t step_first = w0 + int64_t(k) * STEP;
             if (step_first >= n) break;
-            rfa_warp<ITEMS>(in, out, n, inclusive, vec_in, vec_out, step_first + int64_t(lane) * ITEMS,
-                            [&](const State<Acc> &tot) {
-                                const State<Acc> before = run;
-                                run = R::merge(run, tot);
-                                return before;
-                            });
+            const int64_t first = step_first + int64_t(lane) * ITEMS;
+            Acc *const st = Sh::STAGE ? stage.warp[warp] : nullptr;
+            Acc x[ITEMS];
+            if (st != nullptr) warp_load<ITEMS>(in, step_first, n, vec_in, st, x);
+            else scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n
+            Bits amax = 0;
+#pragma unroll
+            for (int i = 0; i < ITEMS; ++i) {
+                const Bits a = rfa::bits_of<Bits>(x[i]) & ~R::SIGN;
+                amax = a > amax ? a : amax;
+            }
+            const bool special = __any_sync(FULL_MASK, amax >= X::INF);
+            const int jw = warp_max(amax < X::INF ? X::index_of(amax) : R::J_MIN);
+            if (!special && at.flags == 0 && at.index >= jw && at.index >= X::J_FAST) {
+                const Frame<Acc> f(at.index);
+                I128 mine = 0;  // the lane's deposits, as one count
+#pragma unroll
+                for (int i = 0; i < ITEMS; ++i) mine += f.D(x[i]);
+                I128 inc = mine;  // the lanes' sums, scanned
+#pragma unroll
+                for (int o = 1; o < WARP; o <<= 1) {
+                    const I128 y = shfl_up_i128(inc, o);
+                    if (lane >= o) inc += y;
+                }
+                Acc y[ITEMS];
+                round_elements(f, N + inc - mine, x, amax, inclusive, y);
+                N += shfl_i128(inc, WARP - 1);
+                if (st != nullptr) warp_store<ITEMS>(out, step_first, n, vec_out, st, y);
+                else scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
+            } else {
+                if (from < step_first) {  // the fast path's elements into `at`
+                    rfa::Acc<Acc> a;
+#pragma unroll 1
+                    for (int64_t i = from + lane; i < step_first; i += WARP) a.add(Acc(in[i]));
+                    at = R::merge(at, warp_state(a.state()));
+                }
+                rfa_warp<ITEMS>(in, out, n, inclusive, vec_in, vec_out, first,
+                                [&](const State<Acc> &tot) {
+                                    const State<Acc> before = at;
+                                    at = R::merge(at, tot);
+                                    return before;
+                                },
+                                st);
+                from = step_first + STEP;
+                N = X::count(at.bin);
+            }
         }
     }
 }
@@ -836,23 +1005,25 @@ struct ScanRepWith {
 };
 template <class In, class Acc>
 using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>, In, Acc, true>;
-// The library's: chunks of CHUNK_TILES tiles (scan_rfa_warps) where every
-// block gets at least two of them, else a tile at a time (scan_rfa; small
-// inputs, whose few chunks would leave blocks idle).  The same bits either way.
-template <class Acc> struct ChunkTiles;
-template <> struct ChunkTiles<float> { static constexpr int value = 8; };
-template <> struct ChunkTiles<double> { static constexpr int value = 16; };
+// The library's: scan_rfa_warps in chunks of 32 of its tiles (float 64 Ki
+// elements, double 32 Ki: per-element work 32 bytes a lane, 3 blocks an SM;
+// bench/tune_rfa_scan.cu) where there are at least half as many chunks as
+// resident blocks, else scan_rfa a tile at a time (small inputs, whose few
+// chunks would leave most blocks idle).  The same bits either way.
+template <class Acc> struct WarpShapeOf;
+template <> struct WarpShapeOf<float> { using type = TileShape<256, 8, 3>; };
+template <> struct WarpShapeOf<double> { using type = TileShape<256, 4, 3>; };
+constexpr int CHUNK_TILES = 32;
 template <class In, class Acc>
 struct ScanRepFloat {
-    using Sh = typename ShapeOf<Acc>::type;
-    using Tiles = ScanRepWith<Sh, In, Acc>;
-    using Chunks = ScanRepWith<Sh, In, Acc, false, ChunkTiles<Acc>::value>;
-    static size_t scratch(int64_t n) { return Tiles::scratch(n); }  // the larger: a state a tile
+    using Tiles = ScanRepWith<typename ShapeOf<Acc>::type, In, Acc>;
+    using Warps = ScanRepWith<typename WarpShapeOf<Acc>::type, In, Acc, false, CHUNK_TILES>;
+    static size_t scratch(int64_t n) { return std::max(Tiles::scratch(n), Warps::scratch(n)); }
     static cudaError_t run(const gp_scan_args &a) {
-        const int64_t units = Chunks::units(a.n);
-        int64_t grid;
-        GP_TRY(Chunks::grid_for(units, grid));
-        return units >= 2 * grid ? Chunks::run(a) : Tiles::run(a);
+        const int64_t units = Warps::units(a.n);
+        int64_t resident;  // the warps kernel's full grid (GPUPRIMS_TEST_GRID applies)
+        GP_TRY(Warps::grid_for(INT64_MAX, resident));
+        return 2 * units >= resident ? Warps::run(a) : Tiles::run(a);
     }
 };
 template <class In> struct ScanRep<In, Sum<float>> : ScanRepFloat<In, float> {};
