@@ -6,7 +6,7 @@
 // kernel that scans a chunk of tiles with each warp's running state,
 // scan_rfa_warps, or for small inputs scan_rfa, a tile at a time), each of
 // the two kernels alone in other shapes (BLOCKxITEMS, blocks an SM, tiles a
-// chunk; S: pass B rearranged through shared memory), the element-by-element
+// chunk), the element-by-element
 // form (scan_rfa_stepwise), and the rivals its speed is judged against: the plain
 // look-back scan (decoupled_lookback's auto, run-to-run deterministic) and
 // CUB's scan with CCCL's run_to_run determinism requirement.  CUDA events
@@ -166,12 +166,10 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, false, 32>>("warps 256x8 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, false, 16>>("warps 256x8 3/SM x16", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 4>, T, T, false, 32>>("warps 256x8 4/SM x32", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 2, true>, T, T, false, 16>>("warps 256x16 2/SM x16 S", c);
             } else {
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, false, 32>>("warps 256x4 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, false, 64>>("warps 256x4 3/SM x64", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, false, 32>>("warps 256x4 4/SM x32", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 2, true>, T, T, false, 16>>("warps 256x8 2/SM x16 S", c);
             }
         }
     }

@@ -458,13 +458,9 @@ __device__ inline void raise_bins(B (&b)[3], int d) {
 // x[0..i]: the bits do not depend on the tile shape.  carry_in: the state
 // before element 0 (tile 0's prefix); carry_out receives the state of
 // everything (the last tile's inclusive prefix).
-// STAGE (scan_rfa_warps): pass B reads and writes whole vectors in the
-// order of the addresses, rearranged through shared memory (warp_load,
-// warp_store), instead of each lane's ITEMS consecutive elements directly.
-template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_, bool STAGE_ = false>
+template <int BLOCK_, int ITEMS_, int BLOCKS_PER_SM_>
 struct TileShape {
     static constexpr int BLOCK = BLOCK_, ITEMS = ITEMS_, BLOCKS_PER_SM = BLOCKS_PER_SM_;
-    static constexpr bool STAGE = STAGE_;
     static constexpr int TILE = BLOCK * ITEMS;
 };
 // float: 16 items a thread (64 bytes of loads in flight each); double: 8,
@@ -512,63 +508,6 @@ __device__ inline void round_elements(const Frame<Acc> &f, I128 N0, const Acc (&
     if (!ok) elements([&](I128 N) { return f.round(N); });
 }
 
-// A warp's WARP x ITEMS consecutive elements from warp_first, ITEMS
-// consecutive ones a lane (the arrangement the per-thread scan needs), read
-// from global memory as whole 16-byte vectors in the order of the addresses
-// (lane l takes vectors l, l + 32, ...: every access of the warp one
-// contiguous 512-byte run) and rearranged through stage, the warp's own
-// WARP x ITEMS elements of shared memory.  Elsewhere (a warp's part past n,
-// a misaligned array, another input type) the elements are read directly.
-template <int ITEMS, class In, class Acc>
-__device__ inline void warp_load(const In *__restrict__ in, int64_t warp_first, int64_t n, bool vec_ok, Acc *stage,
-                                 Acc (&x)[ITEMS]) {
-    const int lane = threadIdx.x % WARP;
-    constexpr int VECS = WARP * ITEMS * int(sizeof(Acc)) / 16;  // a multiple of WARP
-    if constexpr (std::is_same<In, Acc>::value) {
-        if (vec_ok && warp_first + WARP * ITEMS <= n) {
-            const uint4 *src = reinterpret_cast<const uint4 *>(in + warp_first);
-            uint4 *st = reinterpret_cast<uint4 *>(stage);
-#pragma unroll
-            for (int v = lane; v < VECS; v += WARP) st[v] = __ldg(src + v);
-            __syncwarp();
-            const uint4 *mine = st + lane * (VECS / WARP);
-#pragma unroll
-            for (int v = 0; v < VECS / WARP; ++v) {
-                const uint4 t = mine[v];
-                memcpy(reinterpret_cast<char *>(x) + 16 * v, &t, 16);
-            }
-            __syncwarp();  // the stage is free again
-            return;
-        }
-    }
-    scan::load_items<ITEMS, Sum<Acc>>(in, warp_first + int64_t(lane) * ITEMS, n, vec_ok, x);  // 0 past n
-}
-// The reverse: y (ITEMS consecutive elements a lane) written as whole
-// 16-byte vectors in the order of the addresses.
-template <int ITEMS, class Acc>
-__device__ inline void warp_store(Acc *__restrict__ out, int64_t warp_first, int64_t n, bool vec_ok, Acc *stage,
-                                  const Acc (&y)[ITEMS]) {
-    const int lane = threadIdx.x % WARP;
-    constexpr int VECS = WARP * ITEMS * int(sizeof(Acc)) / 16;
-    if (vec_ok && warp_first + WARP * ITEMS <= n) {
-        uint4 *st = reinterpret_cast<uint4 *>(stage);
-        uint4 *mine = st + lane * (VECS / WARP);
-#pragma unroll
-        for (int v = 0; v < VECS / WARP; ++v) {
-            uint4 t;
-            memcpy(&t, reinterpret_cast<const char *>(y) + 16 * v, 16);
-            mine[v] = t;
-        }
-        __syncwarp();
-        uint4 *dst = reinterpret_cast<uint4 *>(out + warp_first);
-#pragma unroll
-        for (int v = lane; v < VECS; v += WARP) dst[v] = st[v];
-        __syncwarp();
-        return;
-    }
-    scan::store_items<ITEMS, Acc>(out, warp_first + int64_t(lane) * ITEMS, n, vec_ok, y);
-}
-
 // Steps 1, 2 and 4 of the WARP x ITEMS elements of one warp, this lane's
 // from `first` on.  before_of(tot) - called by every lane of the warp, tot
 // the warp's own state (step 2), the same in every lane - returns the state
@@ -576,7 +515,7 @@ __device__ inline void warp_store(Acc *__restrict__ out, int64_t warp_first, int
 // (rfa_tile) or a warp's running state (scan_rfa_warps).
 template <int ITEMS, class In, class Acc, class Before>
 __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive,
-                                bool vec_in, bool vec_out, int64_t first, Before before_of, Acc *stage = nullptr) {
+                                bool vec_in, bool vec_out, int64_t first, Before before_of) {
     constexpr int K = 3;
     using R = rfa::Rfa<Acc>;
     using X = Exact<Acc>;
@@ -585,8 +524,7 @@ __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out
     static_assert(sizeof(C) == 8 || (int64_t(WARP) * ITEMS << (X::W - 1)) < (int64_t(1) << 31), "warp counts fit");
     const int lane = threadIdx.x % WARP;
     Acc x[ITEMS];
-    if (stage != nullptr) warp_load<ITEMS>(in, first - int64_t(lane) * ITEMS, n, vec_in, stage, x);
-    else scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
+    scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
 
     // 1. the thread's state: top bin j, flags, counts
     Bits amax = 0;
@@ -649,8 +587,7 @@ __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out
 #pragma unroll
         for (int k = 0; k < K; ++k) b[k] += before.bin[k];
         round_elements(Frame<Acc>(before.index), X::count(b), x, amax, inclusive, y);
-        if (stage != nullptr) warp_store<ITEMS>(out, first - int64_t(lane) * ITEMS, n, vec_out, stage, y);
-        else scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
+        scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
     } else if (before.flags != 0) {  // an Inf or NaN before the warp: every element is one, by its flags alone
         unsigned mine = own.flags;
 #pragma unroll
@@ -679,6 +616,17 @@ __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out
             if (inclusive) out[i] = R::convert_fast(b.state());
         }
     }
+}
+
+// The block's next unit of work (a tile or a chunk) from the counter,
+// every thread getting it.  Units are taken in order, so the units before
+// one were all taken by blocks already running: a look-back never waits
+// for a block that has not started.  `taken` is the block's shared slot;
+// the caller synchronises before the next call.
+__device__ inline int64_t take(unsigned *counter, unsigned long long &taken) {
+    if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
+    __syncthreads();
+    return int64_t(taken);
 }
 
 // The shared memory of one tile's scan (rfa_tile).
@@ -731,9 +679,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
     __shared__ TileShared<Sh::BLOCK / WARP, Acc> sm;
     __shared__ unsigned long long taken;
     for (;;) {
-        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
-        __syncthreads();
-        const int64_t t = int64_t(taken);
+        const int64_t t = take(counter, taken);
         if (t >= tiles) break;
         rfa_tile<Sh>(in, out, n, inclusive, vec_in, vec_out, t * Sh::TILE, sm,
                      [&](const State<Acc> &agg, int lane) {
@@ -782,16 +728,10 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
     using X = Exact<Acc>;
     using Bits = typename R::Bits;
     __shared__ State<Acc> part[WARPS];
-    struct alignas(16) Stages {
-        Acc warp[WARPS][Sh::STAGE ? STEP : 1];  // a warp's rearranging space (warp_load, warp_store)
-    };
-    __shared__ Stages stage;
     __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     for (;;) {
-        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
-        __syncthreads();
-        const int64_t c = int64_t(taken);
+        const int64_t c = take(counter, taken);
         if (c >= chunks) break;
         const int64_t w0 = c * WARPS * SLICE + warp * SLICE;  // the warp's slice
         rfa::Acc<Acc> a;
@@ -845,10 +785,8 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             const int64_t step_first = w0 + int64_t(k) * STEP;
             if (step_first >= n) break;
             const int64_t first = step_first + int64_t(lane) * ITEMS;
-            Acc *const st = Sh::STAGE ? stage.warp[warp] : nullptr;
             Acc x[ITEMS];
-            if (st != nullptr) warp_load<ITEMS>(in, step_first, n, vec_in, st, x);
-            else scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n
+            scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n
             Bits amax = 0;
 #pragma unroll
             for (int i = 0; i < ITEMS; ++i) {
@@ -871,8 +809,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                 Acc y[ITEMS];
                 round_elements(f, N + inc - mine, x, amax, inclusive, y);
                 N += shfl_i128(inc, WARP - 1);
-                if (st != nullptr) warp_store<ITEMS>(out, step_first, n, vec_out, st, y);
-                else scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
+                scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
             } else {
                 if (from < step_first) {  // the fast path's elements into `at`
                     rfa::Acc<Acc> a;
@@ -885,8 +822,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                                     const State<Acc> before = at;
                                     at = R::merge(at, tot);
                                     return before;
-                                },
-                                st);
+                                });
                 from = step_first + STEP;
                 N = X::count(at.bin);
             }
@@ -912,9 +848,7 @@ scan_rfa_stepwise(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, b
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 
     for (;;) {
-        if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
-        __syncthreads();
-        const int64_t t = int64_t(taken);
+        const int64_t t = take(counter, taken);
         if (t >= tiles) break;
         const int64_t first = t * TILE + int64_t(threadIdx.x) * ITEMS;
         Acc x[ITEMS];
