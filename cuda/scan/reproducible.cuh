@@ -771,53 +771,96 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             if (lane < WARPS) part[lane] = R::merge(prefix, lower);
         }
         __syncthreads();
-        // Pass B.  `at` is the state before element `from`; the elements
-        // from `from` on that the fast path has scanned are in N alone (the
-        // exact value of the state before the next element is N u_m at
-        // at's top bin, while no element raises it) - no deposits into
-        // bins.  A step the fast path cannot take first deposits those
+        // Pass B.  A fast step (no element raises the top bin of the
+        // state before it, no Inf or NaN) needs no deposits into bins: its
+        // elements' D summed over the warp and scanned as 128-bit integers,
+        // each element the rounding of the count before it (the exact
+        // value of its state: N u_m at the top bin).
+        State<Acc> at = part[warp];  // the state before the warp's slice
+        const auto load_step = [&](int64_t step_first, Acc (&x)[ITEMS]) {
+            scan::load_items<ITEMS, Sum<Acc>>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
+            Bits amax = 0;
+#pragma unroll
+            for (int i = 0; i < ITEMS; ++i) {
+                const Bits b = rfa::bits_of<Bits>(x[i]) & ~R::SIGN;
+                amax = b > amax ? b : amax;
+            }
+            return amax;
+        };
+        // A fast step's counts: the lane's elements as one count (own) and
+        // the lanes' counts scanned (inc); returns the step's total.
+        const auto step_counts = [&](const Acc (&x)[ITEMS], const Frame<Acc> &f, I128 &own, I128 &inc) {
+            own = 0;
+#pragma unroll
+            for (int i = 0; i < ITEMS; ++i) own += f.D(x[i]);
+            inc = own;
+#pragma unroll
+            for (int o = 1; o < WARP; o <<= 1) {
+                const I128 y = shfl_up_i128(inc, o);
+                if (lane >= o) inc += y;
+            }
+            return shfl_i128(inc, WARP - 1);
+        };
+        // ... and its elements rounded from N0, the count before the lane's first, and stored
+        const auto step_store = [&](int64_t step_first, const Acc (&x)[ITEMS], Bits amax, const Frame<Acc> &f,
+                                    I128 N0) {
+            Acc y[ITEMS];
+            round_elements(f, N0, x, amax, inclusive, y);
+            scan::store_items<ITEMS, Acc>(out, step_first + int64_t(lane) * ITEMS, n, vec_out, y);
+        };
+        if (mine.flags == 0 && at.flags == 0 && mine.index <= at.index && at.index >= X::J_FAST) {
+            // Every step is fast (the slice's own state, from pass A, holds
+            // no larger magnitude than the state before it), and the count
+            // after the slice is known: the slice's state raised to at's top
+            // bin counts its elements' D exactly (rfa.cuh, WHICH BINS).  So
+            // the steps go from the last to the first, each count before a
+            // step the count after it less the step's own - reading first
+            // what pass A read last, the most likely to be still in L2.
+            State<Acc> whole = mine;
+            raise_bins(whole.bin, at.index - whole.index);
+            I128 N = X::count(at.bin) + X::count(whole.bin);
+            const Frame<Acc> f(at.index);
+            const int64_t left = w0 >= n ? 0 : ceil_div<int64_t>(n - w0, STEP);  // steps with elements
+            const int steps = left < TPC ? int(left) : TPC;
+#pragma unroll 1
+            for (int k = steps - 1; k >= 0; --k) {
+                const int64_t step_first = w0 + int64_t(k) * STEP;
+                Acc x[ITEMS];
+                const Bits amax = load_step(step_first, x);
+                I128 own, inc;
+                N -= step_counts(x, f, own, inc);
+                step_store(step_first, x, amax, f, N + inc - own);
+            }
+            continue;
+        }
+        // Step by step from the first: `at` is the state before element
+        // `from`, the fast steps' elements from there on are in the count N
+        // alone; a step the fast path cannot take first deposits those
         // elements into `at` (reading them again), then runs rfa_warp.
-        State<Acc> at = part[warp];
         int64_t from = w0;
         I128 N = X::count(at.bin);
 #pragma unroll 1
         for (int k = 0; k < TPC; ++k) {
             const int64_t step_first = w0 + int64_t(k) * STEP;
             if (step_first >= n) break;
-            const int64_t first = step_first + int64_t(lane) * ITEMS;
             Acc x[ITEMS];
-            scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n
-            Bits amax = 0;
-#pragma unroll
-            for (int i = 0; i < ITEMS; ++i) {
-                const Bits a = rfa::bits_of<Bits>(x[i]) & ~R::SIGN;
-                amax = a > amax ? a : amax;
-            }
+            const Bits amax = load_step(step_first, x);
             const bool special = __any_sync(FULL_MASK, amax >= X::INF);
             const int jw = warp_max(amax < X::INF ? X::index_of(amax) : R::J_MIN);
             if (!special && at.flags == 0 && at.index >= jw && at.index >= X::J_FAST) {
                 const Frame<Acc> f(at.index);
-                I128 mine = 0;  // the lane's deposits, as one count
-#pragma unroll
-                for (int i = 0; i < ITEMS; ++i) mine += f.D(x[i]);
-                I128 inc = mine;  // the lanes' sums, scanned
-#pragma unroll
-                for (int o = 1; o < WARP; o <<= 1) {
-                    const I128 y = shfl_up_i128(inc, o);
-                    if (lane >= o) inc += y;
-                }
-                Acc y[ITEMS];
-                round_elements(f, N + inc - mine, x, amax, inclusive, y);
-                N += shfl_i128(inc, WARP - 1);
-                scan::store_items<ITEMS, Acc>(out, first, n, vec_out, y);
+                I128 own, inc;
+                const I128 total = step_counts(x, f, own, inc);
+                step_store(step_first, x, amax, f, N + inc - own);
+                N += total;
             } else {
-                if (from < step_first) {  // the fast path's elements into `at`
+                if (from < step_first) {  // the fast steps' elements into `at`
                     rfa::Acc<Acc> a;
 #pragma unroll 1
                     for (int64_t i = from + lane; i < step_first; i += WARP) a.add(Acc(in[i]));
                     at = R::merge(at, warp_state(a.state()));
                 }
-                rfa_warp<ITEMS>(in, out, n, inclusive, vec_in, vec_out, first,
+                rfa_warp<ITEMS>(in, out, n, inclusive, vec_in, vec_out, step_first + int64_t(lane) * ITEMS,
                                 [&](const State<Acc> &tot) {
                                     const State<Acc> before = at;
                                     at = R::merge(at, tot);
