@@ -712,11 +712,10 @@ __device__ inline State<Acc> warp_state(State<Acc> s) {
 // states, publishes the chunk's state and looks back over the chunks'
 // states for its prefix (tile_prefix, as scan_rfa does for tiles), and
 // leaves each warp the state before its slice.  Pass B: each warp scans
-// its slice, WARP x ITEMS elements at a time (rfa_warp), reading it again
-// (from L2, which holds the chunks in flight) with its running state - no
-// barrier and no look-back until the next chunk, so the warps of an SM run
-// unhindered by each other.  The bits are scan_rfa's: every element is the
-// rounding of its prefix's state.
+// its slice, WARP x ITEMS elements (a step) at a time, reading it again
+// (partly from L2) - no barrier and no look-back until the next chunk, so
+// the warps of an SM run unhindered by each other.  The bits are
+// scan_rfa's: every element is the rounding of its prefix's state.
 template <class Sh, int TPC, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
 scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in,
@@ -735,9 +734,9 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         if (c >= chunks) break;
         const int64_t w0 = c * WARPS * SLICE + warp * SLICE;  // the warp's slice
         rfa::Acc<Acc> a;
-        // pass A: the order of the deposits does not matter, so each
-        // access of the warp reads one contiguous run (lane l: the l-th
-        // ITEMS / VEC vectors of every WARP x ITEMS / VEC) where it can
+        // pass A: the order of the deposits does not matter, so where it
+        // can each access of the warp reads one contiguous run (lane l
+        // takes the step's 16-byte vectors l, l + 32, ...)
         constexpr int VEC = 16 / int(sizeof(Acc));
         const bool striped = vec_in && w0 + SLICE <= n;
 #pragma unroll 1
