@@ -33,11 +33,11 @@ import os
 import re
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 
 import gpuprims
+from benchlib import write_results
 
 
 def pinned_roof(nbytes=1 << 28, repeat=10):
@@ -255,16 +255,9 @@ def main():
                   f"| {r['speedup']:.2f} |" for r in device_rows]
     text = "\n".join(lines) + "\n"
     print(text)
-    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
-    out = Path(__file__).resolve().parent / "results" / f"dask-{slug}-{date}.md"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(text)
-    data = json.dumps({"gpu": info, "date": date, "args": vars(args), "host": rows, "device": device_rows},
-                      indent=1, default=str)
-    out.with_suffix(".json").write_text(data)
-    if os.environ.get("OUT"):
-        Path(os.environ["OUT"], out.name).write_text(text)
-        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(data)
+    write_results("dask", info, date, text,
+                  json.dumps({"gpu": info, "date": date, "args": vars(args), "host": rows, "device": device_rows},
+                             indent=1, default=str))
 
 
 if __name__ == "__main__":

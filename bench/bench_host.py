@@ -31,15 +31,13 @@ takes about three minutes on an H100 machine.
 import datetime
 import json
 import os
-import re
 import statistics
 import sys
-from pathlib import Path
 
 import numpy as np
 
 import gpuprims
-from benchlib import wall_ms
+from benchlib import wall_ms, write_results
 from gpuprims import _core
 
 REPEAT = 5
@@ -245,17 +243,8 @@ def main(dry=False):
         *(f"- {line}" for line in skipped),
         "- cudaHostRegister of the caller's buffer for one call instead of staging: slower than the ring "
         "(bench/results/host-register-threads-*).", ""])
-    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
-    out = Path(__file__).resolve().parent / "results" / f"host-{slug}-{date}.md"
-    if not dry:
-        out.parent.mkdir(exist_ok=True)
-        out.write_text(text)
-        out.with_suffix(".json").write_text(
-            json.dumps({"gpu": info, "date": date, "rows": data, "skipped": skipped}, indent=1))
-    if os.environ.get("OUT"):
-        Path(os.environ["OUT"], out.name).write_text(text)
-        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(
-            json.dumps({"gpu": info, "date": date, "rows": data, "skipped": skipped}, indent=1))
+    write_results("host", info, date, text,
+                  json.dumps({"gpu": info, "date": date, "rows": data, "skipped": skipped}, indent=1), keep=not dry)
     print(text)
 
 

@@ -54,18 +54,39 @@ def journey_tables(family, cases, parts, data, **compare_kw):
         print(parts[-1], flush=True)
 
 
-def save_results(family, info, date, parts, data):
-    """Write the markdown `parts` to bench/results/<family>-<gpu>-<date>.md
-    (a copy, and `data` as JSON, under $OUT when set) and return the exit
-    status: 1 if any row's result did not match NumPy."""
-    slug = re.sub(r"[^a-z0-9]+", "-", info["name"].lower()).strip("-")
-    text = "\n".join(parts) + "\n"
-    out = Path(__file__).resolve().parent / "results" / f"{family}-{slug}-{date}.md"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(text)
+def results_path(family, gpu_name, date, results=None):
+    """Where a run's markdown goes: <results>/<family>-<gpu>-<date>.md
+    (results: bench/results), or -run2, -run3 ... where a run of the same
+    day is already there, so that no run overwrites another."""
+    slug = re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-")
+    results = Path(results) if results is not None else Path(__file__).resolve().parent / "results"
+    stem = f"{family}-{slug}-{date}"
+    out, k = results / f"{stem}.md", 2
+    while out.exists() or out.with_suffix(".json").exists():
+        out, k = results / f"{stem}-run{k}.md", k + 1
+    return out
+
+
+def write_results(family, info, date, text, data, keep=True, results=None):
+    """Write the markdown `text` and the JSON string `data` of a run to
+    results_path(...) (keep=False: not into the results folder) and, when
+    $OUT is set, copies of both under the same names there; returns the
+    path."""
+    out = results_path(family, info["name"], date, results)
+    if keep:
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(text)
+        out.with_suffix(".json").write_text(data)
     if os.environ.get("OUT"):
         Path(os.environ["OUT"], out.name).write_text(text)
-        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(json.dumps(data, indent=1))
+        Path(os.environ["OUT"], out.with_suffix(".json").name).write_text(data)
+    return out
+
+
+def save_results(family, info, date, parts, data):
+    """Write the markdown `parts` and `data` as JSON (write_results) and
+    return the exit status: 1 if any row's result did not match NumPy."""
+    write_results(family, info, date, "\n".join(parts) + "\n", json.dumps(data, indent=1))
     bad = [r["variant"] for t in data["tables"] for r in t["rows"] if r.get("matches") is False]
     if bad:
         print("MISMATCH:", bad)

@@ -1,0 +1,50 @@
+"""bench/benchlib.py's results files: a run never overwrites another."""
+import importlib.util
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def benchlib():
+    spec = importlib.util.spec_from_file_location("benchlib_under_test", BENCH / "benchlib.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_results_path_takes_the_next_free_run(tmp_path):
+    b = benchlib()
+    first = b.results_path("scan-g2g", "NVIDIA H200", "2026-11-24", tmp_path)
+    assert first == tmp_path / "scan-g2g-nvidia-h200-2026-11-24.md"
+    first.write_text("run 1")
+    second = b.results_path("scan-g2g", "NVIDIA H200", "2026-11-24", tmp_path)
+    assert second.name == "scan-g2g-nvidia-h200-2026-11-24-run2.md"
+    # a JSON file alone holds the name too
+    second.with_suffix(".json").write_text("{}")
+    third = b.results_path("scan-g2g", "NVIDIA H200", "2026-11-24", tmp_path)
+    assert third.name == "scan-g2g-nvidia-h200-2026-11-24-run3.md"
+    # other families, GPUs and days are not counted
+    assert b.results_path("scan", "NVIDIA H200", "2026-11-24", tmp_path).name == "scan-nvidia-h200-2026-11-24.md"
+    assert b.results_path("scan-g2g", "NVIDIA H100 80GB HBM3", "2026-11-24", tmp_path).name == \
+        "scan-g2g-nvidia-h100-80gb-hbm3-2026-11-24.md"
+
+
+def test_write_results_keeps_both_runs_and_copies_them_under_out(tmp_path, monkeypatch):
+    b = benchlib()
+    kept, out = tmp_path / "results", tmp_path / "out"
+    kept.mkdir()
+    out.mkdir()
+    monkeypatch.setenv("OUT", str(out))
+    info = {"name": "NVIDIA H200"}
+    p1 = b.write_results("host", info, "2026-11-24", "first\n", '{"run": 1}', results=kept)
+    p2 = b.write_results("host", info, "2026-11-24", "second\n", '{"run": 2}', results=kept)
+    assert (p1.name, p2.name) == ("host-nvidia-h200-2026-11-24.md", "host-nvidia-h200-2026-11-24-run2.md")
+    assert p1.read_text() == "first\n" and p2.read_text() == "second\n"
+    assert p1.with_suffix(".json").read_text() == '{"run": 1}'
+    assert p2.with_suffix(".json").read_text() == '{"run": 2}'
+    for p in (p1, p2):
+        assert (out / p.name).read_text() == p.read_text()
+        assert (out / p.with_suffix(".json").name).read_text() == p.with_suffix(".json").read_text()
+    # keep=False (a dry run) writes only the copies under $OUT
+    p3 = b.write_results("host", info, "2026-11-24", "dry\n", "{}", keep=False, results=kept)
+    assert not p3.exists() and (out / p3.name).read_text() == "dry\n"
