@@ -406,6 +406,23 @@ def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype):
     check_prefixes(x, got["2"][0], got["2"][1], np.random.default_rng(2))
 
 
+def test_scan_chunks_float32_into_float64(monkeypatch):
+    # dtype=float64 on float32 data: the chunked kernel reads float32 and
+    # accumulates float64 (its elements converted one by one, not read as
+    # 16-byte runs of the accumulator's type)
+    x = wild(300_007, np.float32, 10)
+    before = x.copy()
+    got = {}
+    for grid in ("2", "1000"):
+        monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
+        got[grid] = (gpuprims.scan(x, dtype=np.float64, determinism="gpu_to_gpu"),
+                     gpuprims.scan(x, dtype=np.float64, inclusive=False, determinism="gpu_to_gpu"))
+    assert bits(x) == bits(before)
+    for a, b in zip(got["2"], got["1000"]):
+        assert a.dtype == np.float64 and bits(a) == bits(b)
+    check_prefixes(x, got["2"][0], got["2"][1], np.random.default_rng(3), acc=np.float64)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shape,axis", [((7, 13), 1), ((7, 13), 0), ((3, 4, 3000), 2), ((3, 3000, 4), 1),
                                         ((5000, 3), 0), ((0, 5), 1), ((5, 0), 1), ((3000, 40), 0)])
