@@ -474,6 +474,20 @@ template <class Acc> struct CountOf;  // a warp's sum of deposit counts at one b
 template <> struct CountOf<float> { using type = int32_t; };   // 32 lanes x 16 items x 2^20
 template <> struct CountOf<double> { using type = int64_t; };  // 32 lanes x 8 items x 2^25 > 2^31
 
+// The bits of the largest |x[k]|: compared as integers they are in the
+// order of |x|, with Inf and NaN above every finite value.
+template <int ITEMS, class Acc>
+__device__ inline typename rfa::Rfa<Acc>::Bits abs_max_bits(const Acc (&x)[ITEMS]) {
+    using R = rfa::Rfa<Acc>;
+    typename R::Bits amax = 0;
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const typename R::Bits a = rfa::bits_of<typename R::Bits>(x[k]) & ~R::SIGN;
+        amax = a > amax ? a : amax;
+    }
+    return amax;
+}
+
 // The fast path's elements of one thread: y[k] the rounding of the count
 // N0 + D(x[0]) + ... + D(x[k]) (exclusive: of the count before x[k]) in the
 // frame f; amax: the bits of the thread's largest |x|.  All the elements
@@ -527,12 +541,7 @@ __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out
     scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec_in, x);  // 0 past n: deposits nothing
 
     // 1. the thread's state: top bin j, flags, counts
-    Bits amax = 0;
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const Bits a = rfa::bits_of<Bits>(x[k]) & ~R::SIGN;  // as integers, in the order of |x|; Inf, NaN above
-        amax = a > amax ? a : amax;
-    }
+    const Bits amax = abs_max_bits(x);
     State<Acc> own;
     {
         rfa::Acc<Acc> a;
@@ -778,13 +787,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         State<Acc> at = part[warp];  // the state before the warp's slice
         const auto load_step = [&](int64_t step_first, Acc (&x)[ITEMS]) {
             scan::load_items<ITEMS, Sum<Acc>>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
-            Bits amax = 0;
-#pragma unroll
-            for (int i = 0; i < ITEMS; ++i) {
-                const Bits b = rfa::bits_of<Bits>(x[i]) & ~R::SIGN;
-                amax = b > amax ? b : amax;
-            }
-            return amax;
+            return abs_max_bits(x);
         };
         // A fast step's counts: the lane's elements as one count (own) and
         // the lanes' counts scanned (inc); returns the step's total.
