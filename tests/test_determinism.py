@@ -386,41 +386,29 @@ def test_scan_launch_configuration_does_not_change_bits(monkeypatch, dtype, grid
     check_prefixes(x, got[0], got[1], np.random.default_rng(1))
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
-def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype):
+@pytest.mark.parametrize("dtype,acc", [(np.float32, np.float32), (np.float64, np.float64),
+                                       (np.float32, np.float64)])
+def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype, acc):
     # 300_007 elements are 5 float32 chunks of the kernel that scans a
     # chunk's tiles with each warp's running state (64 Ki elements each;
     # float64: 10 of 32 Ki), the last one partial.  A grid of 2 blocks runs
     # that kernel (2-5 chunks a block), a grid of 1000 the kernel that
     # chains every tile; both must give every prefix's reproducible sum.
+    # dtype=float64 on float32 data: the chunked kernel reads float32 and
+    # accumulates float64 (its elements converted one by one, not read as
+    # 16-byte runs of the accumulator's type).
     x = wild(300_007, dtype, 8)
     x[200_000] = dtype(-3e15)  # a new largest magnitude inside a chunk
     before = x.copy()
+    kw = {} if acc is dtype else {"dtype": acc}
     got = {}
     for grid in ("2", "1000"):
         monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
-        got[grid] = g2g_scan(x), g2g_scan(x, inclusive=False)
-    assert np.array_equal(x, before)
-    for a, b in zip(got["2"], got["1000"]):
-        assert bits(a) == bits(b)
-    check_prefixes(x, got["2"][0], got["2"][1], np.random.default_rng(2))
-
-
-def test_scan_chunks_float32_into_float64(monkeypatch):
-    # dtype=float64 on float32 data: the chunked kernel reads float32 and
-    # accumulates float64 (its elements converted one by one, not read as
-    # 16-byte runs of the accumulator's type)
-    x = wild(300_007, np.float32, 10)
-    before = x.copy()
-    got = {}
-    for grid in ("2", "1000"):
-        monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
-        got[grid] = (gpuprims.scan(x, dtype=np.float64, determinism="gpu_to_gpu"),
-                     gpuprims.scan(x, dtype=np.float64, inclusive=False, determinism="gpu_to_gpu"))
+        got[grid] = g2g_scan(x, **kw), g2g_scan(x, inclusive=False, **kw)
     assert bits(x) == bits(before)
     for a, b in zip(got["2"], got["1000"]):
-        assert a.dtype == np.float64 and bits(a) == bits(b)
-    check_prefixes(x, got["2"][0], got["2"][1], np.random.default_rng(3), acc=np.float64)
+        assert a.dtype == acc and bits(a) == bits(b)
+    check_prefixes(x, got["2"][0], got["2"][1], np.random.default_rng(2), acc=acc)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
