@@ -94,9 +94,45 @@ int g_sms = 0;
 struct Order {
     int per_sm;  // 0: a block a tile
     bool flip;
+    int gx = 0, gy = 0;  // group: see grouped()
+    bool wide_index = false;  // tile_at's 64-bit divisions instead of tile_at_narrow's
 };
 
+// The batch walked in groups: X, the batch axis of the smallest input
+// stride, and Y, the one of the smallest output stride, are each split in
+// two (hi, lo: lo = gx resp. gy positions), and the order becomes [the
+// other axes, Y hi, X hi, Y lo, X lo] (slowest first), so that the blocks
+// in flight cover gx x gy neighbours of both: runs of gx tiles in the
+// input and of gy tiles in the output, where the plain order gives one of
+// them long runs and the other short ones.
+inline TileArgs grouped(const TileArgs &t, int gx, int gy) {
+    const Batch &b = t.batch;
+    int X = -1, Y = -1;
+    for (int k = 0; k < b.rank; ++k) {
+        if (X < 0 || std::llabs(b.in[k]) < std::llabs(b.in[X])) X = k;
+        if (Y < 0 || std::llabs(b.out[k]) < std::llabs(b.out[Y])) Y = k;
+    }
+    if (X < 0 || X == Y || b.rank + 2 > ND_MAX_RANK || b.dim[X] % gx || b.dim[Y] % gy) return t;
+    TileArgs r = t;
+    Batch &n = r.batch;
+    n.rank = 0;
+    auto put = [&](int64_t d, int64_t i, int64_t o) {
+        n.dim[n.rank] = d;
+        n.in[n.rank] = i;
+        n.out[n.rank++] = o;
+    };
+    for (int k = 0; k < b.rank; ++k)
+        if (k != X && k != Y) put(b.dim[k], b.in[k], b.out[k]);
+    put(b.dim[Y] / gy, b.in[Y] * gy, b.out[Y] * gy);
+    put(b.dim[X] / gx, b.in[X] * gx, b.out[X] * gx);
+    put(gy, b.in[Y], b.out[Y]);
+    put(gx, b.in[X], b.out[X]);
+    return r;
+}
+
 inline TileArgs ordered(TileArgs t, Order o) {
+    if (o.wide_index) t.narrow = false;
+    if (o.gx > 0) return NdTiled<char>::narrowed(grouped(t, o.gx, o.gy));
     if (o.flip)
         for (int i = 0, j = t.batch.rank - 1; i < j; ++i, --j) {
             std::swap(t.batch.dim[i], t.batch.dim[j]);
@@ -131,6 +167,64 @@ void tiled(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *la
         transpose_nd_tiled<T, VEC, TILE, BLOCK><<<grid, BLOCK>>>(static_cast<const T *>(x.in),
                                                                  static_cast<T *>(x.out), t);
     }, first);
+}
+
+// tiled_wide's kernel (step 7) over a batch of C-contiguous rows x cols
+// matrices, blockIdx.y the matrix: the (0, 2, 1) permutations as a batch
+// of 2-D transposes.
+template <class T, class Tn>
+__global__ void __launch_bounds__(Tn::BLOCK)
+wide_batched(const T *__restrict__ in, T *__restrict__ out, int64_t rows, int64_t cols) {
+    constexpr int VEC = 16 / sizeof(T), VECS = Tn::VECS, TILE = VECS * VEC;
+    constexpr int PASSES = TILE * VECS / Tn::BLOCK;
+    __shared__ T tile[TILE][TILE + 1];
+    in += int64_t(blockIdx.y) * rows * cols;
+    out += int64_t(blockIdx.y) * rows * cols;
+    int64_t bx, by;
+    block_tile<Tn::GROUP>(ceil_div<int64_t>(cols, TILE), ceil_div<int64_t>(rows, TILE), bx, by);
+    const int64_t r0 = by * TILE, c0 = bx * TILE;
+    uint4 v[PASSES];
+#pragma unroll
+    for (int k = 0; k < PASSES; ++k) {
+        const int i = threadIdx.x + k * Tn::BLOCK, r = i / VECS, c = i % VECS * VEC;
+        if (r0 + r < rows && c0 + c < cols) v[k] = __ldg(reinterpret_cast<const uint4 *>(in + (r0 + r) * cols + c0 + c));
+    }
+#pragma unroll
+    for (int k = 0; k < PASSES; ++k) {
+        const int i = threadIdx.x + k * Tn::BLOCK, r = i / VECS, c = i % VECS * VEC;
+        if (r0 + r < rows && c0 + c < cols) {
+            T e[VEC];
+            memcpy(e, &v[k], 16);
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) tile[r][c + q] = e[q];
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < PASSES; ++k) {
+        const int i = threadIdx.x + k * Tn::BLOCK, j = i / VECS, r = i % VECS * VEC;
+        if (c0 + j < cols && r0 + r < rows) {
+            T e[VEC];
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) e[q] = tile[r + q][j];
+            uint4 w;
+            memcpy(&w, e, 16);
+            __stcs(reinterpret_cast<uint4 *>(out + (c0 + j) * rows + r0 + r), w);
+        }
+    }
+}
+
+// The (0, 2, 1) case of a batch x rows x cols array through wide_batched.
+template <class T, int VECS, int BLOCK, int GROUP>
+void batched(Bench<T> &b, const gp_transpose_args &a, const char *label) {
+    if (a.rank != 3 || a.perm[0] != 0 || a.perm[1] != 2 || a.perm[2] != 1) return;
+    using Tn = transpose::WideTuning<VECS, BLOCK, GROUP>;
+    constexpr int TILE = VECS * 16 / int(sizeof(T));
+    const int64_t rows = a.shape[1], cols = a.shape[2];
+    const dim3 grid(unsigned(ceil_div<int64_t>(rows, TILE) * ceil_div<int64_t>(cols, TILE)), unsigned(a.shape[0]));
+    b.row(label, a, [&](const gp_transpose_args &x) {
+        wide_batched<T, Tn><<<grid, BLOCK>>>(static_cast<const T *>(x.in), static_cast<T *>(x.out), rows, cols);
+    }, false);
 }
 
 template <class T, class Rows>
@@ -168,31 +262,52 @@ int main() {
     void *flush = l2_flush_buffer(p, fb);
     std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
     g_sms = p.multiProcessorCount;
+    const Order before{0, false, 0, 0, true};
     const std::vector<Case> i8 = {{{1024, 512, 512}, {2, 1, 0}}, {{1024, 512, 512}, {0, 2, 1}},
                                   {{128, 128, 128, 128}, {3, 2, 1, 0}},
                                   {{32, 32, 32, 32, 16, 16}, {5, 4, 3, 2, 1, 0}}};
-    run_cases<unsigned char>("int8", i8, int64_t(1) << 28, flush, fb, [](auto &b, auto &a, int A, int B) {
-        packed<unsigned char, 128, 128>(b, a, A, B, "TA 128, 128 thr (now)", true);
-        packed<unsigned char, 128, 128>(b, a, A, B, "now, batch flipped", false, {0, true});
-        packed<unsigned char, 128, 128>(b, a, A, B, "now, 8 blocks an SM", false, {8, false});
-        packed<unsigned char, 128, 128>(b, a, A, B, "now, 16 blocks an SM", false, {16, false});
-        packed<unsigned char, 128, 128>(b, a, A, B, "now, 16 an SM, flipped", false, {16, true});
-        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, 128 thr", false);
-        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, flipped", false, {0, true});
-        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, 8 blocks an SM", false, {8, false});
+    run_cases<unsigned char>("int8", i8, int64_t(1) << 28, flush, fb, [&](auto &b, auto &a, int A, int B) {
+        packed<unsigned char, 128, 128>(b, a, A, B, "64-bit index (before)", true, before);
+        packed<unsigned char, 128, 128>(b, a, A, B, "32-bit index (now)", false);
+        packed<unsigned char, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8, 8});
+        packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256", false);
+        packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256, groups 8 x 8", false, {0, false, 8, 8});
+        packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256, groups 4 x 4", false, {0, false, 4, 4});
+        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, 64-bit index", false, before);
+    });
+    const std::vector<Case> f4 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
+                                  {{64, 8192, 128}, {0, 2, 1}}, {{64, 128, 64, 128}, {3, 2, 1, 0}},
+                                  {{16, 16, 16, 16, 16, 16}, {5, 4, 3, 2, 1, 0}}};
+    run_cases<float>("float32", f4, int64_t(1) << 26, flush, fb, [&](auto &b, auto &a, int A, int B) {
+        tiled<float, 64, 256>(b, a, A, B, "64-bit index (before)", true, before);
+        tiled<float, 64, 256>(b, a, A, B, "32-bit index (now)", false);
+        tiled<float, 32, 128>(b, a, A, B, "now, 32 x 32, 128 thr", false);
+        batched<float, 16, 256, 2>(b, a, "wide 64 x 64, 256 thr");
+        batched<float, 16, 256, 0>(b, a, "wide 64 x 64, 256, rows");
+        batched<float, 16, 128, 2>(b, a, "wide 64 x 64, 128 thr");
+        batched<float, 8, 64, 2>(b, a, "wide 32 x 32, 64 thr");
+        batched<float, 8, 128, 2>(b, a, "wide 32 x 32, 128 thr");
+    });
+    const std::vector<Case> f2 = {{{512, 256, 512}, {0, 2, 1}}, {{64, 8192, 128}, {0, 2, 1}}};
+    run_cases<unsigned short>("float16", f2, int64_t(1) << 26, flush, fb, [&](auto &b, auto &a, int A, int B) {
+        packed<unsigned short, 128, 128>(b, a, A, B, "64-bit index (before)", true, before);
+        packed<unsigned short, 128, 128>(b, a, A, B, "32-bit index (now)", false);
+        batched<unsigned short, 8, 64, 2>(b, a, "wide 64 x 64, 64 thr");
+        batched<unsigned short, 8, 128, 2>(b, a, "wide 64 x 64, 128 thr");
+        batched<unsigned short, 8, 64, 0>(b, a, "wide 64 x 64, 64, rows");
     });
     const std::vector<Case> f8 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
-                                  {{64, 128, 64, 128}, {3, 2, 1, 0}},
+                                  {{64, 8192, 128}, {0, 2, 1}}, {{64, 128, 64, 128}, {3, 2, 1, 0}},
                                   {{16, 16, 16, 16, 16, 16}, {5, 4, 3, 2, 1, 0}}};
-    run_cases<double>("float64", f8, int64_t(1) << 26, flush, fb, [](auto &b, auto &a, int A, int B) {
-        tiled<double, 32, 128>(b, a, A, B, "32 x 32, 128 thr (now)", true);
-        tiled<double, 32, 128>(b, a, A, B, "now, batch flipped", false, {0, true});
-        tiled<double, 32, 128>(b, a, A, B, "now, 8 blocks an SM", false, {8, false});
-        tiled<double, 32, 128>(b, a, A, B, "now, 16 blocks an SM", false, {16, false});
-        tiled<double, 32, 128>(b, a, A, B, "now, 32 blocks an SM", false, {32, false});
-        tiled<double, 32, 128>(b, a, A, B, "now, 16 an SM, flipped", false, {16, true});
-        tiled<double, 32, 256>(b, a, A, B, "32 x 32, 256 thr", false);
-        tiled<double, 64, 256>(b, a, A, B, "64 x 64, 256 thr, 8 an SM", false, {8, false});
+    run_cases<double>("float64", f8, int64_t(1) << 26, flush, fb, [&](auto &b, auto &a, int A, int B) {
+        tiled<double, 32, 128>(b, a, A, B, "64-bit index (before)", true, before);
+        tiled<double, 32, 128>(b, a, A, B, "32-bit index (now)", false);
+        tiled<double, 32, 64>(b, a, A, B, "now, 64 thr", false);
+        tiled<double, 16, 32>(b, a, A, B, "now, 16 x 16, 32 thr", false);
+        batched<double, 16, 256, 2>(b, a, "wide 32 x 32, 256 thr");
+        batched<double, 16, 128, 2>(b, a, "wide 32 x 32, 128 thr");
+        batched<double, 16, 128, 0>(b, a, "wide 32 x 32, 128, rows");
+        batched<double, 8, 64, 2>(b, a, "wide 16 x 16, 64 thr");
     });
     return 0;
 }

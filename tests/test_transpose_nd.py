@@ -240,6 +240,21 @@ def test_too_many_axes_after_the_plan_is_a_valueerror():
     check(gpuprims.transpose(y), y, None)
 
 
+@pytest.mark.parametrize("dtype", ELEMENTS)
+def test_tiles_located_by_64_bit_divisions(backend, monkeypatch, dtype):
+    """nd_tiled finds a tile's coordinates by 32-bit divisions done as
+    multiplications wherever its indices fit 32 bits; past that (arrays of
+    over 2^32 tiles) by 64-bit divisions.  GPUPRIMS_TEST_WIDE_INDEX sends
+    every call down the 64-bit path; both must give NumPy's bits."""
+    need(backend, BY_NAME["nd_tiled"])
+    for wide in ("", "1"):
+        monkeypatch.setenv("GPUPRIMS_TEST_WIDE_INDEX", wide)
+        for shape in [(17, 33, 16), (2, 144, 160), (8, 16, 2, 16), (2, 16, 3, 16, 32)]:
+            x = random_array(shape, dtype)
+            for axes in perms(len(shape)):
+                check(gpuprims.transpose(x, axes, variant="nd_tiled"), x, axes)
+
+
 # ------------------------------------------------------ on the GPU only
 
 @gpu

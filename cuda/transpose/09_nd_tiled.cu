@@ -37,6 +37,8 @@
 // scattered one element per memory transaction.
 // Assumes: the problem of gp_transpose_args, at most ND_MAX_RANK axes;
 // blocks of NdTuning::BLOCK threads.
+#include <cstdlib>
+
 #include "nd.cuh"
 #include "tiled_wide.cuh"
 
@@ -64,10 +66,41 @@ struct Batch {
     int64_t dim[ND_MAX_RANK], in[ND_MAX_RANK], out[ND_MAX_RANK];
 };
 
+// A divisor with its multiplier for division by multiplication (Granlund
+// and Montgomery, "Division by Invariant Integers using Multiplication",
+// PLDI 1994): for every 32-bit n, n / d = (t + ((n - t) >> s1)) >> s2,
+// where t is the high half of n * m.  A tile finds its coordinates by a
+// division per axis; as 64-bit divisions (a call of some 70 instructions
+// each) they cost more issue slots than the tile's loads and stores.
+struct Div32 {
+    uint32_t d, m;
+    int s1, s2;
+};
+
+inline Div32 div32_of(int64_t d) {  // 1 <= d < 2^32
+    int l = 0;
+    while ((uint64_t(1) << l) < uint64_t(d)) ++l;
+    Div32 v;
+    v.d = uint32_t(d);
+    v.m = uint32_t((uint64_t(1) << 32) * ((uint64_t(1) << l) - uint64_t(d)) / uint64_t(d) + 1);
+    v.s1 = l < 1 ? l : 1;
+    v.s2 = l > 1 ? l - 1 : 0;
+    return v;
+}
+
+__host__ __device__ inline uint32_t div32(uint32_t n, const Div32 &v) {
+    const uint32_t t = uint32_t(uint64_t(n) * v.m >> 32);
+    return (t + ((n - t) >> v.s1)) >> v.s2;
+}
+
 struct TileArgs {
     Side a, b;  // a: along the input's fastest axis; b: along the output's
     Batch batch;
     int64_t blocks;  // a.tiles * b.tiles * batch size
+    // Where every tile index and side position fits 32 bits (narrow), the
+    // divisors of tile_at_narrow: a.tiles, b.tiles, a.d1, b.d1, batch.dim[j].
+    bool narrow;
+    Div32 ta, tb, a1, b1, dim[ND_MAX_RANK];
 };
 
 __device__ inline int64_t side_in(const Side &s, int64_t f) { return f % s.d1 * s.in1 + f / s.d1 * s.in2; }
@@ -92,6 +125,36 @@ __device__ inline void tile_at(const TileArgs &p, int64_t id, int64_t &ib, int64
     }
     na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
     nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+}
+
+// tile_at in 32-bit arithmetic, each division by multiplication (p.narrow).
+__device__ inline void tile_at_narrow(const TileArgs &p, uint32_t id, int64_t &ib, int64_t &ob, int &na, int &nb) {
+    uint32_t rest = id, q = div32(rest, p.ta);
+    const uint32_t fa = (rest - q * p.ta.d) * uint32_t(p.a.P);
+    rest = q;
+    q = div32(rest, p.tb);
+    const uint32_t fb = (rest - q * p.tb.d) * uint32_t(p.b.P);
+    rest = q;
+    const uint32_t ha = div32(fa, p.a1), hb = div32(fb, p.b1);
+    const uint32_t la = fa - ha * p.a1.d, lb = fb - hb * p.b1.d;
+    ib = la * p.a.in1 + ha * p.a.in2 + lb * p.b.in1 + hb * p.b.in2;
+    ob = la * p.a.out1 + ha * p.a.out2 + lb * p.b.out1 + hb * p.b.out2;
+    for (int j = p.batch.rank - 1; j >= 0; --j) {
+        q = div32(rest, p.dim[j]);
+        const uint32_t c = rest - q * p.dim[j].d;
+        rest = q;
+        ib += c * p.batch.in[j];
+        ob += c * p.batch.out[j];
+    }
+    na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
+    nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+}
+
+__device__ inline void tile_of(const TileArgs &p, int64_t id, int64_t &ib, int64_t &ob, int &na, int &nb) {
+    if (p.narrow)
+        tile_at_narrow(p, uint32_t(id), ib, ob, na, nb);
+    else
+        tile_at(p, id, ib, ob, na, nb);
 }
 
 // The offsets of position i < TILE of a tile, relative to the tile's first
@@ -129,7 +192,7 @@ transpose_nd_tiled(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
         int64_t ib, ob;
         int na, nb;
-        tile_at(p, id, ib, ob, na, nb);
+        tile_of(p, id, ib, ob, na, nb);
 
         V v[PASSES];
 #pragma unroll
@@ -198,7 +261,7 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     for (int64_t id = blockIdx.x; id < p.blocks; id += gridDim.x) {
         int64_t ib, ob;
         int na, nb;
-        tile_at(p, id, ib, ob, na, nb);
+        tile_of(p, id, ib, ob, na, nb);
 
         uint4 v[UNITS][P];
 #pragma unroll
@@ -383,6 +446,23 @@ struct NdTiled {
             batch *= a.shape[k];
         }
         t.blocks = t.a.tiles * t.b.tiles * batch;
+        return narrowed(t);
+    }
+
+    // t with the divisors of tile_at_narrow, where its indices fit 32 bits.
+    // A test hook: GPUPRIMS_TEST_WIDE_INDEX (set, not empty) sends every
+    // plan through tile_at's 64-bit path, which real problems take only
+    // past 2^32 tiles or side positions.
+    static TileArgs narrowed(TileArgs t) {
+        constexpr int64_t LIMIT = int64_t(1) << 32;
+        const char *wide = getenv("GPUPRIMS_TEST_WIDE_INDEX");
+        t.narrow = t.blocks < LIMIT && t.a.total < LIMIT && t.b.total < LIMIT && (wide == nullptr || *wide == '\0');
+        if (!t.narrow) return t;
+        t.ta = div32_of(t.a.tiles);
+        t.tb = div32_of(t.b.tiles);
+        t.a1 = div32_of(t.a.d1);
+        t.b1 = div32_of(t.b.d1);
+        for (int j = 0; j < t.batch.rank; ++j) t.dim[j] = div32_of(t.batch.dim[j]);
         return t;
     }
 
