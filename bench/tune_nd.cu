@@ -1,12 +1,15 @@
-// tune_nd.cu - evidence for nd_tiled's tile shapes (cuda/transpose/nd.cuh:
-// PackedTuning for 1-byte elements, NdTuning for 8-byte ones; step 9).
+// tune_nd.cu - evidence for nd_tiled's tile shapes and tile orders
+// (cuda/transpose/nd.cuh: PackedTuning for 1-byte elements, NdTuning for
+// 4- and 8-byte ones; 09_nd_tiled.cu: the 32-bit tile index, the grouped
+// batch order; step 9).
 //
 // Times nd_tiled's kernels on bench_transpose's any-rank cases (int8 at
-// 2^28 elements, float64 at 2^26) for several tile shapes, block sizes,
-// tile orders and grids (a block a tile, or blocks looping over tiles),
+// 2^28 elements, float16, float32 and float64 at 2^26; int8 matrices) for
+// several tile shapes, block sizes, tile orders and index paths, and
+// tiled_wide's kernel over a batch of matrices for the (0, 2, 1) cases,
 // against a device-to-device copy of the same bytes in the same run: CUDA
 // events around the launch only, L2 overwritten before every run, median of
-// REPEAT runs; every output checked against the first shape's.  Build and
+// REPEAT runs; every output checked against the first row's.  Build and
 // run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_nd.cu -o /tmp/tnd && /tmp/tnd
 #include <cstring>
@@ -22,11 +25,11 @@ using namespace gp;
 constexpr int REPEAT = 20;
 
 // PackedTuning with another side along a (TA positions) and block size.
-template <class T, int TA_, int BLOCK_>
+template <class T, int TA_, int BLOCK_, int TB_BYTES = 128>
 struct Packed {
     static constexpr int BLOCK = BLOCK_;
     static constexpr int P = 4 / int(sizeof(T)), VEC = 16 / int(sizeof(T));
-    static constexpr int TA = TA_, TB = 128 / int(sizeof(T));
+    static constexpr int TA = TA_, TB = TB_BYTES / int(sizeof(T));
     static constexpr int W = TB / P;
     static constexpr int UNITS = (TB / P) * (TA / VEC) / BLOCK;
 };
@@ -94,45 +97,13 @@ int g_sms = 0;
 struct Order {
     int per_sm;  // 0: a block a tile
     bool flip;
-    int gx = 0, gy = 0;  // group: see grouped()
+    int groups = 0;  // the batch in groups of groups x groups (NdTiled::grouped)
     bool wide_index = false;  // tile_at's 64-bit divisions instead of tile_at_narrow's
 };
 
-// The batch walked in groups: X, the batch axis of the smallest input
-// stride, and Y, the one of the smallest output stride, are each split in
-// two (hi, lo: lo = gx resp. gy positions), and the order becomes [the
-// other axes, Y hi, X hi, Y lo, X lo] (slowest first), so that the blocks
-// in flight cover gx x gy neighbours of both: runs of gx tiles in the
-// input and of gy tiles in the output, where the plain order gives one of
-// them long runs and the other short ones.
-inline TileArgs grouped(const TileArgs &t, int gx, int gy) {
-    const Batch &b = t.batch;
-    int X = -1, Y = -1;
-    for (int k = 0; k < b.rank; ++k) {
-        if (X < 0 || std::llabs(b.in[k]) < std::llabs(b.in[X])) X = k;
-        if (Y < 0 || std::llabs(b.out[k]) < std::llabs(b.out[Y])) Y = k;
-    }
-    if (X < 0 || X == Y || b.rank + 2 > ND_MAX_RANK || b.dim[X] % gx || b.dim[Y] % gy) return t;
-    TileArgs r = t;
-    Batch &n = r.batch;
-    n.rank = 0;
-    auto put = [&](int64_t d, int64_t i, int64_t o) {
-        n.dim[n.rank] = d;
-        n.in[n.rank] = i;
-        n.out[n.rank++] = o;
-    };
-    for (int k = 0; k < b.rank; ++k)
-        if (k != X && k != Y) put(b.dim[k], b.in[k], b.out[k]);
-    put(b.dim[Y] / gy, b.in[Y] * gy, b.out[Y] * gy);
-    put(b.dim[X] / gx, b.in[X] * gx, b.out[X] * gx);
-    put(gy, b.in[Y], b.out[Y]);
-    put(gx, b.in[X], b.out[X]);
-    return r;
-}
-
 inline TileArgs ordered(TileArgs t, Order o) {
     if (o.wide_index) t.narrow = false;
-    if (o.gx > 0) return NdTiled<char>::narrowed(grouped(t, o.gx, o.gy));
+    if (o.groups > 0) return NdTiled<char>::narrowed(NdTiled<char>::grouped(t, o.groups));
     if (o.flip)
         for (int i = 0, j = t.batch.rank - 1; i < j; ++i, --j) {
             std::swap(t.batch.dim[i], t.batch.dim[j]);
@@ -148,9 +119,9 @@ inline unsigned grid_of(const TileArgs &t, Order o) {
     return unsigned(g);
 }
 
-template <class T, int TA, int BLOCK>
+template <class T, int TA, int BLOCK, int TB_BYTES = 128>
 void packed(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *label, bool first, Order o = {}) {
-    using Tn = Packed<T, TA, BLOCK>;
+    using Tn = Packed<T, TA, BLOCK, TB_BYTES>;
     const TileArgs t = ordered(NdTiled<T>::plan_tile(a, A, B, Tn::TA, Tn::TB), o);
     const unsigned grid = grid_of(t, o);
     b.row(label, a, [&](const gp_transpose_args &x) {
@@ -262,18 +233,17 @@ int main() {
     void *flush = l2_flush_buffer(p, fb);
     std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
     g_sms = p.multiProcessorCount;
-    const Order before{0, false, 0, 0, true};
+    const Order before{0, false, 0, true};
     const std::vector<Case> i8 = {{{1024, 512, 512}, {2, 1, 0}}, {{1024, 512, 512}, {0, 2, 1}},
                                   {{128, 128, 128, 128}, {3, 2, 1, 0}},
-                                  {{32, 32, 32, 32, 16, 16}, {5, 4, 3, 2, 1, 0}}};
+                                  {{32, 32, 32, 32, 16, 16}, {5, 4, 3, 2, 1, 0}},
+                                  {{4000, 6000}, {1, 0}}, {{8192, 8192}, {1, 0}}, {{16384, 16384}, {1, 0}}};
     run_cases<unsigned char>("int8", i8, int64_t(1) << 28, flush, fb, [&](auto &b, auto &a, int A, int B) {
         packed<unsigned char, 128, 128>(b, a, A, B, "64-bit index (before)", true, before);
         packed<unsigned char, 128, 128>(b, a, A, B, "32-bit index (now)", false);
-        packed<unsigned char, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8, 8});
+        packed<unsigned char, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8});
         packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256", false);
-        packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256, groups 8 x 8", false, {0, false, 8, 8});
-        packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256, groups 4 x 4", false, {0, false, 4, 4});
-        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, 64-bit index", false, before);
+        packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256, groups 8 x 8", false, {0, false, 8});
     });
     const std::vector<Case> f4 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
                                   {{64, 8192, 128}, {0, 2, 1}}, {{64, 128, 64, 128}, {3, 2, 1, 0}},
@@ -288,10 +258,12 @@ int main() {
         batched<float, 8, 64, 2>(b, a, "wide 32 x 32, 64 thr");
         batched<float, 8, 128, 2>(b, a, "wide 32 x 32, 128 thr");
     });
-    const std::vector<Case> f2 = {{{512, 256, 512}, {0, 2, 1}}, {{64, 8192, 128}, {0, 2, 1}}};
+    const std::vector<Case> f2 = {{{512, 256, 512}, {0, 2, 1}}, {{64, 8192, 128}, {0, 2, 1}},
+                                  {{64, 128, 64, 128}, {3, 2, 1, 0}}, {{16, 16, 16, 16, 16, 16}, {5, 4, 3, 2, 1, 0}}};
     run_cases<unsigned short>("float16", f2, int64_t(1) << 26, flush, fb, [&](auto &b, auto &a, int A, int B) {
         packed<unsigned short, 128, 128>(b, a, A, B, "64-bit index (before)", true, before);
         packed<unsigned short, 128, 128>(b, a, A, B, "32-bit index (now)", false);
+        packed<unsigned short, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8});
         batched<unsigned short, 8, 64, 2>(b, a, "wide 64 x 64, 64 thr");
         batched<unsigned short, 8, 128, 2>(b, a, "wide 64 x 64, 128 thr");
         batched<unsigned short, 8, 64, 0>(b, a, "wide 64 x 64, 64, rows");

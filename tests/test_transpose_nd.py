@@ -255,6 +255,18 @@ def test_tiles_located_by_64_bit_divisions(backend, monkeypatch, dtype):
                 check(gpuprims.transpose(x, axes, variant="nd_tiled"), x, axes)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "float16"])
+def test_batch_walked_in_groups(backend, dtype):
+    """1- and 2-byte tiles take their batch in groups of 8 x 8 of the two
+    batch axes nearest in the input and in the output (each split in two);
+    these permutations of (16, 2, 16, 16, 2, 16) leave two or three batch
+    axes beside the tile's sides, so the split runs."""
+    need(backend, BY_NAME["nd_tiled"])
+    x = random_array((16, 2, 16, 16, 2, 16), dtype)
+    for axes in [(5, 4, 3, 2, 1, 0), (4, 0, 2, 1, 5, 3), (2, 5, 4, 1, 3, 0), (1, 4, 2, 3, 5, 0)]:
+        check(gpuprims.transpose(x, axes, variant="nd_tiled"), x, axes)
+
+
 # ------------------------------------------------------ on the GPU only
 
 @gpu

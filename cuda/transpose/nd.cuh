@@ -69,13 +69,20 @@ struct NdTuning {
 // input rows x 16 bytes.  Evidence, H200, int8 (bench_transpose's cases,
 // % of the copy roof): 128 threads (2 blocks of 4 x 16 bytes a thread)
 // 82-93% at 8192^2, 16384^2 and the any-rank cases, against 78-89% with
-// 256 threads; float16 any-rank 85% either way.
-template <class T>
+// 256 threads; float16 any-rank 85% either way.  Arrays of rank 3 and
+// more take int8 tiles of 256 x 128 (ND = true, 256-byte input runs) where
+// the 256 positions are contiguous in the input: bench/tune_nd.cu, int8 at
+// 2^28 elements, 81.7 -> 83.0% for (2, 1, 0) of (1024, 512, 512), 89.5 ->
+// 92.1% for (0, 2, 1); for matrices 128 x 128 stays (92.6 against 85.1% at
+// 4000 x 6000, 85.2 against 83.6% at 8192^2), and so it does where the
+// side would continue over a distant axis ((0, 3, 1, 2) of 128^4: 84.1%
+// with 256, 92.1% with 128, bench_transpose).
+template <class T, bool ND = false>
 struct PackedTuning {
     static_assert(sizeof(T) <= 2, "1- and 2-byte elements");
     static constexpr int BLOCK = 128;
     static constexpr int P = 4 / int(sizeof(T)), VEC = 16 / int(sizeof(T));
-    static constexpr int TA = 128, TB = 128 / int(sizeof(T));
+    static constexpr int TA = ND && sizeof(T) == 1 ? 256 : 128, TB = 128 / int(sizeof(T));
     static constexpr int W = TB / P;  // 32-bit words in a row of the staged tile (32)
     static constexpr int UNITS = (TB / P) * (TA / VEC) / BLOCK;
 };
