@@ -25,14 +25,12 @@ using namespace gp;
 constexpr int REPEAT = 20;
 
 // PackedTuning with another side along a (TA positions) and block size.
-template <class T, int TA_, int BLOCK_, int TB_BYTES = 128, bool PREFETCH_ = false>
+template <class T, int TA_, int BLOCK_, int TB_BYTES = 128>
 struct Packed {
     static constexpr int BLOCK = BLOCK_;
     static constexpr int P = 4 / int(sizeof(T)), VEC = 16 / int(sizeof(T));
     static constexpr int TA = TA_, TB = TB_BYTES / int(sizeof(T));
     static constexpr int W = TB / P;
-    static constexpr int DYNAMIC = TA * W * 4 > 32768 ? TA * W * 4 : 0;
-    static constexpr bool PREFETCH = PREFETCH_;
     static constexpr int UNITS = (TB / P) * (TA / VEC) / BLOCK;
 };
 
@@ -121,16 +119,13 @@ inline unsigned grid_of(const TileArgs &t, Order o) {
     return unsigned(g);
 }
 
-template <class T, int TA, int BLOCK, int TB_BYTES = 128, bool PREFETCH = false>
+template <class T, int TA, int BLOCK, int TB_BYTES = 128>
 void packed(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *label, bool first, Order o = {}) {
-    using Tn = Packed<T, TA, BLOCK, TB_BYTES, PREFETCH>;
+    using Tn = Packed<T, TA, BLOCK, TB_BYTES>;
     const TileArgs t = ordered(NdTiled<T>::plan_tile(a, A, B, Tn::TA, Tn::TB), o);
     const unsigned grid = grid_of(t, o);
-    if (Tn::DYNAMIC)
-        CHECK(cudaFuncSetAttribute(transpose_nd_packed<T, Tn>, cudaFuncAttributeMaxDynamicSharedMemorySize, Tn::DYNAMIC));
     b.row(label, a, [&](const gp_transpose_args &x) {
-        transpose_nd_packed<T, Tn><<<grid, Tn::BLOCK, Tn::DYNAMIC>>>(static_cast<const T *>(x.in),
-                                                                    static_cast<T *>(x.out), t);
+        transpose_nd_packed<T, Tn><<<grid, Tn::BLOCK>>>(static_cast<const T *>(x.in), static_cast<T *>(x.out), t);
     }, first);
 }
 
@@ -249,11 +244,6 @@ int main() {
         packed<unsigned char, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8});
         packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256", false);
         packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256, groups 8 x 8", false, {0, false, 8});
-        packed<unsigned char, 256, 128, 128, true>(b, a, A, B, "TA 256, gr 8, L2 256B loads", false, {0, false, 8});
-        packed<unsigned char, 128, 128, 128, true>(b, a, A, B, "TA 128, gr 8, L2 256B loads", false, {0, false, 8});
-        packed<unsigned char, 256, 256, 256>(b, a, A, B, "256 x 256, 256 thr, gr 8", false, {0, false, 8});
-        packed<unsigned char, 256, 512, 256>(b, a, A, B, "256 x 256, 512 thr, gr 8", false, {0, false, 8});
-        packed<unsigned char, 256, 256, 256, true>(b, a, A, B, "256 x 256, 256 thr, 256B", false, {0, false, 8});
     });
     const std::vector<Case> f4 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
                                   {{64, 8192, 128}, {0, 2, 1}}, {{64, 128, 64, 128}, {3, 2, 1, 0}},

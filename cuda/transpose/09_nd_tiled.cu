@@ -250,11 +250,7 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
     constexpr int CHUNKS = TA * (W / 4) / BLOCK;  // 16-byte output vectors per thread
     static_assert(GB % 4 == 0 && (TA / VEC) % 8 == 0 && W % 32 == 0 && (TA * (W / 4)) % BLOCK == 0 &&
                   (GB * (TA / VEC)) % BLOCK == 0, "tile shape");
-    // [a][16-byte group of b], groups swizzled; past 32 KiB in the block's
-    // dynamic shared memory (the launch gives Tn::DYNAMIC bytes)
-    constexpr int STAGED = TA * W / 4;
-    __shared__ uint4 staged_static[Tn::DYNAMIC ? 1 : STAGED];
-    uint4 *staged = Tn::DYNAMIC ? reinterpret_cast<uint4 *>(dynamic_shared_memory()) : staged_static;
+    __shared__ uint4 staged[TA * W / 4];  // [a][16-byte group of b], groups swizzled
     __shared__ int64_t a_in[TA], a_out[TA], b_in[TB], b_out[TB];
     unsigned *words = reinterpret_cast<unsigned *>(staged);
 
@@ -275,11 +271,8 @@ transpose_nd_packed(const T *__restrict__ in, T *__restrict__ out, TileArgs p) {
             const int b = g * P, a = j * VEC;
             if (b < nb && a < na) {
 #pragma unroll
-                for (int t = 0; t < P; ++t) {
-                    const T *src = in + ib + b_in[b + t] + a_in[a];
-                    v[k][t] = Tn::PREFETCH ? load_nc_no_l1_prefetch_256b(src)
-                                           : transpose::load_nc(reinterpret_cast<const uint4 *>(src));
-                }
+                for (int t = 0; t < P; ++t)
+                    v[k][t] = transpose::load_nc(reinterpret_cast<const uint4 *>(in + ib + b_in[b + t] + a_in[a]));
             }
         }
 #pragma unroll

@@ -84,8 +84,6 @@ struct PackedTuning {
     static constexpr int P = 4 / int(sizeof(T)), VEC = 16 / int(sizeof(T));
     static constexpr int TA = ND && sizeof(T) == 1 ? 256 : 128, TB = 128 / int(sizeof(T));
     static constexpr int W = TB / P;  // 32-bit words in a row of the staged tile (32)
-    static constexpr int DYNAMIC = 0;  // bytes of dynamic shared memory (0: the tile is static)
-    static constexpr bool PREFETCH = false;  // loads asking L2 for whole 256-byte sector groups
     static constexpr int UNITS = (TB / P) * (TA / VEC) / BLOCK;
 };
 
