@@ -237,6 +237,7 @@ struct TileGeometry {
     int lvc;                       // log2 of the vectors across a tile (VC)
     int64_t col_blocks, chunks;    // tiles across a problem slab, tiles down
     int64_t vectors;               // 16-byte vectors of a row (inner / VEC)
+    int64_t across;                // tiles across every slab (outer * col_blocks)
 };
 
 template <class Shape, class In, class Op>
@@ -266,9 +267,12 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
         fence_barrier_init();
     }
     __syncthreads();
-    const int64_t tile = tile_index_s, across = (lay.problems / lay.inner) * geo.col_blocks;
-    const int64_t chunk = tile / across, rest = tile - chunk * across;
-    const int64_t o = rest / geo.col_blocks, cb = rest - o * geo.col_blocks;
+    // The tile's coordinates by 32-bit divisions (the launcher keeps the
+    // tiles under 2^31): 64-bit ones are calls of some 70 instructions each,
+    // on the path from the ticket to the tile's first load.
+    const uint32_t tile = uint32_t(tile_index_s), across = uint32_t(geo.across), cbs = uint32_t(geo.col_blocks);
+    const uint32_t chunk32 = tile / across, rest = tile - chunk32 * across, o32 = rest / cbs;
+    const int64_t chunk = chunk32, o = o32, cb = rest - o32 * cbs;
     const int64_t r0 = chunk * int64_t(G) * RPT;                     // the tile's first row
     const int64_t vi = cb * VC + c;                                  // the thread's vector of the row
     const bool col_ok = vi < geo.vectors;
@@ -529,6 +533,7 @@ TileGeometry tile_geometry(const seg::Layout &lay, int vec) {
         ++g.lvc;
     g.col_blocks = ceil_div<int64_t>(g.vectors, int64_t(1) << g.lvc);
     g.chunks = ceil_div<int64_t>(lay.n, int64_t(Shape::THREADS >> g.lvc) * Shape::RPT);
+    g.across = lay.problems / lay.inner * g.col_blocks;
     return g;
 }
 
