@@ -229,8 +229,10 @@ def nd_transposes():
         import cupy
     except ImportError:
         cupy = None
+    # the last three take the 16-byte tiles: int8's 256 x 128 tile, the batch in groups
     cases = [((33, 17, 65), (2, 1, 0)), ((33, 17, 65), (0, 2, 1)), ((9, 8, 7, 66), (0, 3, 1, 2)),
-             ((5,) * 6, None), ((3, 130, 2, 67), (3, 2, 1, 0))]
+             ((5,) * 6, None), ((3, 130, 2, 67), (3, 2, 1, 0)), ((48, 32, 512), (2, 1, 0)),
+             ((16, 2, 16, 16, 2, 16), None), ((16, 2, 16, 16, 2, 16), (4, 0, 2, 1, 5, 3))]
     for v in gpuprims.variants("transpose"):
         if v.where != "device" or v.matrix or v.baseline:  # the copy roof copies
             continue

@@ -90,7 +90,10 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 
     if (threadIdx.x == 0) tile_s = int64_t(atomicAdd(ticket, 1ull));
     __syncthreads();
-    const int64_t tile = tile_s, chunk = tile / sh.col_blocks, cb = tile - chunk * sh.col_blocks;
+    // 32-bit division (the launcher keeps the tiles under 2^31): a 64-bit
+    // one is a call of some 70 instructions before the tile's first load.
+    const uint32_t tile = uint32_t(tile_s), cbs = uint32_t(sh.col_blocks), chunk32 = tile / cbs;
+    const int64_t chunk = chunk32, cb = tile - chunk32 * cbs;
     const int64_t q = (cb * sh.wc + wc) * sh.cpw + col;                       // the thread's column
     const int64_t r0 = ((chunk * sh.wr + wr) * sh.groups() + group) * RPT;  // its first row
     const bool valid = q < lay.problems;
@@ -267,9 +270,7 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
         fence_barrier_init();
     }
     __syncthreads();
-    // The tile's coordinates by 32-bit divisions (the launcher keeps the
-    // tiles under 2^31): 64-bit ones are calls of some 70 instructions each,
-    // on the path from the ticket to the tile's first load.
+    // The tile's coordinates by 32-bit divisions, as in the kernel above.
     const uint32_t tile = uint32_t(tile_index_s), across = uint32_t(geo.across), cbs = uint32_t(geo.col_blocks);
     const uint32_t chunk32 = tile / across, rest = tile - chunk32 * across, o32 = rest / cbs;
     const int64_t chunk = chunk32, o = o32, cb = rest - o32 * cbs;
