@@ -5,12 +5,11 @@
 //
 // Times nd_tiled's kernels on bench_transpose's any-rank cases (int8 at
 // 2^28 elements, float16, float32 and float64 at 2^26; int8 matrices) for
-// several tile shapes, block sizes, tile orders and index paths, and
-// tiled_wide's kernel over a batch of matrices for the (0, 2, 1) cases,
-// against a device-to-device copy of the same bytes in the same run: CUDA
-// events around the launch only, L2 overwritten before every run, median of
-// REPEAT runs; every output checked against the first row's.  Build and
-// run on the GPU machine:
+// several tile shapes, block sizes, tile orders and index paths, against
+// a device-to-device copy of the same bytes in the same run: CUDA events
+// around the launch only, L2 overwritten before every run, median of REPEAT
+// runs; every output checked against the first row's.  Build and run on
+// the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_nd.cu -o /tmp/tnd && /tmp/tnd
 #include <cstring>
 #include <string>
@@ -140,64 +139,6 @@ void tiled(Bench<T> &b, const gp_transpose_args &a, int A, int B, const char *la
     }, first);
 }
 
-// tiled_wide's kernel (step 7) over a batch of C-contiguous rows x cols
-// matrices, blockIdx.y the matrix: the (0, 2, 1) permutations as a batch
-// of 2-D transposes.
-template <class T, class Tn>
-__global__ void __launch_bounds__(Tn::BLOCK)
-wide_batched(const T *__restrict__ in, T *__restrict__ out, int64_t rows, int64_t cols) {
-    constexpr int VEC = 16 / sizeof(T), VECS = Tn::VECS, TILE = VECS * VEC;
-    constexpr int PASSES = TILE * VECS / Tn::BLOCK;
-    __shared__ T tile[TILE][TILE + 1];
-    in += int64_t(blockIdx.y) * rows * cols;
-    out += int64_t(blockIdx.y) * rows * cols;
-    int64_t bx, by;
-    block_tile<Tn::GROUP>(ceil_div<int64_t>(cols, TILE), ceil_div<int64_t>(rows, TILE), bx, by);
-    const int64_t r0 = by * TILE, c0 = bx * TILE;
-    uint4 v[PASSES];
-#pragma unroll
-    for (int k = 0; k < PASSES; ++k) {
-        const int i = threadIdx.x + k * Tn::BLOCK, r = i / VECS, c = i % VECS * VEC;
-        if (r0 + r < rows && c0 + c < cols) v[k] = __ldg(reinterpret_cast<const uint4 *>(in + (r0 + r) * cols + c0 + c));
-    }
-#pragma unroll
-    for (int k = 0; k < PASSES; ++k) {
-        const int i = threadIdx.x + k * Tn::BLOCK, r = i / VECS, c = i % VECS * VEC;
-        if (r0 + r < rows && c0 + c < cols) {
-            T e[VEC];
-            memcpy(e, &v[k], 16);
-#pragma unroll
-            for (int q = 0; q < VEC; ++q) tile[r][c + q] = e[q];
-        }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < PASSES; ++k) {
-        const int i = threadIdx.x + k * Tn::BLOCK, j = i / VECS, r = i % VECS * VEC;
-        if (c0 + j < cols && r0 + r < rows) {
-            T e[VEC];
-#pragma unroll
-            for (int q = 0; q < VEC; ++q) e[q] = tile[r + q][j];
-            uint4 w;
-            memcpy(&w, e, 16);
-            __stcs(reinterpret_cast<uint4 *>(out + (c0 + j) * rows + r0 + r), w);
-        }
-    }
-}
-
-// The (0, 2, 1) case of a batch x rows x cols array through wide_batched.
-template <class T, int VECS, int BLOCK, int GROUP>
-void batched(Bench<T> &b, const gp_transpose_args &a, const char *label) {
-    if (a.rank != 3 || a.perm[0] != 0 || a.perm[1] != 2 || a.perm[2] != 1) return;
-    using Tn = transpose::WideTuning<VECS, BLOCK, GROUP>;
-    constexpr int TILE = VECS * 16 / int(sizeof(T));
-    const int64_t rows = a.shape[1], cols = a.shape[2];
-    const dim3 grid(unsigned(ceil_div<int64_t>(rows, TILE) * ceil_div<int64_t>(cols, TILE)), unsigned(a.shape[0]));
-    b.row(label, a, [&](const gp_transpose_args &x) {
-        wide_batched<T, Tn><<<grid, BLOCK>>>(static_cast<const T *>(x.in), static_cast<T *>(x.out), rows, cols);
-    }, false);
-}
-
 template <class T, class Rows>
 void run_cases(const char *type, const std::vector<Case> &cases, int64_t n, void *flush, size_t fb, Rows rows) {
     const size_t bytes = size_t(n) * sizeof(T);
@@ -252,11 +193,6 @@ int main() {
         tiled<float, 64, 256>(b, a, A, B, "64-bit index (before)", true, before);
         tiled<float, 64, 256>(b, a, A, B, "32-bit index (now)", false);
         tiled<float, 32, 128>(b, a, A, B, "now, 32 x 32, 128 thr", false);
-        batched<float, 16, 256, 2>(b, a, "wide 64 x 64, 256 thr");
-        batched<float, 16, 256, 0>(b, a, "wide 64 x 64, 256, rows");
-        batched<float, 16, 128, 2>(b, a, "wide 64 x 64, 128 thr");
-        batched<float, 8, 64, 2>(b, a, "wide 32 x 32, 64 thr");
-        batched<float, 8, 128, 2>(b, a, "wide 32 x 32, 128 thr");
     });
     const std::vector<Case> f2 = {{{512, 256, 512}, {0, 2, 1}}, {{64, 8192, 128}, {0, 2, 1}},
                                   {{64, 128, 64, 128}, {3, 2, 1, 0}}, {{16, 16, 16, 16, 16, 16}, {5, 4, 3, 2, 1, 0}}};
@@ -264,9 +200,6 @@ int main() {
         packed<unsigned short, 128, 128>(b, a, A, B, "64-bit index (before)", true, before);
         packed<unsigned short, 128, 128>(b, a, A, B, "32-bit index (now)", false);
         packed<unsigned short, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8});
-        batched<unsigned short, 8, 64, 2>(b, a, "wide 64 x 64, 64 thr");
-        batched<unsigned short, 8, 128, 2>(b, a, "wide 64 x 64, 128 thr");
-        batched<unsigned short, 8, 64, 0>(b, a, "wide 64 x 64, 64, rows");
     });
     const std::vector<Case> f8 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
                                   {{64, 8192, 128}, {0, 2, 1}}, {{64, 128, 64, 128}, {3, 2, 1, 0}},
@@ -276,10 +209,7 @@ int main() {
         tiled<double, 32, 128>(b, a, A, B, "32-bit index (now)", false);
         tiled<double, 32, 64>(b, a, A, B, "now, 64 thr", false);
         tiled<double, 16, 32>(b, a, A, B, "now, 16 x 16, 32 thr", false);
-        batched<double, 16, 256, 2>(b, a, "wide 32 x 32, 256 thr");
-        batched<double, 16, 128, 2>(b, a, "wide 32 x 32, 128 thr");
-        batched<double, 16, 128, 0>(b, a, "wide 32 x 32, 128, rows");
-        batched<double, 8, 64, 2>(b, a, "wide 16 x 16, 64 thr");
     });
     return 0;
 }
+
