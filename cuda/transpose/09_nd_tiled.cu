@@ -416,10 +416,11 @@ struct NdTiled {
             using Pk = transpose::PackedTuning<T>;
             using PkN = transpose::PackedTuning<T, true>;
             if (vec && a.rank > 2 && PkN::TA != Pk::TA) {
-                // the longer side only where its input runs stay contiguous
-                // (where A is shorter, it would continue over an axis far away)
+                // the longer side where it lies along one axis, or covers
+                // the whole of A and of A's continuation, which follows A in
+                // the input (PackedTuning says why)
                 const TileArgs t = plan_tile(a, A, B, PkN::TA, PkN::TB);
-                if (t.a.in2 == 0 || t.a.in2 == t.a.d1 * t.a.in1) return launch_packed<PkN>(a, t);
+                if (t.a.in2 == 0 || (t.a.in2 == t.a.d1 * t.a.in1 && t.a.tiles == 1)) return launch_packed<PkN>(a, t);
             }
             if (vec) return launch_packed<Pk>(a, plan_tile(a, A, B, Pk::TA, Pk::TB));
         } else if constexpr (VEC > 1) {

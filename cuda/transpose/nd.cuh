@@ -71,12 +71,15 @@ struct NdTuning {
 // 82-93% at 8192^2, 16384^2 and the any-rank cases, against 78-89% with
 // 256 threads; float16 any-rank 85% either way.  Arrays of rank 3 and
 // more take int8 tiles of 256 x 128 (ND = true, 256-byte input runs) where
-// the 256 positions are contiguous in the input: bench/tune_nd.cu, int8 at
-// 2^28 elements, 81.7 -> 83.0% for (2, 1, 0) of (1024, 512, 512), 89.5 ->
-// 92.1% for (0, 2, 1); for matrices 128 x 128 stays (92.6 against 85.1% at
-// 4000 x 6000, 85.2 against 83.6% at 8192^2), and so it does where the
-// side would continue over a distant axis ((0, 3, 1, 2) of 128^4: 84.1%
-// with 256, 92.1% with 128, bench_transpose).
+// the 256 positions lie along one axis or cover A and its continuation
+// whole: bench/tune_nd.cu, int8 at 2^28 elements, 81.7 -> 83.0% for (2, 1,
+// 0) of (1024, 512, 512), 89.5 -> 92.1% for (0, 2, 1), the rank-6 reversal
+// (16 x 16 positions) 84.8 -> 85.8 with groups.  For matrices 128 x 128
+// stays (92.6 against 85.1% at 4000 x 6000, 85.2 against 83.6% at 8192^2),
+// and so it does where the 256 positions would take part of a second axis:
+// far away ((0, 3, 1, 2) of 128^4: 84.1% with 256, 92.1% with 128,
+// bench_transpose), or next to A ((3, 2, 1, 0) of 128^4, with groups: 85.1-
+// 86.3% with 128 against 83.8-85.0% with 256 in four tune runs).
 template <class T, bool ND = false>
 struct PackedTuning {
     static_assert(sizeof(T) <= 2, "1- and 2-byte elements");
