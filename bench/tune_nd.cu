@@ -185,6 +185,9 @@ int main() {
         packed<unsigned char, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8});
         packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256", false);
         packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256, groups 8 x 8", false, {0, false, 8});
+        packed<unsigned char, 256, 256>(b, a, A, B, "TA 256, 256 thr, groups 8", false, {0, false, 8});
+        packed<unsigned char, 128, 256>(b, a, A, B, "TA 128, 256 thr, groups 8", false, {0, false, 8});
+        packed<unsigned char, 128, 64>(b, a, A, B, "TA 128, 64 thr, groups 8", false, {0, false, 8});
     });
     const std::vector<Case> f4 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
                                   {{64, 8192, 128}, {0, 2, 1}}, {{64, 128, 64, 128}, {3, 2, 1, 0}},
