@@ -20,6 +20,11 @@
 //    still moves 64 x 64 tiles, not 16 x 16 ones.  The offsets of the tile's
 //    positions along each side are computed once per block into shared
 //    memory; the remaining axes are a batch, taken apart once per tile.
+//  * The tiles are walked in the output's order (in_output_order; for 1-
+//    and 2-byte tiles the batch in groups, grouped), so that the tiles in
+//    flight write neighbouring parts of the output, and a tile finds its
+//    coordinates by 32-bit divisions done as multiplications
+//    (tile_at_narrow).
 //  * Copy mode (A does not move: it is the output's fastest axis too): no
 //    tile is needed; every output row of A is a run of the input, and the
 //    block copies a few of them, their input offsets computed once.
