@@ -563,9 +563,9 @@ struct NdTiled {
     // axes, its fastest last) gives the output long runs and the input
     // short ones.  As tiled_wide's GROUP, for the batch.  Evidence:
     // bench/tune_nd.cu (H200, % of the copy roof): int8 at 2^28 elements,
-    // 256 x 128 tiles, (3, 2, 1, 0) of 128^4 84.4 -> 84.8, the rank-6
-    // reversal 84.6 -> 85.6, (0, 2, 1) 92.1 -> 92.6; float16 reversals at
-    // 2^26 84.7 -> 86.4 and 82.4 -> 84.4.  The float32 and float64 tiles
+    // (3, 2, 1, 0) of 128^4 in 128 x 128 tiles 81.8 -> 85.7, the rank-6
+    // reversal in 256 x 128 tiles 84.6 -> 85.6; float16 reversals at 2^26
+    // 84.7 -> 86.4 and 82.4 -> 84.4.  The float32 and float64 tiles
     // lose by it (86.9 -> 84.4, 84.7 -> 81.5 on reversals) and keep the
     // plain order.
     static TileArgs grouped(const TileArgs &t, int g) {
