@@ -98,44 +98,9 @@ struct Order {
     bool flip;
     int groups = 0;  // the batch in groups of groups x groups (NdTiled::grouped)
     bool wide_index = false;  // tile_at's 64-bit divisions instead of tile_at_narrow's
-    const char *sides = nullptr;  // sides_as_batch's order
 };
 
-// The tiles along a and b as two more batch axes, so that any order of the
-// three can be timed: `order` lists 'a' (the a-tiles), 'b' (the b-tiles)
-// and 'j' (the batch, in its own order), slowest first.  Only where both
-// sides lie along one axis in whole tiles (else t unchanged).
-inline TileArgs sides_as_batch(TileArgs t, const char *order) {
-    if (t.a.total != t.a.d1 || t.b.total != t.b.d1 || t.a.total % t.a.P || t.b.total % t.b.P) return t;
-    Batch n{};
-    const auto put = [&n](int64_t d, int64_t in, int64_t out) {
-        n.dim[n.rank] = d;
-        n.in[n.rank] = in;
-        n.out[n.rank++] = out;
-    };
-    if (std::string(order) == "out") {  // every axis by its output stride, the smallest fastest
-        struct E { int64_t d, in, out; };
-        std::vector<E> e{{t.a.tiles, t.a.P * t.a.in1, t.a.P * t.a.out1}, {t.b.tiles, t.b.P * t.b.in1, t.b.P * t.b.out1}};
-        for (int k = 0; k < t.batch.rank; ++k) e.push_back({t.batch.dim[k], t.batch.in[k], t.batch.out[k]});
-        std::stable_sort(e.begin(), e.end(), [](const E &x, const E &y) { return std::llabs(x.out) > std::llabs(y.out); });
-        for (const E &x : e) put(x.d, x.in, x.out);
-    } else {
-        for (const char *c = order; *c; ++c) {
-            if (*c == 'a') put(t.a.tiles, t.a.P * t.a.in1, t.a.P * t.a.out1);
-            if (*c == 'b') put(t.b.tiles, t.b.P * t.b.in1, t.b.P * t.b.out1);
-            if (*c == 'j')
-                for (int k = 0; k < t.batch.rank; ++k) put(t.batch.dim[k], t.batch.in[k], t.batch.out[k]);
-        }
-    }
-    t.batch = n;
-    t.a.tiles = t.b.tiles = 1;
-    t.a.total = t.a.P;
-    t.b.total = t.b.P;
-    return NdTiled<char>::narrowed(t);
-}
-
 inline TileArgs ordered(TileArgs t, Order o) {
-    if (o.sides) return sides_as_batch(t, o.sides);
     if (o.wide_index) t.narrow = false;
     if (o.groups > 0) return NdTiled<char>::narrowed(NdTiled<char>::grouped(t, o.groups));
     if (o.flip)
@@ -221,12 +186,6 @@ int main(int argc, char **argv) {
         packed<unsigned char, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8});
         packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256", false);
         packed<unsigned char, 256, 128>(b, a, A, B, "now, TA 256, groups 8 x 8", false, {0, false, 8});
-        packed<unsigned char, 128, 128>(b, a, A, B, "TA 128, order jba", false, {0, false, 0, false, "jba"});
-        packed<unsigned char, 128, 128>(b, a, A, B, "TA 128, order ajb", false, {0, false, 0, false, "ajb"});
-        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, order jba", false, {0, false, 0, false, "jba"});
-        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, order ajb", false, {0, false, 0, false, "ajb"});
-        packed<unsigned char, 256, 128>(b, a, A, B, "TA 256, output order", false, {0, false, 0, false, "out"});
-        packed<unsigned char, 128, 128>(b, a, A, B, "TA 128, output order", false, {0, false, 0, false, "out"});
     });
     if (int8_only) return 0;
     const std::vector<Case> f4 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
@@ -235,7 +194,6 @@ int main(int argc, char **argv) {
     run_cases<float>("float32", f4, int64_t(1) << 26, flush, fb, [&](auto &b, auto &a, int A, int B) {
         tiled<float, 64, 256>(b, a, A, B, "64-bit index (before)", true, before);
         tiled<float, 64, 256>(b, a, A, B, "32-bit index (now)", false);
-        tiled<float, 64, 256>(b, a, A, B, "now, output order", false, {0, false, 0, false, "out"});
     });
     const std::vector<Case> f2 = {{{512, 256, 512}, {0, 2, 1}}, {{64, 8192, 128}, {0, 2, 1}},
                                   {{64, 128, 64, 128}, {3, 2, 1, 0}}, {{16, 16, 16, 16, 16, 16}, {5, 4, 3, 2, 1, 0}}};
@@ -243,7 +201,6 @@ int main(int argc, char **argv) {
         packed<unsigned short, 128, 128>(b, a, A, B, "64-bit index (before)", true, before);
         packed<unsigned short, 128, 128>(b, a, A, B, "32-bit index (now)", false);
         packed<unsigned short, 128, 128>(b, a, A, B, "now, groups 8 x 8", false, {0, false, 8});
-        packed<unsigned short, 128, 128>(b, a, A, B, "now, output order", false, {0, false, 0, false, "out"});
     });
     const std::vector<Case> f8 = {{{512, 256, 512}, {2, 1, 0}}, {{512, 256, 512}, {0, 2, 1}},
                                   {{64, 8192, 128}, {0, 2, 1}}, {{64, 128, 64, 128}, {3, 2, 1, 0}},
@@ -251,7 +208,6 @@ int main(int argc, char **argv) {
     run_cases<double>("float64", f8, int64_t(1) << 26, flush, fb, [&](auto &b, auto &a, int A, int B) {
         tiled<double, 32, 128>(b, a, A, B, "64-bit index (before)", true, before);
         tiled<double, 32, 128>(b, a, A, B, "32-bit index (now)", false);
-        tiled<double, 32, 128>(b, a, A, B, "now, output order", false, {0, false, 0, false, "out"});
     });
     return 0;
 }
