@@ -181,6 +181,12 @@ and 2 fused into one of 8192 elements. Then one of two kernels:
   input axis that is the output's fastest (written as runs of the output); the other axes are a
   batch, taken apart once per tile rather than once per element. Where an axis is shorter than a
   tile (the 16^6 reversal), the tile's side continues over a second axis, so tiles stay full.
+  Even once per tile, the index arithmetic shows: taking a tile's number apart by 64-bit
+  divisions cost 2-5% of the copy roof, so the host computes a multiplier for each axis and the
+  kernel divides by multiplying (Granlund and Montgomery, 1994: a multiply-high, a subtraction
+  and two shifts). And the order of the tiles matters: blocks start in index order, so the tiles
+  are numbered in the output's order (its fastest axis fastest), and the blocks in flight write
+  neighbouring parts of the output, as a copy would.
 - **copy**: the fastest axis stays in place, as in `(1, 0, 2)`: every output row is a run of
   the input, and the transpose is a batched copy of those runs.
 
