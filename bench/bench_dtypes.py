@@ -31,7 +31,7 @@ import numpy as np
 import gpuprims
 from gpuprims._family import random_input
 
-from benchlib import begin, save_results
+from benchlib import begin, save_results, wall_ms
 
 N = 2**28
 # The dtypes the kernels take directly, timed with events (gpuprims.compare);
@@ -148,17 +148,8 @@ def wall_table(parts, data):
         d = gpuprims.to_device(x)
         fn = getattr(gpuprims, op)
 
-        def timed(f, sync=lambda: None):
-            f()
-            sync()
-            t = []
-            for _ in range(12):
-                gpuprims.max(flush)  # reading 4x the L2 of other data evicts the input
-                t0 = time.perf_counter()
-                f()
-                sync()
-                t.append(time.perf_counter() - t0)
-            return statistics.median(t) * 1e3
+        def timed(f, sync=None):  # reading 4x the L2 of other data before each call evicts the input
+            return wall_ms(f, 12, sync, pre=lambda: gpuprims.max(flush))
 
         ms = timed(lambda: fn(d))
         got, want = fn(d), getattr(np, op)(x)
@@ -185,17 +176,9 @@ def wall_table(parts, data):
 
 
 def per_call(fn, sync, calls=CALLS):
-    """Median wall-clock microseconds of fn() followed by sync()."""
-    for _ in range(50):
-        fn()
-        sync()
-    t = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        t.append(time.perf_counter() - t0)
-    return statistics.median(t) * 1e6
+    """Median wall-clock microseconds of fn() followed by sync(), after 50
+    such calls."""
+    return 1e3 * wall_ms(fn, calls, sync, warmup=50)
 
 
 def overhead_table(parts, data):

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import gpuprims
-from benchlib import begin, journey_tables, save_results
+from benchlib import begin, journey_tables, save_results, wall_ms
 from gpuprims import _core
 from gpuprims._bench import FLUSH_L2_TIMES, copy_roof, random_input
 
@@ -38,24 +38,12 @@ def call_overhead(n, calls=2000):
     """Wall time of gpuprims.sum(DeviceArray) minus its kernel time (events),
     medians of many calls, in microseconds."""
     d = gpuprims.to_device(random_input(n, "float32", seed=5))
-    for _ in range(50):
-        gpuprims.sum(d)
-    wall = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        gpuprims.sum(d)
-        wall.append(time.perf_counter() - t0)
+    w = 1e3 * wall_ms(lambda: gpuprims.sum(d), calls, warmup=50)
     auto = next(v for v in gpuprims.variants("reduce") if v.name == "single_pass")
     code = _core.dtypes().index("float32")
     params = (n, code, code, _core.ops().index("sum"))
-    core = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        _core.call("reduce", auto.index, d.ptr, None, params)
-        core.append(time.perf_counter() - t0)
+    c = 1e3 * wall_ms(lambda: _core.call("reduce", auto.index, d.ptr, None, params), calls, warmup=0)
     ms, _ = _core.time("reduce", auto.index, d.ptr, None, params, 50, calls // 4, 0)
-    w = statistics.median(wall) * 1e6
-    c = statistics.median(core) * 1e6
     k = statistics.median(ms) * 1e3
     return {"n": n, "wall_us": w, "core_us": c, "kernel_us": k, "overhead_us": w - k}
 

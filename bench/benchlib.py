@@ -12,18 +12,22 @@ from pathlib import Path
 import gpuprims
 
 
-def wall_ms(fn, repeat=5, sync=None):
-    """Median wall-clock ms of fn() over `repeat` calls after one warm-up
+def wall_ms(fn, repeat=5, sync=None, warmup=1, pre=None):
+    """Median wall-clock ms of fn() over `repeat` calls after `warmup` calls
     (the ring, the pool, the kernels' first launch); sync() after each call
     where fn only enqueues work (CuPy), none for gpuprims' calls, which
-    return when their result is there."""
+    return when their result is there; pre() before each timed call, not
+    timed (e.g. evicting the input from the L2)."""
     def once():
         fn()
         if sync is not None:
             sync()
-    once()
+    for _ in range(warmup):
+        once()
     times = []
     for _ in range(repeat):
+        if pre is not None:
+            pre()
         t0 = time.perf_counter()
         once()
         times.append(1e3 * (time.perf_counter() - t0))

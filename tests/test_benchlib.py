@@ -1,4 +1,4 @@
-"""bench/benchlib.py's results files: a run never overwrites another."""
+"""bench/benchlib.py: a run's results files never overwrite another, and the wall clock of a call."""
 import importlib.util
 from pathlib import Path
 
@@ -48,3 +48,25 @@ def test_write_results_keeps_both_runs_and_copies_them_under_out(tmp_path, monke
     # keep=False (a dry run) writes only the copies under $OUT
     p3 = b.write_results("host", info, "2026-11-24", "dry\n", "{}", keep=False, results=kept)
     assert not p3.exists() and (out / p3.name).read_text() == "dry\n"
+
+
+def test_wall_ms_warms_up_syncs_each_call_and_leaves_pre_untimed(monkeypatch):
+    lib = benchlib()
+    calls = []
+    clock = [0.0]
+
+    def fn():
+        calls.append("fn")
+        clock[0] += 0.002  # 2 ms a call
+
+    def sync():
+        calls.append("sync")
+
+    def pre():
+        calls.append("pre")
+        clock[0] += 1.0  # 1 s that must not be timed
+
+    monkeypatch.setattr(lib.time, "perf_counter", lambda: clock[0])
+    ms = lib.wall_ms(fn, repeat=3, sync=sync, warmup=2, pre=pre)
+    assert abs(ms - 2.0) < 1e-9
+    assert calls == ["fn", "sync"] * 2 + ["pre", "fn", "sync"] * 3
