@@ -17,15 +17,12 @@ under $OUT).  Exits 1 if any gpuprims result differs from NumPy's.
 `--quick` times only the N-D part at a quarter of the sizes (a smoke run).
 """
 import math
-import statistics
 import sys
 import time
 
 import numpy as np
 
 import gpuprims
-from gpuprims._bench import FLUSH_L2_TIMES
-from gpuprims._family import random_input
 
 from benchlib import begin, journey_tables, save_results
 
@@ -46,76 +43,17 @@ CASES_ND["float64"] = CASES_ND["float32"]
 REPEAT, WARMUP = 20, 3
 
 
-def optional(name):
-    try:
-        return __import__(name)
-    except Exception:  # not installed, or installed without a usable CUDA
-        return None
-
-
-class EventTimer:
-    """Times f() with the CUDA events of a library (cupy or torch): the L2
-    flushed (a buffer of 4x the L2 written) before each of `repeat` runs,
-    after `warmup` runs; returns the milliseconds of every run."""
-
-    def __init__(self, lib, l2_bytes):
-        self.lib = lib
-        n = FLUSH_L2_TIMES * l2_bytes
-        if lib.__name__ == "cupy":
-            self.flush_buf = lib.empty(n, dtype=lib.uint8)
-            self.fill = self.flush_buf.fill
-            self.event = lambda: lib.cuda.Event()
-            self.sync = lib.cuda.runtime.deviceSynchronize
-        else:
-            self.flush_buf = lib.empty(n, dtype=lib.uint8, device="cuda")
-            self.fill = self.flush_buf.fill_
-            self.event = lambda: lib.cuda.Event(enable_timing=True)
-            self.sync = lib.cuda.synchronize
-
-    def __call__(self, f, repeat=REPEAT, warmup=WARMUP):
-        for _ in range(warmup):
-            f()
-        ms = []
-        for k in range(repeat):
-            self.fill(k & 0xff)
-            start, end = self.event(), self.event()
-            start.record()
-            f()
-            end.record()
-            end.synchronize()
-            ms.append(self.lib.cuda.get_elapsed_time(start, end) if self.lib.__name__ == "cupy"
-                      else start.elapsed_time(end))
-        self.sync()
-        return ms
-
-
 def nd_tables(parts, data, dtypes, scale=1):
     """The any-rank tables: gpuprims.compare_permutations (every variant that
-    takes any rank, the copy roof, checked against NumPy), then CuPy and
-    PyTorch on a device array of the same shape and dtype."""
-    l2 = int(gpuprims.device_info()["l2_cache_bytes"])
-    cp, torch = optional("cupy"), optional("torch")
-    if torch is not None and not torch.cuda.is_available():
-        torch = None
-    timers = {"cupy": EventTimer(cp, l2) if cp is not None else None,
-              "torch": EventTimer(torch, l2) if torch is not None else None}
-    libs = ("CuPy " + cp.__version__ if cp else "CuPy not installed") + ", " + \
-           ("PyTorch " + torch.__version__ if torch else "PyTorch not installed")
+    takes any rank, the copy roof, checked against NumPy, and CuPy and
+    PyTorch on the same device array where they are installed)."""
     for dtype in dtypes:
-        rows = []
+        rows, libs = [], None
         for shape, axes in CASES_ND[dtype]:
             shape = (max(1, shape[0] // scale),) + shape[1:]
-            row = gpuprims.compare_permutations([(shape, axes)], dtype, repeat=REPEAT, warmup=WARMUP).rows[0]
-            if timers["cupy"] or timers["torch"]:
-                d = gpuprims.to_device(random_input(shape, dtype))
-                if timers["cupy"]:
-                    c = cp.asarray(d)
-                    row["cupy_ms"] = statistics.median(timers["cupy"](lambda: cp.ascontiguousarray(c.transpose(axes))))
-                if timers["torch"]:
-                    t = torch.as_tensor(d, device="cuda")
-                    row["torch_ms"] = statistics.median(timers["torch"](lambda: t.permute(*axes).contiguous()))
-                del d
-            rows.append(row)
+            t = gpuprims.compare_permutations([(shape, axes)], dtype, repeat=REPEAT, warmup=WARMUP)
+            rows.append(t.rows[0])
+            libs = ", ".join(t.meta["peers"]) or "CuPy and PyTorch not installed"
         parts.append(nd_markdown(dtype, rows, libs))
         data["tables"].append({"title": f"any rank, {dtype}", "rows": rows})
         print(parts[-1], flush=True)

@@ -374,14 +374,32 @@ def test_compare_permutations_table(monkeypatch):
         return [1.0 if v.name == "nd_naive" else 0.25] * repeat, None
 
     monkeypatch.setattr(_core, "time", fake_time)
+    # a peer library stood in for CuPy / PyTorch: what it was asked to time
+    from gpuprims import _bench
+    asked = []
+
+    def fake_peer_timer(f, repeat, warmup):
+        f()
+        return [0.75] * repeat
+
+    def make(d, axes):
+        return lambda: asked.append((d.shape, tuple(axes)))
+
+    monkeypatch.setattr(_bench, "transpose_peers", lambda: {"fake": ("Fake 1.0", fake_peer_timer, make)})
+    cases = [((6, 32, 48), (2, 0, 1)), ((2, 3, 4, 5), None), ((6, 10), None)]
     before = gpuprims.backend()
     gpuprims.set_backend("emulator")
     try:
-        t = gpuprims.compare_permutations([((6, 32, 48), (2, 0, 1)), ((2, 3, 4, 5), None), ((6, 10), None)],
-                                          "int8", repeat=3)
+        t = gpuprims.compare_permutations(cases, "int8", repeat=3)
+        plain = gpuprims.compare_permutations(cases[:1], "int8", repeat=3, peers=False)
     finally:
         gpuprims.set_backend(before)
     assert len(t) == 3 and all(r["matches"] for r in t)
     assert t.rows[0]["nd_naive_ms"] == 1.0 and t.rows[0]["nd_tiled_ms"] == 0.25
     assert t.rows[0]["roof_pct"] == pytest.approx(200.0)  # 0.25 ms against a 0.5 ms copy
     assert "->" in t.rows[1]["plan"] and "nd_tiled ms" in str(t)
+    # the peer ran on a device array of each case's shape, with its axes (None: reversed)
+    assert asked == [((6, 32, 48), (2, 0, 1)), ((2, 3, 4, 5), (3, 2, 1, 0)), ((6, 10), (1, 0))]
+    assert t.rows[0]["fake_ms"] == 0.75 and t.rows[0]["x_fake"] == pytest.approx(3.0)  # 0.75 / auto's 0.25
+    assert "Fake 1.0 ms" in str(t) and "x Fake" in str(t) and t.meta["peers"] == ["Fake 1.0"]
+    assert "fake_ms" not in plain.rows[0] and plain.meta["peers"] == [] and len(asked) == 3

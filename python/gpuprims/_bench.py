@@ -71,6 +71,77 @@ def copy_roof(nbytes, *, warmup=5, repeat=50, flush=True) -> dict:
     return row
 
 
+class PeerTimer:
+    """Times a peer library's call with that library's CUDA events (CuPy or
+    PyTorch): the L2 flushed (a buffer of FLUSH_L2_TIMES x the L2 written by
+    the library) before each of `repeat` runs, after `warmup` runs; returns
+    the milliseconds of every run.  The peer's own allocations (its memory
+    pool) are part of what it times, as its users see them."""
+
+    def __init__(self, lib, l2_bytes):
+        self.lib = lib
+        n = FLUSH_L2_TIMES * l2_bytes
+        if lib.__name__ == "cupy":
+            self.flush_buf = lib.empty(n, dtype=lib.uint8)
+            self.fill = self.flush_buf.fill
+            self.event = lambda: lib.cuda.Event()
+            self.elapsed = lib.cuda.get_elapsed_time
+            self.sync = lib.cuda.runtime.deviceSynchronize
+        else:
+            self.flush_buf = lib.empty(n, dtype=lib.uint8, device="cuda")
+            self.fill = self.flush_buf.fill_
+            self.event = lambda: lib.cuda.Event(enable_timing=True)
+            self.elapsed = lambda start, end: start.elapsed_time(end)
+            self.sync = lib.cuda.synchronize
+
+    def __call__(self, f, repeat, warmup):
+        for _ in range(warmup):
+            f()
+        ms = []
+        for k in range(repeat):
+            self.fill(k & 0xff)
+            start, end = self.event(), self.event()
+            start.record()
+            f()
+            end.record()
+            end.synchronize()
+            ms.append(float(self.elapsed(start, end)))
+        self.sync()
+        return ms
+
+
+def _import_peer(name):
+    """The module `name` where it imports and can use the GPU, else None."""
+    try:
+        lib = __import__(name)
+        if name == "torch" and not lib.cuda.is_available():
+            return None
+        return lib
+    except Exception:  # not installed, or installed without a usable CUDA
+        return None
+
+
+def transpose_peers() -> dict:
+    """The peers that gpuprims.compare_permutations times beside gpuprims:
+    {key: (title, timer, make)} for CuPy (cupy.ascontiguousarray(
+    x.transpose(axes))) and PyTorch (x.permute(axes).contiguous()) where
+    they import with a GPU; make(d, axes) gives the call on the peer's view
+    of the DeviceArray d (no copy: __cuda_array_interface__)."""
+    peers = {}
+    cp, torch = _import_peer("cupy"), _import_peer("torch")
+    if cp is not None:
+        def make_cupy(d, axes):
+            x = cp.asarray(d)
+            return lambda: cp.ascontiguousarray(x.transpose(axes))
+        peers["cupy"] = (f"CuPy {cp.__version__}", PeerTimer(cp, _l2_bytes()), make_cupy)
+    if torch is not None:
+        def make_torch(d, axes):
+            x = torch.as_tensor(d, device="cuda")
+            return lambda: x.permute(*axes).contiguous()
+        peers["torch"] = (f"PyTorch {torch.__version__}", PeerTimer(torch, _l2_bytes()), make_torch)
+    return peers
+
+
 def _count_distinct(outs) -> int:
     """How many different results (bit for bit) a list of outputs holds."""
     kept = []

@@ -306,7 +306,7 @@ def _any_rank_variants() -> list:
 
 
 def compare_permutations(cases, dtype="float32", *, variants=None, repeat: int = 20, warmup: int = 3,
-                         check: bool = True, flush: bool = True, progress=None) -> Table:
+                         check: bool = True, flush: bool = True, peers: bool = True, progress=None) -> Table:
     """Time transposes of any rank on the GPU: one row per (shape, axes)
     case of `cases`, a column of milliseconds per variant (default: those
     that take any rank), the GB/s and % of the copy roof of variant="auto",
@@ -315,10 +315,18 @@ def compare_permutations(cases, dtype="float32", *, variants=None, repeat: int =
     the output poisoned before each run, the roof a device-to-device copy
     of the same bytes in this call; every output checked against NumPy
     (check=False: not).  A variant that takes matrices only gets no time
-    where the plan is not a matrix transpose.
+    where the plan is not a matrix transpose.  With peers (the default),
+    CuPy's cupy.ascontiguousarray(x.transpose(axes)) and PyTorch's
+    x.permute(axes).contiguous() where they are installed, on the same
+    device array, timed with their own CUDA events the same way (their
+    output allocations included, as their users call them): columns
+    `cupy_ms` / `x_cupy` and `torch_ms` / `x_torch` (the peer's median /
+    auto's).  Not on the emulator backend, where there is no device array
+    for them to read.
 
     >>> gpuprims.compare_permutations([((512, 256, 512), (2, 1, 0)), ((16,) * 6, None)])
     """
+    from . import _bench
     from ._bench import FLUSH_L2_TIMES, Progress, _l2_bytes, copy_roof, random_input
 
     dtype = np.dtype(dtype)
@@ -326,9 +334,10 @@ def compare_permutations(cases, dtype="float32", *, variants=None, repeat: int =
     auto = lookup("transpose", "auto")
     if auto not in chosen:
         chosen.append(auto)
-    _core.device_info()  # NoDeviceError before any work where there is no GPU
+    info = _core.device_info()  # NoDeviceError before any work where there is no GPU
     flush_bytes = FLUSH_L2_TIMES * _l2_bytes() if flush else 0
     cases = [(tuple(shape), axes) for shape, axes in cases]
+    others = _bench.transpose_peers() if peers and info.get("backend") != "emulator" else {}
     if progress is True:
         progress = Progress()
     rows = []
@@ -352,18 +361,24 @@ def compare_permutations(cases, dtype="float32", *, variants=None, repeat: int =
         row["median_ms"] = row[f"{auto.name}_ms"]
         row["gbps"] = 2 * x.nbytes / (row["median_ms"] * 1e-3) / 1e9
         row["roof_pct"] = 100 * row["gbps"] / roof["gbps"]
+        for key, (_, timer, make) in others.items():
+            row[f"{key}_ms"] = float(np.median(timer(make(d, plan.in_axes), int(repeat), int(warmup))))
+            row[f"x_{key}"] = row[f"{key}_ms"] / row["median_ms"]
         rows.append(row)
         if progress:
             progress(i + 1, len(cases), row["variant"])
     columns = [Column("variant", "shape, axes", align="<")]
     columns += [Column(f"{v.name}_ms", f"{v.name} ms", ".4f") for v in chosen]
-    columns += [Column("gbps", f"GB/s ({auto.name})", ".0f"), Column("roof_pct", "% roof", ".1f"),
-                Column("matches", "ok", align="<"), Column("plan", "plan", align="<")]
+    columns += [Column("gbps", f"GB/s ({auto.name})", ".0f"), Column("roof_pct", "% roof", ".1f")]
+    for key, (title, _, _) in others.items():
+        columns += [Column(f"{key}_ms", f"{title} ms", ".4f"), Column(f"x_{key}", f"x {title.split()[0]}", ".2f")]
+    columns += [Column("matches", "ok", align="<"), Column("plan", "plan", align="<")]
     title = (f"transpose of any rank, {dtype.name} - CUDA events, median of {repeat}"
              f"{', L2 flushed' if flush else ''}")
     return Table(rows, columns, title=title, meta={"family": "transpose", "dtype": dtype.name,
                                                    "repeat": repeat, "warmup": warmup,
-                                                   "auto": auto.name})
+                                                   "auto": auto.name,
+                                                   "peers": [title for title, _, _ in others.values()]})
 
 
 class TransposeFamily(Family):
