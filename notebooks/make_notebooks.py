@@ -202,7 +202,9 @@ print("equal to numpy.transpose")"""),
     md("""### The table
 
 float32, 2^26 elements each (256 MiB): the naive kernel against the tiled one, with the copy
-roof - a device-to-device copy of the same bytes - measured in the same run."""),
+roof - a device-to-device copy of the same bytes - measured in the same run, and CuPy's
+`ascontiguousarray(x.transpose(axes))` and PyTorch's `x.permute(axes).contiguous()` on the
+same device array where they are installed (`x CuPy`, `x PyTorch`: their time over `auto`'s)."""),
     code("""nd = gpuprims.compare_permutations(CASES, "float32", repeat=10)
 nd""", tags=["table"]),
 ]
