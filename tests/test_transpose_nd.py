@@ -385,7 +385,7 @@ def test_compare_permutations_table(monkeypatch):
     def make(d, axes):
         return lambda: asked.append((d.shape, tuple(axes)))
 
-    monkeypatch.setattr(_bench, "transpose_peers", lambda: {"fake": ("Fake 1.0", fake_peer_timer, make)})
+    monkeypatch.setattr(_bench, "transpose_peers", lambda flush: {"fake": ("Fake 1.0", fake_peer_timer, make)})
     cases = [((6, 32, 48), (2, 0, 1)), ((2, 3, 4, 5), None), ((6, 10), None)]
     before = gpuprims.backend()
     gpuprims.set_backend("emulator")

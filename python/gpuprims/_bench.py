@@ -74,13 +74,15 @@ def copy_roof(nbytes, *, warmup=5, repeat=50, flush=True) -> dict:
 class PeerTimer:
     """Times a peer library's call with that library's CUDA events (CuPy or
     PyTorch): the L2 flushed (a buffer of FLUSH_L2_TIMES x the L2 written by
-    the library) before each of `repeat` runs, after `warmup` runs; returns
-    the milliseconds of every run.  The peer's own allocations (its memory
-    pool) are part of what it times, as its users see them."""
+    the library; flush=False: not) before each of `repeat` runs, after
+    `warmup` runs; returns the milliseconds of every run.  The peer's own
+    allocations (its memory pool) are part of what it times, as its users
+    see them."""
 
-    def __init__(self, lib, l2_bytes):
+    def __init__(self, lib, l2_bytes, flush=True):
         self.lib = lib
-        n = FLUSH_L2_TIMES * l2_bytes
+        n = FLUSH_L2_TIMES * l2_bytes if flush else 1
+        self.flush = flush
         if lib.__name__ == "cupy":
             self.flush_buf = lib.empty(n, dtype=lib.uint8)
             self.fill = self.flush_buf.fill
@@ -99,7 +101,8 @@ class PeerTimer:
             f()
         ms = []
         for k in range(repeat):
-            self.fill(k & 0xff)
+            if self.flush:
+                self.fill(k & 0xff)
             start, end = self.event(), self.event()
             start.record()
             f()
@@ -121,24 +124,25 @@ def _import_peer(name):
         return None
 
 
-def transpose_peers() -> dict:
+def transpose_peers(flush=True) -> dict:
     """The peers that gpuprims.compare_permutations times beside gpuprims:
     {key: (title, timer, make)} for CuPy (cupy.ascontiguousarray(
     x.transpose(axes))) and PyTorch (x.permute(axes).contiguous()) where
     they import with a GPU; make(d, axes) gives the call on the peer's view
-    of the DeviceArray d (no copy: __cuda_array_interface__)."""
+    of the DeviceArray d (no copy: __cuda_array_interface__); the timers
+    flush the L2 as `flush` says."""
     peers = {}
     cp, torch = _import_peer("cupy"), _import_peer("torch")
     if cp is not None:
         def make_cupy(d, axes):
             x = cp.asarray(d)
             return lambda: cp.ascontiguousarray(x.transpose(axes))
-        peers["cupy"] = (f"CuPy {cp.__version__}", PeerTimer(cp, _l2_bytes()), make_cupy)
+        peers["cupy"] = (f"CuPy {cp.__version__}", PeerTimer(cp, _l2_bytes(), flush), make_cupy)
     if torch is not None:
         def make_torch(d, axes):
             x = torch.as_tensor(d, device="cuda")
             return lambda: x.permute(*axes).contiguous()
-        peers["torch"] = (f"PyTorch {torch.__version__}", PeerTimer(torch, _l2_bytes()), make_torch)
+        peers["torch"] = (f"PyTorch {torch.__version__}", PeerTimer(torch, _l2_bytes(), flush), make_torch)
     return peers
 
 

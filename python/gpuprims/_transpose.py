@@ -337,7 +337,7 @@ def compare_permutations(cases, dtype="float32", *, variants=None, repeat: int =
     info = _core.device_info()  # NoDeviceError before any work where there is no GPU
     flush_bytes = FLUSH_L2_TIMES * _l2_bytes() if flush else 0
     cases = [(tuple(shape), axes) for shape, axes in cases]
-    others = _bench.transpose_peers() if peers and info.get("backend") != "emulator" else {}
+    others = _bench.transpose_peers(flush) if peers and info.get("backend") != "emulator" else {}
     if progress is True:
         progress = Progress()
     rows = []
