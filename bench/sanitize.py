@@ -76,6 +76,9 @@ BATCHED_SHAPES = [(3, 5000, 1), (40, 3, 70), (1, 300, 40), (2, 1025, 3), (5, 33,
 # The narrow inputs the rows flagged narrow_in read as they are.
 NARROW = ("bool", "int8", "uint8", "int16", "uint16", "uint32", "uint64", "float16")
 SEGMENT_LENGTHS = [0, 1, 31, 32, 33, 1025, 0, 9000, 2, 0, 4097, 5]
+# Short segments (the scan's wide packs), one of them deferred.
+SHORT_SEGMENT_LENGTHS = [int(v) for v in np.random.default_rng(3).integers(0, 7, 3000)]
+SHORT_SEGMENT_LENGTHS[700] = 5000
 
 
 def batched_scans():
@@ -92,7 +95,7 @@ def batched_scans():
         for dtype in ("float32", "int64"):
             params = lambda n, layout: (n, dtypes.index(dtype), dtypes.index(dtype), ops.index("sum"), True,  # noqa: E731
                                         layout)
-            cases = []
+            cases, keep = [], []
             if v.batched:
                 for (o, n, i) in BATCHED_SHAPES:
                     x = (rng.integers(-1000, 1000, (o, n, i)) if dtype == "int64" else rng.random((o, n, i)) - 0.5
@@ -101,13 +104,13 @@ def batched_scans():
                     r = x[:, ::-1, :]  # element (0, 0, 0) at x[0, n-1, 0]: s_n = -inner
                     cases.append((x, (n - 1) * i, (o, n, i, n * i, -i, 1, 0),
                                   np.cumsum(r, axis=1).ravel()))
-            if v.segmented:
-                offs = np.concatenate([[0], np.cumsum(SEGMENT_LENGTHS)]).astype(np.int64)
+            for lengths in (SEGMENT_LENGTHS, SHORT_SEGMENT_LENGTHS) if v.segmented else ():
+                offs = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
                 x = (rng.integers(-1000, 1000, offs[-1]) if dtype == "int64" else rng.random(offs[-1]) - 0.5
                      ).astype(dtype)
                 want = np.concatenate([np.cumsum(x[a:b]) for a, b in zip(offs[:-1], offs[1:])])
-                d_offs = gpuprims.to_device(offs)
-                cases.append((x, 0, (len(SEGMENT_LENGTHS), x.size, 1, 0, 1, 0, d_offs.ptr), want))
+                keep.append(gpuprims.to_device(offs))  # alive while the cases run
+                cases.append((x, 0, (len(lengths), x.size, 1, 0, 1, 0, keep[-1].ptr), want))
             for x, first, layout, want in cases:
                 d = gpuprims.to_device(x)
                 out = gpuprims.to_device(np.full(x.size, -1, dtype))

@@ -154,7 +154,7 @@ void candidates(Bench &b, const Case &c) {
 // segs::PackShape<threads, vectors a lane a trip, elements a pack, blocks
 // an SM[, stages]>.
 template <class Shape>
-void pack_candidate(Bench &b, const char *name, const Case &c) {
+void pack_candidate(Bench &b, const char *name, const Case &c, int64_t k_most = WARP * scan::packs::WIDE_M) {
     if (scan::packs::scratch_bytes<Shape, float, Op>(c.total, c.segments, c.a.batch.offsets) > b.scratch_bytes) {
         std::printf("| %-40s | scratch too small |\n", name);
         return;
@@ -162,7 +162,7 @@ void pack_candidate(Bench &b, const char *name, const Case &c) {
     row(b, name, c, [&](gp_scan_args x) {
         return scan::packs::launch<Shape, float, Op>(static_cast<const float *>(x.in), x.n, x.batch.offsets,
                                                       c.segments, x.inclusive != 0, static_cast<float *>(x.out),
-                                                      b.scratch, 0);
+                                                      b.scratch, 0, k_most);
     });
 }
 
@@ -170,6 +170,9 @@ void pack_candidates(Bench &b, const Case &c) {
     candidate<FlatTuning<float, float>>(b, "FlatTuning (the library's)", c);
     using segs::PackShape;
     pack_candidate<segs::PackTuning>(b, "packs: PackTuning (the library's)", c);
+    pack_candidate<segs::PackTuning>(b, "packs: PackTuning, K <= 32 (no wide packs)", c, WARP);
+    pack_candidate<segs::PackTuning>(b, "packs: PackTuning, K <= 128", c, 4 * WARP);
+    pack_candidate<PackShape<128, 4, 1024, 8>>(b, "packs: 128 x 4, 1024 a pack (wide to 512), 8/SM", c);
     pack_candidate<PackShape<128, 4, 4096, 8>>(b, "packs: 128 x 4, 4096 a pack, 8/SM", c);
     pack_candidate<PackShape<128, 2, 2048, 8>>(b, "packs: 128 x 2, 8/SM", c);
     pack_candidate<PackShape<256, 4, 2048, 4>>(b, "packs: 256 x 4, 4/SM", c);
@@ -289,7 +292,7 @@ int main(int argc, char **argv) {
     const int64_t total = int64_t(1) << 26;
     CHECK(cudaMalloc(&d_off, (total + 1) * 8));
     std::vector<int64_t> means{4, 64, 1024, 65536};
-    if (packs) means = {4, 8, 16, 64, 256, 1024, 4096, 8192, 16384, 65536};
+    if (packs) means = {1, 2, 4, 8, 16, 64, 256, 1024, 4096, 8192, 16384, 65536};
     for (int64_t mean : means) {
         const std::vector<int64_t> off = random_offsets(total, mean);
         Case c{};

@@ -163,9 +163,10 @@ struct PackGeometry {
 // packs run 6): a warp's first trip of a pack waits for the offsets, then
 // for the data, so packs of one short segment spend most of their time
 // waiting.
+// (The scan's wide packs take up to `most` > 32 segments a warp.)
 template <class Shape = PackTuning>
-inline int64_t pack_segments(int64_t len) {
-    return pow2_between(ceil_div<int64_t>(Shape::ELEMS, len < 1 ? 1 : len), 1, WARP);
+inline int64_t pack_segments(int64_t len, int64_t most = WARP) {
+    return pow2_between(ceil_div<int64_t>(Shape::ELEMS, len < 1 ? 1 : len), 1, most);
 }
 
 // Segments of a pack longer than this are deferred: 16x the mean and two
@@ -242,9 +243,10 @@ __device__ __forceinline__ T warp_before(T part, T carry, unsigned F, int lane, 
 //   1. its vectors land in the warp's shared stage by cp.async (lane l
 //      copies vectors l, l + 32, ...: coalesced; a 16-byte pad every 128
 //      bytes), STAGES - 1 trips' copies issued ahead of the trip's work;
-//   2. each lane whose segment starts in the trip (`starts`, at b) marks
-//      its start in the word of the lane that holds it (bit k: element k
-//      of the lane's run of ITEMS = VPT x V neighbouring elements);
+//   2. each segment start in the trip is marked in the word of the lane
+//      that holds it (bit k: element k of the lane's run of ITEMS = VPT x
+//      V neighbouring elements): stream's lanes each mark their own
+//      segment's start (`starts`, at b), stream_marked's call mark(c0);
 //   3. trip(c0, stage, h, raw, rb, re, inner): c0 the trip's first
 //      element, stage its shared copy (vector q at slot q + q / 8), h the
 //      lane's marks, raw its VPT vectors, [rb, re) its elements that belong
@@ -266,6 +268,22 @@ struct PackTrips {
     template <class Trip>
     __device__ void stream(const In *__restrict__ in, int64_t n, int64_t run_b, int64_t run_e,
                            bool starts, int64_t b, Trip trip) const {
+        stream_marked(
+            in, n, run_b, run_e,
+            [&](int64_t c0) {
+                if (starts && b >= c0 && b < c0 + SUB) mark(int(b - c0));
+            },
+            trip);
+    }
+
+    // Marks the start at element o (0 ... SUB - 1) of the trip.  Several
+    // lanes may mark one word, and one start may be marked twice (empty
+    // segments share their start with the next one): an or.
+    __device__ void mark(int o) const { atomicOr(&marks[o / ITEMS], 1u << (o % ITEMS)); }
+
+    template <class Mark, class Trip>
+    __device__ void stream_marked(const In *__restrict__ in, int64_t n, int64_t run_b, int64_t run_e,
+                                  Mark mark_trip, Trip trip) const {
         const int64_t first = run_b / V * V;
         const int trips = int(ceil_div<int64_t>(run_e - first, SUB));
         // The vectors of the trip at c0 into stage `buf`: those that hold
@@ -307,11 +325,8 @@ struct PackTrips {
                 fetch(c0 + (STAGES - 1) * int64_t(SUB), (t + STAGES - 1) % STAGES);
             else
                 async_commit();
-            async_wait_groups<STAGES - 1>();          // trip t's group has landed
-            if (starts && b >= c0 && b < c0 + SUB) {  // distinct bits: the add is an or
-                const int o = int(b - c0);
-                atomicAdd(&marks[o / ITEMS], 1u << (o % ITEMS));
-            }
+            async_wait_groups<STAGES - 1>();  // trip t's group has landed
+            mark_trip(c0);
             __syncwarp();  // the trip's copies and marks, seen by the whole warp
             const unsigned h = marks[lane];
             marks[lane] = 0;  // read by this lane alone; the next marks follow a __syncwarp

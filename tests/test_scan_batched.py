@@ -261,6 +261,46 @@ def test_segments_packs(backend, variant, mean):
                             window=(3, len(lengths) - 2))  # inside a longer input
 
 
+# Segments so short (a mean below 64) that 32 of them do not fill a warp's
+# trip: segmented_adaptive scans wide packs of 32 x M segments a warp
+# (scan_wide_packs, K = 2048 / mean rounded up to a power of two, at most
+# 512), each lane marking the starts of M segments.  A wide pack that holds
+# a deferred segment (longer than 4096 here) is taken as M packs of 32.
+#   short 0 ... 6 (mean 3), 8 long ones (4097 ... 4101) first, last, at
+#   pack edges of 256 (255, 256, 511, 512) and back to back (1500, 1501),
+#   and 600 empty (2000 ... 2599: the pack 2048 ... 2303 holds nothing):
+#   n / count about 14, K = 256 (M = 8);
+#   short 0 ... 2 (mean 1), 4 long ones (0, 511, 512, 5999): about 3.7,
+#   K = 512 (M = 16);
+#   short 0 ... 8, none long, 1000 segments (n <= 4096: nothing can be
+#   deferred): about 4, K = 512.
+def wide_lengths(short, count, long_at, seed):
+    rng = np.random.default_rng(seed)
+    lengths = [int(v) for v in rng.integers(0, short + 1, size=count)]
+    for at in long_at:
+        lengths[at] = 4097 + at % 5
+    if count > 2600:
+        lengths[2000:2600] = [0] * 600
+    lengths[2] += -sum(lengths[:3]) % 4  # the window's first element 16-byte aligned
+    for a, b in ((0, count), (3, count - 2)):
+        assert sum(lengths[a:b]) / (b - a) < 64
+    return lengths
+
+
+@pytest.mark.parametrize("variant", names([v for v in SEGMENTED if v.auto_batched]))
+@pytest.mark.parametrize("short,count,long_at", [(6, 3000, (0, 255, 256, 511, 512, 1500, 1501, 2999)),
+                                                 (2, 6000, (0, 511, 512, 5999)), (8, 1000, ())],
+                         ids=["M8", "M16", "no-deferral"])
+def test_segments_wide_packs(backend, variant, short, count, long_at):
+    lengths = wide_lengths(short, count, long_at, seed=count)
+    for j, (op, in_t, acc) in enumerate([("sum", "float32", "float32"), ("max", "int32", "int32"),
+                                         ("sum", "float64", "float64"), ("min", "int64", "int64")]):
+        for inclusive in (True, False):
+            check_segmented(variant, lengths, op, in_t, acc, inclusive, seed=60 + j)
+            check_segmented(variant, lengths, op, in_t, acc, inclusive, seed=60 + j,
+                            window=(3, len(lengths) - 2))
+
+
 # The same segments on pointers that are not 16-byte aligned (a window that
 # starts 1 ... 3 elements past an aligned one: input and output both off):
 # the packs read 16-byte vectors, so segmented_adaptive takes the flat

@@ -108,7 +108,7 @@ struct AdaptiveTuning {
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
     static constexpr int64_t ROW_N = int64_t(1) << 23;
     static constexpr int64_t AT_ONCE_N = int64_t(1) << 11;
-    static constexpr int64_t PACK_MIN = 8, PACK_MAX = 8192;
+    static constexpr int64_t PACK_MAX = 8192;
 };
 
 bool unit(int64_t s) { return s == 1 || s == -1; }
@@ -202,7 +202,7 @@ Route route_of(const gp_scan_args &a) {
     }
     if (lay.offsets != nullptr) {
         const int64_t mean = lay.problems > 0 ? lay.n / lay.problems : 0;
-        return mean >= T::PACK_MIN && mean <= T::PACK_MAX ? Route::Packs : Route::Flat;
+        return mean <= T::PACK_MAX ? Route::Packs : Route::Flat;
     }
     if (lay.contiguous_rows()) {
         if (lay.n >= T::AT_ONCE_N && whole_tiles(a)) return Route::AtOnce;

@@ -2,11 +2,13 @@
 // adaptive step (12_segmented_adaptive.cu) for listed segments of a mean
 // length of PACK_MIN ... PACK_MAX on aligned data.
 //
-// A warp takes K neighbouring segments (segs::pack_segments) and streams
-// their run of memory in trips of 32 x VPT 16-byte vectors (segs::Pack,
-// segs::PackTrips in cuda/segments.cuh, shared with the reduction's
-// reduce_packs): each trip lands in the warp's shared stage by cp.async,
-// each segment's start marked in the word of the lane that holds it.  Then
+// A warp takes K neighbouring segments (segs::pack_segments: about 2048
+// elements a pack, up to 32 segments a pack, or 32 x WIDE_M in the wide
+// packs of the shortest segments) and streams their run of memory in trips
+// of 32 x VPT 16-byte vectors (segs::Pack, segs::PackTrips in
+// cuda/segments.cuh, shared with the reduction's reduce_packs): each trip
+// lands in the warp's shared stage by cp.async, each segment's start
+// marked in the word of the lane that holds it.  Then
 // each lane folds the part of its run after its last start, a segmented
 // warp scan of those parts (Sengupta et al.'s flagged operator) gives each
 // lane what comes before its first element, and a walk of the lane's run
@@ -27,6 +29,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <type_traits>
 
 #include "../segments.cuh"
@@ -37,103 +40,201 @@ GP_NAMESPACE_BEGIN
 namespace scan {
 namespace packs {
 
-// T: the element and accumulator type (16 % sizeof(T) == 0); in (n
-// elements) and out 16-byte aligned.  offsets: count + 1 boundaries in
-// [0, n], non-decreasing.
+// The scan of one run [run_b, run_e) of a pack by its warp (every lane
+// calls it): the trips of trips.stream_marked, each start marked by
+// mark(c0) for the trip at c0, the scan stored into out.  T: the element
+// and accumulator type (16 % sizeof(T) == 0); in (n elements) and out
+// 16-byte aligned.
+template <class Trips, class T, class Op, class Mark>
+__device__ __forceinline__ void scan_run(const Trips &trips, const T *__restrict__ in, int64_t n,
+                                         int64_t run_b, int64_t run_e, Mark mark, bool inclusive,
+                                         T *__restrict__ out) {
+    constexpr int V = Trips::V, VPT = Trips::VPT, ITEMS = Trips::ITEMS, SUB = Trips::SUB;
+    const Op op;
+    const int lane = trips.lane;
+    T carry = Op::identity();  // the open segment's part before the trip
+    trips.stream_marked(
+        in, n, run_b, run_e, mark,
+        [&](int64_t c0, uint4 *stage, unsigned h, const uint4 (&raw)[VPT], int rb, int re, bool inner) {
+            // Element k, masked (std::true_type) or not (false_type: the
+            // inner trips, compiled without the compares).
+            const auto element = [&](int k, auto masked) {
+                T v[V];
+                memcpy(v, &raw[k / V], 16);
+                if constexpr (decltype(masked)::value)
+                    return k >= rb && k < re ? v[k % V] : Op::identity();
+                else
+                    return v[k % V];
+            };
+            // The lane's part after its last start, then the warp's scan
+            // of the parts (a lane with a start restarts it).
+            const auto fold = [&](auto masked) {
+                T acc = Op::identity();
+#pragma unroll
+                for (int k = 0; k < ITEMS; ++k) {
+                    if (h >> k & 1u) acc = Op::identity();
+                    acc = op(acc, element(k, masked));
+                }
+                return acc;
+            };
+            const T part = inner ? fold(std::false_type{}) : fold(std::true_type{});
+            const unsigned F = __ballot_sync(FULL_MASK, h != 0);
+            T inc;
+            const T before = segs::warp_before(part, carry, F, lane, op, inc);
+            const T end = __shfl_sync(FULL_MASK, inc, WARP - 1);
+            carry = F != 0 ? end : op(carry, end);
+            // The walk: the scan of the lane's run, back into its slots.
+            const auto walk = [&](auto masked) {
+                T acc = before;
+#pragma unroll
+                for (int u = 0; u < VPT; ++u) {
+                    T r[V];
+#pragma unroll
+                    for (int j = 0; j < V; ++j) {
+                        const int k = u * V + j;
+                        if (h >> k & 1u) acc = Op::identity();
+                        const T x = element(k, masked);
+                        r[j] = inclusive ? op(acc, x) : acc;
+                        acc = op(acc, x);
+                    }
+                    const int q = lane * VPT + u;
+                    memcpy(&stage[q + q / 8], r, 16);
+                }
+            };
+            if (inner)
+                walk(std::false_type{});
+            else
+                walk(std::true_type{});
+            __syncwarp();
+            // The stores, as the loads: vector l, l + 32, ... of the trip;
+            // [rbt, ret) the run's part of the trip.
+            const int rbt = int(run_b - c0 > 0 ? run_b - c0 : 0);
+            const int ret = int(run_e - c0 < SUB ? run_e - c0 : SUB);
+#pragma unroll
+            for (int u = 0; u < VPT; ++u) {
+                const int q = u * WARP + lane, g = q * V;
+                const uint4 r = stage[q + q / 8];
+                if (g >= rbt && g + V <= ret) {
+                    *reinterpret_cast<uint4 *>(out + c0 + g) = r;
+                } else if (g < ret && g + V > rbt) {
+                    T v[V];
+                    memcpy(v, &r, 16);
+#pragma unroll
+                    for (int j = 0; j < V; ++j)
+                        if (g + j >= rbt && g + j < ret) out[c0 + g + j] = v[j];
+                }
+            }
+        });
+}
+
+// Pack pk of K <= 32 segments: its runs between deferred segments, each
+// lane marking its own segment's start; then its deferred segments listed.
+template <class Trips, class T, class Op>
+__device__ __forceinline__ void scan_pack(const Trips &trips, const T *__restrict__ in, int64_t n,
+                                          const int64_t *__restrict__ offsets, int64_t count, int K,
+                                          int64_t pk, bool inclusive, const segs::Deferred &D,
+                                          T *__restrict__ out) {
+    const segs::Pack pack(offsets, count, K, pk, D, trips.lane);
+    pack.runs([&](unsigned run, int64_t run_b, int64_t run_e) {
+        const bool starts = run >> trips.lane & 1u;
+        scan_run<Trips, T, Op>(
+            trips, in, n, run_b, run_e,
+            [&](int64_t c0) {
+                if (starts && pack.b >= c0 && pack.b < c0 + Trips::SUB) trips.mark(int(pack.b - c0));
+            },
+            inclusive, out);
+    });
+    if (pack.deferred) D.push(pack.p, pack.e - pack.b);  // rare: after the pack
+}
+
+// offsets: count + 1 boundaries in [0, n], non-decreasing.  A warp a pack
+// of K <= 32 segments.
 template <class Shape, class T, class Op>
 __global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
 scan_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets, int64_t count,
            int K, bool inclusive, segs::Deferred D, T *__restrict__ out) {
     using Trips = segs::PackTrips<Shape, T>;
-    constexpr int V = Trips::V, VPT = Trips::VPT, ITEMS = Trips::ITEMS, SUB = Trips::SUB;
     constexpr int WARPS = Shape::BLOCK / WARP;
     __shared__ uint4 stage_all[WARPS][Shape::STAGES][segs::PackGeometry<Shape, T>::SLOTS];
     __shared__ unsigned marks_all[WARPS][WARP];
-    const Op op;
     const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
     const Trips trips{stage_all[w], marks_all[w], lane};
     const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
     marks_all[w][lane] = 0;
     // The loop is uniform over the warp.
+    for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step)
+        scan_pack<Trips, T, Op>(trips, in, n, offsets, count, K, pk, inclusive, D, out);
+}
+
+// Wide packs: 32 x M segments a warp (M = 2 ... WIDE_M, a power of two),
+// for segments so short that 32 of them do not fill a warp's trip of 512
+// float32.  Lane j reads the starts of segments s + j, s + 32 + j, ...
+// (coalesced), keeps them in shared memory (in registers they would spill:
+// a lane's list is walked with a cursor) and marks those that fall in each
+// trip; the warp streams the pack's whole run [offsets[s], offsets[s +
+// 32 M]) as one.  An empty segment's start is marked too: it is the next
+// segment's, or the run's end, past which nothing is stored.  A pack with
+// a deferred segment (a ballot after the offsets are read; rare) is taken
+// as M packs of 32 by scan_pack instead.  A run is at most 32 M deferral
+// lengths (a longer segment is deferred; with no deferral, n is within
+// one), so its starts fit 32-bit offsets from its first vector.
+constexpr int WIDE_M = 16;
+
+// Wide pack pk taken as M packs of 32 segments.  Not inlined: a second
+// copy of the trips' code in scan_wide_packs' loop would make it spill.
+template <class Trips, class T, class Op>
+__device__ __noinline__ void narrow_packs(const Trips &trips, const T *__restrict__ in, int64_t n,
+                                          const int64_t *__restrict__ offsets, int64_t count, int M,
+                                          int64_t pk, bool inclusive, const segs::Deferred &D,
+                                          T *__restrict__ out) {
+    for (int g = 0; g < M && (pk * M + g) * WARP < count; ++g)
+        scan_pack<Trips, T, Op>(trips, in, n, offsets, count, WARP, pk * M + g, inclusive, D, out);
+}
+
+template <class Shape, class T, class Op>
+__global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
+scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets,
+                int64_t count, int M, bool inclusive, segs::Deferred D, T *__restrict__ out) {
+    using Trips = segs::PackTrips<Shape, T>;
+    constexpr int V = Trips::V, SUB = Trips::SUB;
+    constexpr int WARPS = Shape::BLOCK / WARP;
+    __shared__ uint4 stage_all[WARPS][Shape::STAGES][segs::PackGeometry<Shape, T>::SLOTS];
+    __shared__ unsigned marks_all[WARPS][WARP];
+    __shared__ int starts_all[WARPS][WIDE_M][WARP];  // [m][j]: segment s + 32 m + j's start
+    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    const Trips trips{stage_all[w], marks_all[w], lane};
+    int(*starts)[WARP] = starts_all[w];  // lane j reads and writes column j alone
+    const int64_t K = int64_t(WARP) * M;
+    const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
+    marks_all[w][lane] = 0;
+    // The loop is uniform over the warp.
     for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {
-        const segs::Pack pack(offsets, count, K, pk, D, lane);
-        pack.runs([&](unsigned run, int64_t run_b, int64_t run_e) {
-            T carry = Op::identity();  // the open segment's part before the trip
-            trips.stream(
-                in, n, run_b, run_e, run >> lane & 1u, pack.b,
-                [&](int64_t c0, uint4 *stage, unsigned h, const uint4 (&raw)[VPT], int rb, int re,
-                    bool inner) {
-                    // Element k, masked (std::true_type) or not (false_type: the
-                    // inner trips, compiled without the compares).
-                    const auto element = [&](int k, auto masked) {
-                        T v[V];
-                        memcpy(v, &raw[k / V], 16);
-                        if constexpr (decltype(masked)::value)
-                            return k >= rb && k < re ? v[k % V] : Op::identity();
-                        else
-                            return v[k % V];
-                    };
-                    // The lane's part after its last start, then the warp's scan
-                    // of the parts (a lane with a start restarts it).
-                    const auto fold = [&](auto masked) {
-                        T acc = Op::identity();
-#pragma unroll
-                        for (int k = 0; k < ITEMS; ++k) {
-                            if (h >> k & 1u) acc = Op::identity();
-                            acc = op(acc, element(k, masked));
-                        }
-                        return acc;
-                    };
-                    const T part = inner ? fold(std::false_type{}) : fold(std::true_type{});
-                    const unsigned F = __ballot_sync(FULL_MASK, h != 0);
-                    T inc;
-                    const T before = segs::warp_before(part, carry, F, lane, op, inc);
-                    const T end = __shfl_sync(FULL_MASK, inc, WARP - 1);
-                    carry = F != 0 ? end : op(carry, end);
-                    // The walk: the scan of the lane's run, back into its slots.
-                    const auto walk = [&](auto masked) {
-                        T acc = before;
-#pragma unroll
-                        for (int u = 0; u < VPT; ++u) {
-                            T r[V];
-#pragma unroll
-                            for (int j = 0; j < V; ++j) {
-                                const int k = u * V + j;
-                                if (h >> k & 1u) acc = Op::identity();
-                                const T x = element(k, masked);
-                                r[j] = inclusive ? op(acc, x) : acc;
-                                acc = op(acc, x);
-                            }
-                            const int q = lane * VPT + u;
-                            memcpy(&stage[q + q / 8], r, 16);
-                        }
-                    };
-                    if (inner)
-                        walk(std::false_type{});
-                    else
-                        walk(std::true_type{});
-                    __syncwarp();
-                    // The stores, as the loads: vector l, l + 32, ... of the trip;
-                    // [rbt, ret) the run's part of the trip.
-                    const int rbt = int(run_b - c0 > 0 ? run_b - c0 : 0);
-                    const int ret = int(run_e - c0 < SUB ? run_e - c0 : SUB);
-#pragma unroll
-                    for (int u = 0; u < VPT; ++u) {
-                        const int q = u * WARP + lane, g = q * V;
-                        const uint4 r = stage[q + q / 8];
-                        if (g >= rbt && g + V <= ret) {
-                            *reinterpret_cast<uint4 *>(out + c0 + g) = r;
-                        } else if (g < ret && g + V > rbt) {
-                            T v[V];
-                            memcpy(v, &r, 16);
-#pragma unroll
-                            for (int j = 0; j < V; ++j)
-                                if (g + j >= rbt && g + j < ret) out[c0 + g + j] = v[j];
-                        }
-                    }
-                });
-        });
-        if (pack.deferred) D.push(pack.p, pack.e - pack.b);  // rare: after the pack
+        const int64_t s = pk * K;
+        const int last = int(count - s < K ? count - s : K);  // segments in the pack
+        const int64_t run_b = __ldg(offsets + s), run_e = __ldg(offsets + s + last);
+        const int64_t first = run_b / V * V;  // the run's first vector, as stream_marked counts
+        bool defer = false;
+        for (int m = 0; m < M; ++m) {  // uniform
+            const int j = m * WARP + lane;
+            const int64_t b = j <= last ? __ldg(offsets + s + j) : 0;
+            int64_t e = __shfl_down_sync(FULL_MASK, b, 1);  // the next segment's start
+            if (lane == WARP - 1) e = j + 1 <= last ? __ldg(offsets + s + j + 1) : 0;
+            defer |= j < last && D.defers(e - b);
+            starts[m][lane] = j < last ? int(b - first) : INT_MAX;
+        }
+        if (__any_sync(FULL_MASK, defer)) {
+            narrow_packs<Trips, T, Op>(trips, in, n, offsets, count, M, pk, inclusive, D, out);
+            continue;
+        }
+        if (run_e == run_b) continue;
+        int next = 0;  // the lane's first start not yet marked
+        scan_run<Trips, T, Op>(
+            trips, in, n, run_b, run_e,
+            [&](int64_t c0) {
+                const int base = int(c0 - first);
+                for (; next < M && starts[next][lane] < base + SUB; ++next) trips.mark(starts[next][lane] - base);
+            },
+            inclusive, out);
     }
 }
 
@@ -242,18 +343,23 @@ size_t scratch_bytes(int64_t n, int64_t count, const int64_t *offsets) {
     return segs::defer_bytes<Op>(defer_of<Shape>(n, count, offsets));
 }
 
-// A warp a pack of pack_segments(mean) segments, then the deferred ones.
+// A warp a pack of K segments (K: the power of two covering ELEMS / mean,
+// at most k_most; scan_wide_packs past 32), then the deferred ones.
 template <class Shape, class T, class Op>
 cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count, bool inclusive,
-                   T *out, void *scratch, cudaStream_t stream) {
+                   T *out, void *scratch, cudaStream_t stream, int64_t k_most = WARP * WIDE_M) {
     if (count == 0) return cudaSuccess;
-    const int64_t K = segs::pack_segments<Shape>(n / count);
+    const int64_t K = segs::pack_segments<Shape>(n / count, std::min<int64_t>(k_most, WARP * WIDE_M));
     const int64_t warps = Shape::BLOCK / WARP, packs = ceil_div<int64_t>(count, K);
     const int64_t grid = std::min<int64_t>(ceil_div<int64_t>(packs, warps), INT32_MAX);
     segs::Deferred D;
     GP_TRY(segs::defer_in(scratch, defer_of<Shape>(n, count, offsets), stream, D));
-    GP_LAUNCH((scan_packs<Shape, T, Op>), unsigned(grid), Shape::BLOCK, 0, stream, in, n, offsets,
-              count, int(K), inclusive, D, out);
+    if (K > WARP)
+        GP_LAUNCH((scan_wide_packs<Shape, T, Op>), unsigned(grid), Shape::BLOCK, 0, stream, in, n,
+                  offsets, count, int(K / WARP), inclusive, D, out);
+    else
+        GP_LAUNCH((scan_packs<Shape, T, Op>), unsigned(grid), Shape::BLOCK, 0, stream, in, n, offsets,
+                  count, int(K), inclusive, D, out);
     if (D.ctl == nullptr) return cudaSuccess;
     DeviceFacts d;
     GP_TRY(device_facts(d));

@@ -168,6 +168,8 @@ template <class T> T atomicSub(T *p, T v) { T old = *p; *p = old - v; return old
 template <class T> T atomicExch(T *p, T v) { T old = *p; *p = v; return old; }
 template <class T> T atomicMax(T *p, T v) { T old = *p; *p = old < v ? v : old; return old; }
 template <class T> T atomicMin(T *p, T v) { T old = *p; *p = v < old ? v : old; return old; }
+template <class T> T atomicOr(T *p, T v) { T old = *p; *p = old | v; return old; }
+template <class T> T atomicAnd(T *p, T v) { T old = *p; *p = old & v; return old; }
 template <class T> T atomicCAS(T *p, T cmp, T v) { T old = *p; if (old == cmp) *p = v; return old; }
 
 // Cache-hinted loads and stores are plain loads and stores here.
