@@ -169,14 +169,12 @@ void pack_candidate(Bench &b, const char *name, const Case &c, int64_t k_most = 
 void pack_candidates(Bench &b, const Case &c) {
     candidate<FlatTuning<float, float>>(b, "FlatTuning (the library's)", c);
     using segs::PackShape;
-    pack_candidate<segs::PackTuning>(b, "packs: PackTuning (the library's)", c);
-    pack_candidate<segs::PackTuning>(b, "packs: PackTuning, K <= 32 (no wide packs)", c, WARP);
-    pack_candidate<segs::PackTuning>(b, "packs: PackTuning, K <= 128", c, 4 * WARP);
-    pack_candidate<PackShape<128, 4, 1024, 8>>(b, "packs: 128 x 4, 1024 a pack (wide to 512), 8/SM", c);
-    pack_candidate<PackShape<128, 4, 4096, 8>>(b, "packs: 128 x 4, 4096 a pack, 8/SM", c);
-    pack_candidate<PackShape<128, 2, 2048, 8>>(b, "packs: 128 x 2, 8/SM", c);
-    pack_candidate<PackShape<256, 4, 2048, 4>>(b, "packs: 256 x 4, 4/SM", c);
-    pack_candidate<PackShape<128, 4, 2048, 6, 3>>(b, "packs: 128 x 4, 6/SM, 3 stages", c);
+    using scan::packs::ScanPackTuning;
+    pack_candidate<ScanPackTuning>(b, "packs: ScanPackTuning (the library's)", c);
+    pack_candidate<ScanPackTuning>(b, "packs: ScanPackTuning, K <= 32 (no wide packs)", c, WARP);
+    pack_candidate<segs::PackTuning>(b, "packs: PackTuning (the reduction's: 2048 a pack)", c);
+    pack_candidate<PackShape<128, 4, 512, 8>>(b, "packs: 128 x 4, 512 a pack, 8/SM", c);
+    pack_candidate<PackShape<128, 4, 1024, 6, 3>>(b, "packs: 128 x 4, 1024 a pack, 6/SM, 3 stages", c);
 }
 
 // The float64 scan of each problem ([starts[p], starts[p+1]) of the host
@@ -290,7 +288,7 @@ int main(int argc, char **argv) {
     if (rows_only) return 0;
     int64_t *d_off;
     const int64_t total = int64_t(1) << 26;
-    CHECK(cudaMalloc(&d_off, (total + 1) * 8));
+    CHECK(cudaMalloc(&d_off, (2 * total + 1) * 8));  // lengths of 0 ... 2 mean: up to 2 total segments at mean 1
     std::vector<int64_t> means{4, 64, 1024, 65536};
     if (packs) means = {1, 2, 4, 8, 16, 64, 256, 1024, 4096, 8192, 16384, 65536};
     for (int64_t mean : means) {

@@ -214,11 +214,11 @@ def test_segmented_multi_tile(backend, variant):
     check_segmented(variant, lengths[:13], "min", "float64", "float64", False, seed=9)
 
 
-# Segments of a mean length (n / count) of 8 ... 8192, input and output
+# Segments of a mean length (n / count) of 12 ... 8192, input and output
 # 16-byte aligned and of one element type: segmented_adaptive scans packs
 # of K neighbouring segments a warp (scan_packs; K: the power of two
-# covering 2048 / mean, at most 32), cutting out the deferred ones (longer
-# than 16x the mean and than 4096 elements), scanned apart in chunks of
+# covering 1024 / mean, at most 32), cutting out the deferred ones (longer
+# than 16x the mean and than 2048 elements), scanned apart in chunks of
 # 8192.  Long segments first, last, at pack edges (31, 32, 33) and back to
 # back (70, 71), of 2 to 9 chunks; a run of 40 empty segments (90 ... 129)
 # and packs of empty segments only; segments over many trips of a warp (512
@@ -226,15 +226,14 @@ def test_segmented_multi_tile(backend, variant):
 # the deferral length is below them).  n / count of all segments, and of
 # the window (segments 3 ... 397, its first element aligned; 0 and 399 left
 # out):
-#   mean 0:    lengths 10 ... 50, no long ones; 26, 27: K = 32 (2048 / 26
-#              = 79), a pack of empties only (96 ... 127);
-#   mean 20:   238, 192: K = 16 (8.6, 10.7), deferral length 4096 (16 x
-#              238 = 3808): 5000 and 16384 deferred too;
-#   mean 100:  393, 322: K = 8 (5.2, 6.4), deferral length 6288, 5152:
+#   mean 0:    lengths 10 ... 50, no long ones; 26, 27: K = 32 (1024 / 26
+#              = 39), a pack of empties only (96 ... 127);
+#   mean 20:   238, 192: K = 8 (4.3, 5.3), deferral length 3808, 3072:
+#              5000 and 16384 deferred too;
+#   mean 100:  393, 322: K = 4 (2.6, 3.2), deferral length 6288, 5152:
 #              5000 in its pack (10 trips), 16384 deferred (2 chunks);
-#   mean 1000: 2203, 1856: K = 1, 2 (0.93, 1.10), deferral length 35248,
-#              29696: 5000 and 16384 (32 trips) in their packs, the long
-#              ones of 9 chunks.
+#   mean 1000: 2203, 1856: K = 1, deferral length 35248, 29696: 5000 and
+#              16384 (32 trips) in their packs, the long ones of 9 chunks.
 def pack_lengths(mean, seed):
     lengths, long_at = pack_test_lengths(mean, seed, short=(10, 50))
     if mean:
@@ -244,7 +243,7 @@ def pack_lengths(mean, seed):
     # and defers the long ones, in the whole and in the window.
     for a, b in ((0, 400), (3, 398)):
         m = sum(lengths[a:b]) / (b - a)
-        assert 8 <= m <= 8192 and all(lengths[at] > max(16 * m, 4096) for at in long_at if a <= at < b)
+        assert 12 <= m <= 8192 and all(lengths[at] > max(16 * m, 2048) for at in long_at if a <= at < b)
     return lengths
 
 
@@ -261,35 +260,38 @@ def test_segments_packs(backend, variant, mean):
                             window=(3, len(lengths) - 2))  # inside a longer input
 
 
-# Segments so short (a mean below 64) that 32 of them do not fill a warp's
-# trip: segmented_adaptive scans wide packs of 32 x M segments a warp
-# (scan_wide_packs, K = 2048 / mean rounded up to a power of two, at most
-# 512), each lane marking the starts of M segments.  A wide pack that holds
-# a deferred segment (longer than 4096 here) is taken as M packs of 32.
-#   short 0 ... 6 (mean 3), 8 long ones (4097 ... 4101) first, last, at
-#   pack edges of 256 (255, 256, 511, 512) and back to back (1500, 1501),
-#   and 600 empty (2000 ... 2599: the pack 2048 ... 2303 holds nothing):
-#   n / count about 14, K = 256 (M = 8);
-#   short 0 ... 2 (mean 1), 4 long ones (0, 511, 512, 5999): about 3.7,
+# Segments so short (a mean n / count of 3 to 11 for float32: 32 of them
+# fill less than 3/4 of a warp's trip of 512) that segmented_adaptive scans
+# wide packs of 32 x M segments a warp (scan_wide_packs; K = 2048 / mean
+# rounded up to a power of two, at most 512), each lane marking the starts
+# of M segments.  A wide pack that holds a deferred segment (longer than
+# 2048 here) is taken as M packs of 32.  Float64 (a trip of 256) takes wide
+# packs below a mean of 6, narrow ones above.
+#   short 0 ... 10, 8 long ones (2049 ... 2053) first, last, at pack edges
+#   of 256 (255, 256, 511, 512) and back to back (1500, 1501), and 600
+#   empty (2000 ... 2599: the pack 2048 ... 2303 holds nothing): n / count
+#   9 (the window 8), K = 256 (M = 8); float64: packs of 32;
+#   short 0 ... 6, 4 long ones (0, 511, 512, 5999): 4 (the window 3),
 #   K = 512 (M = 16);
-#   short 0 ... 8, none long, 1000 segments (n <= 4096: nothing can be
-#   deferred): about 4, K = 512.
+#   short 0 ... 8, none long, 400 segments (n <= 2048: nothing can be
+#   deferred): 3, K = 512, one pack of 400 segments.
 def wide_lengths(short, count, long_at, seed):
     rng = np.random.default_rng(seed)
     lengths = [int(v) for v in rng.integers(0, short + 1, size=count)]
     for at in long_at:
-        lengths[at] = 4097 + at % 5
+        lengths[at] = 2049 + at % 5
     if count > 2600:
         lengths[2000:2600] = [0] * 600
     lengths[2] += -sum(lengths[:3]) % 4  # the window's first element 16-byte aligned
     for a, b in ((0, count), (3, count - 2)):
-        assert sum(lengths[a:b]) / (b - a) < 64
+        mean = sum(lengths[a:b]) // (b - a)
+        assert 3 <= mean and 4 * mean * 32 < 3 * 512
     return lengths
 
 
 @pytest.mark.parametrize("variant", names([v for v in SEGMENTED if v.auto_batched]))
-@pytest.mark.parametrize("short,count,long_at", [(6, 3000, (0, 255, 256, 511, 512, 1500, 1501, 2999)),
-                                                 (2, 6000, (0, 511, 512, 5999)), (8, 1000, ())],
+@pytest.mark.parametrize("short,count,long_at", [(10, 3000, (0, 255, 256, 511, 512, 1500, 1501, 2999)),
+                                                 (6, 6000, (0, 511, 512, 5999)), (8, 400, ())],
                          ids=["M8", "M16", "no-deferral"])
 def test_segments_wide_packs(backend, variant, short, count, long_at):
     lengths = wide_lengths(short, count, long_at, seed=count)

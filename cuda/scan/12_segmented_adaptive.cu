@@ -22,11 +22,12 @@
 //     scan once per row; else, and for segments, the flat look-back (step
 //     13), whose tiles make the work per block independent of the
 //     lengths;
-//   - segments of a mean length of 8 ... 8192 (aligned, an element that
-//     is its own accumulator): packs of neighbouring segments a warp,
-//     streamed as one run of memory (packs.cuh), with no look-back and a
-//     restart paid only in the trips where a segment starts; the long
-//     ones cut out and scanned apart in chunks.
+//   - segments of a mean length of 3 ... 8192 (aligned, an element that
+//     is its own accumulator): packs of neighbouring segments a warp (up
+//     to 512 of the shortest: wide packs), streamed as one run of memory
+//     (packs.cuh), with no look-back and a restart paid only in the trips
+//     where a segment starts; the long ones cut out and scanned apart in
+//     chunks.
 // The segment lengths live on the device, so the choice never reads them.
 // The bits depend on the layout only (each kernel is deterministic, and
 // the choice reads nothing but the shape and the strides).
@@ -100,15 +101,18 @@ namespace {
 //     against 40.1, 8 48.3 against 43.6, 16 67.8 against 49.1, 64 76.2
 //     against 52.7, 256 76.8 against 54.0, 1024 73.1 against 52.5, 4096
 //     72.6 against 54.7, 8192 67.4 against 57.1, 16384 58.5 against 59.9,
-//     65536 48.6 against 63.3.  So packs from PACK_MIN = 8 to PACK_MAX =
-//     8192, where the element is its own accumulator and the data 16-byte
-//     aligned.
+//     65536 48.6 against 63.3.  With wide packs of up to 512 segments
+//     (bench/results/tune-segscan-packs-nvidia-h200-2026-11-24.md run 2,
+//     the offsets counted): means 1, 2, 4, 8: 42.7, 50.8, 59.0, 62.5
+//     against 62.5, 54.6, 50.6, 49.5.  So packs from PACK_MIN = 3 to
+//     PACK_MAX = 8192, where the element is its own accumulator and the
+//     data 16-byte aligned.
 struct AdaptiveTuning {
     static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18, THREAD_N = 64;
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
     static constexpr int64_t ROW_N = int64_t(1) << 23;
     static constexpr int64_t AT_ONCE_N = int64_t(1) << 11;
-    static constexpr int64_t PACK_MAX = 8192;
+    static constexpr int64_t PACK_MIN = 3, PACK_MAX = 8192;
 };
 
 bool unit(int64_t s) { return s == 1 || s == -1; }
@@ -163,7 +167,7 @@ bool whole_tiles(const gp_scan_args &a) {
 template <class In, class Op>
 struct Packs {
     using Acc = typename Op::type;
-    using Shape = segs::PackTuning;
+    using Shape = scan::packs::ScanPackTuning;
     static cudaError_t flat(const gp_scan_args &a) {
         gp_scan_args x = a;
         return gp_scan_segmented_lookback(&x);
@@ -202,7 +206,7 @@ Route route_of(const gp_scan_args &a) {
     }
     if (lay.offsets != nullptr) {
         const int64_t mean = lay.problems > 0 ? lay.n / lay.problems : 0;
-        return mean <= T::PACK_MAX ? Route::Packs : Route::Flat;
+        return mean >= T::PACK_MIN && mean <= T::PACK_MAX ? Route::Packs : Route::Flat;
     }
     if (lay.contiguous_rows()) {
         if (lay.n >= T::AT_ONCE_N && whole_tiles(a)) return Route::AtOnce;

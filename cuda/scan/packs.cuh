@@ -178,7 +178,7 @@ scan_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offs
 // as M packs of 32 by scan_pack instead.  A run is at most 32 M deferral
 // lengths (a longer segment is deferred; with no deferral, n is within
 // one), so its starts fit 32-bit offsets from its first vector.
-constexpr int WIDE_M = 16;
+constexpr int WIDE_M = 16, WIDE_ELEMS = 2048;
 
 // Wide pack pk taken as M packs of 32 segments.  Not inlined: a second
 // copy of the trips' code in scan_wide_packs' loop would make it spill.
@@ -214,7 +214,8 @@ scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__
         const int64_t run_b = __ldg(offsets + s), run_e = __ldg(offsets + s + last);
         const int64_t first = run_b / V * V;  // the run's first vector, as stream_marked counts
         bool defer = false;
-        for (int m = 0; m < M; ++m) {  // uniform
+#pragma unroll 4
+        for (int m = 0; m < M; ++m) {  // uniform; unrolled so that the loads overlap
             const int j = m * WARP + lane;
             const int64_t b = j <= last ? __ldg(offsets + s + j) : 0;
             int64_t e = __shfl_down_sync(FULL_MASK, b, 1);  // the next segment's start
@@ -237,6 +238,22 @@ scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__
             inclusive, out);
     }
 }
+
+// The scan's packs: 128 threads, 4 vectors a lane a trip (512 float32 a
+// warp), packs of about 1024 elements (wide packs: WIDE_ELEMS), 8 blocks
+// an SM, two stages.  On an H200, inclusive float32 cumsum of 2^26
+// elements, % of the copy roof with the offsets counted (bench/results/
+// tune-segscan-packs-nvidia-h200-2026-11-24.md runs 1 and 2): packs of
+// about 1024 elements against 2048 at means 64 / 256 / 1024: 81.4 / 81.1 /
+// 77.5 against 78.2 / 77.4 / 73.3 (512: 70.0 / 70.5 / 80.8); within 0.5 at
+// 4096 to 65536.  Wide packs against packs of at most 32 segments, means
+// 1 / 2 / 4 / 8: 42.3 / 50.4 / 58.7 / 62.2 against 14.3 / 20.9 / 33.2 /
+// 54.4 (wide packs of 1024 elements: 58.7 at mean 8); at mean 16, where
+// 32 segments fill a trip, 66.4 against 72.2 - so wide packs only where 32
+// segments fill less than 3/4 of a trip (launch).  The flat look-back
+// reads means 1 and 2 at 62.1 and 54.4, faster: segmented_adaptive takes
+// packs from a mean of 3 on.
+using ScanPackTuning = segs::PackShape<128, 4, 1024, 8>;
 
 // The deferred segments, in chunks of Deferred::CHUNK elements: chunk k
 // (of ctl[1]) belongs to entry owner[k], the entry's chunks first ...
@@ -349,7 +366,13 @@ template <class Shape, class T, class Op>
 cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count, bool inclusive,
                    T *out, void *scratch, cudaStream_t stream, int64_t k_most = WARP * WIDE_M) {
     if (count == 0) return cudaSuccess;
-    const int64_t K = segs::pack_segments<Shape>(n / count, std::min<int64_t>(k_most, WARP * WIDE_M));
+    // Wide packs (of about WIDE_ELEMS elements) only where 32 segments
+    // fill less than 3/4 of a trip.
+    const int64_t mean = n / count;
+    const bool wide = k_most > WARP && 4 * mean * WARP < 3 * segs::PackGeometry<Shape, T>::SUB;
+    const int64_t K = wide ? pow2_between(ceil_div<int64_t>(WIDE_ELEMS, mean < 1 ? 1 : mean), WARP,
+                                          std::min<int64_t>(k_most, WARP * WIDE_M))
+                           : segs::pack_segments<Shape>(mean);
     const int64_t warps = Shape::BLOCK / WARP, packs = ceil_div<int64_t>(count, K);
     const int64_t grid = std::min<int64_t>(ceil_div<int64_t>(packs, warps), INT32_MAX);
     segs::Deferred D;
