@@ -1,7 +1,7 @@
 // packs_scan_emu.cu - the segmented scan by packs (cuda/scan/packs.cuh, the
-// adaptive scan's route for segments of a mean of 8 ... 8192; timed by
+// adaptive scan's route for segments of a mean of 3 ... 8192; timed by
 // bench/tune_segscan.cu packs) on the emulator (tests/test_packs_scan.py
-// builds and runs it): the library's PackTuning and two other shapes, inclusive and exclusive, float32 / int32 / int64 /
+// builds and runs it): the library's ScanPackTuning and three other shapes, wide packs included, inclusive and exclusive, float32 / int32 / int64 /
 // float64 sums and int32 max, on random segments of means 3 to 3000 with
 // runs of empty segments, one segment far longer than the others (deferred
 // to the chunk kernels but at mean 3000), segments that start and end
@@ -106,12 +106,16 @@ void shape(const char *name) {
     struct Case {
         int64_t mean, count, lead, tail, longest;
     };
-    // The longest segment is deferred (longer than 16x the mean and 4096)
-    // but at mean 3000; at mean 5 it spans 37 chunks (more than a warp's
-    // round of chunk totals).
+    // The longest segment is deferred (longer than 16x the mean and than
+    // two packs' worth of elements: 2048 or 4096) but at mean 3000; at mean
+    // 5 it spans 37 chunks (more than a warp's round of chunk totals).  The
+    // last two cases (n / count 3 and 6) take wide packs of 512 segments
+    // where 32 segments fill less than 3/4 of a trip (float32 at both,
+    // float64 at the first), one wide pack holding the deferred segment.
     for (const Case c :
          {Case{3, 700, 0, 0, 20123}, Case{40, 300, 5, 3, 21603}, Case{300, 90, 0, 7, 32003},
-          Case{3000, 12, 1, 0, 140003}, Case{5, 100, 2, 1, 300001}}) {
+          Case{3000, 12, 1, 0, 140003}, Case{5, 100, 2, 1, 300001}, Case{2, 3000, 0, 0, 5003},
+          Case{4, 2000, 3, 2, 4500}}) {
         int64_t n;
         const std::vector<int64_t> off =
             offsets_of(c.mean, c.count, c.lead, c.tail, c.longest, n, 17 + c.mean);
@@ -136,6 +140,7 @@ void shape(const char *name) {
 }
 
 int main() {
+    shape<gp::scan::packs::ScanPackTuning>("ScanPackTuning");
     shape<PackTuning>("PackTuning");
     shape<PackShape<128, 2, 1024, 8>>("128 x 2, packs of 1024");
     shape<PackShape<64, 4, 2048, 8, 3>>("64 x 4, 3 stages");
