@@ -184,6 +184,8 @@ void pack_shapes(Bench &b, Case &c) {
     packs<PackShape<256, 4, 2048, 5>>(b, c, "packs: 256 x 4, 5/SM");
     packs<PackShape<128, 4, 2048, 12>>(b, c, "packs: 128 x 4, 12/SM");
     packs<PackShape<256, 2, 2048, 6>>(b, c, "packs: 256 x 2, 6/SM");
+    packs<PackShape<128, 4, 1024, 8>>(b, c, "packs: 128 x 4, 1024 a pack, 8/SM");
+    packs<PackShape<128, 4, 512, 8>>(b, c, "packs: 128 x 4, 512 a pack, 8/SM");
     packs<PackShape<128, 4, 4096, 8>>(b, c, "packs: 128 x 4, 4096 a pack, 8/SM");
     packs<PackShape<128, 4, 8192, 8>>(b, c, "packs: 128 x 4, 8192 a pack, 8/SM");
     packs<PackShape<128, 8, 2048, 6>>(b, c, "packs: 128 x 8, 6/SM");
