@@ -97,18 +97,21 @@ struct Order {
     int per_sm;  // 0: a block a tile
     bool flip;
     int groups = 0;  // the batch in groups of groups x groups (NdTiled::grouped)
-    bool wide_index = false;  // tile_at's 64-bit divisions instead of tile_at_narrow's
+    bool wide_index = false;  // tile_at's 64-bit divisions instead of its 32-bit ones
 };
 
+// The plan in the order o, then with the divisors of tile_at's 32-bit path
+// (as the library's launchers do last), or without them (wide_index).
 inline TileArgs ordered(TileArgs t, Order o) {
-    if (o.wide_index) t.narrow = false;
-    if (o.groups > 0) return NdTiled<char>::narrowed(NdTiled<char>::grouped(t, o.groups));
+    if (o.groups > 0) t = NdTiled<char>::grouped(t, o.groups);
     if (o.flip)
         for (int i = 0, j = t.batch.rank - 1; i < j; ++i, --j) {
             std::swap(t.batch.dim[i], t.batch.dim[j]);
             std::swap(t.batch.in[i], t.batch.in[j]);
             std::swap(t.batch.out[i], t.batch.out[j]);
         }
+    t = NdTiled<char>::narrowed(t);
+    if (o.wide_index) t.narrow = false;
     return t;
 }
 

@@ -24,7 +24,7 @@
 //    and 2-byte tiles the batch in groups, grouped), so that the tiles in
 //    flight write neighbouring parts of the output, and a tile finds its
 //    coordinates by 32-bit divisions done as multiplications
-//    (tile_at_narrow).
+//    (tile_at with Div32 divisors).
 //  * Copy mode (A does not move: it is the output's fastest axis too): no
 //    tile is needed; every output row of A is a run of the input, and the
 //    block copies a few of them, their input offsets computed once.
@@ -43,6 +43,7 @@
 // Assumes: the problem of gp_transpose_args, at most ND_MAX_RANK axes;
 // blocks of NdTuning::BLOCK threads.
 #include <cstdlib>
+#include <utility>
 
 #include "nd.cuh"
 #include "tiled_wide.cuh"
@@ -69,6 +70,12 @@ struct Side {
 struct Batch {
     int rank;
     int64_t dim[ND_MAX_RANK], in[ND_MAX_RANK], out[ND_MAX_RANK];
+
+    void push(int64_t d, int64_t i, int64_t o) {  // a new fastest axis (rank < ND_MAX_RANK)
+        dim[rank] = d;
+        in[rank] = i;
+        out[rank++] = o;
+    }
 };
 
 // A divisor with its multiplier for division by multiplication (Granlund
@@ -103,51 +110,41 @@ struct TileArgs {
     Batch batch;
     int64_t blocks;  // a.tiles * b.tiles * batch size
     // Where every tile index and side position fits 32 bits (narrow), the
-    // divisors of tile_at_narrow: a.tiles, b.tiles, a.d1, b.d1, batch.dim[j].
+    // Div32 divisors of tile_at: a.tiles, b.tiles, a.d1, b.d1, batch.dim[j].
     bool narrow;
     Div32 ta, tb, a1, b1, dim[ND_MAX_RANK];
 };
 
-__device__ inline int64_t side_in(const Side &s, int64_t f) { return f % s.d1 * s.in1 + f / s.d1 * s.in2; }
-__device__ inline int64_t side_out(const Side &s, int64_t f) { return f % s.d1 * s.out1 + f / s.d1 * s.out2; }
-
-// Tile `id`: the input and output offsets of its first element (ib, ob)
-// and its extent along a and b (na, nb).
-__device__ inline void tile_at(const TileArgs &p, int64_t id, int64_t &ib, int64_t &ob, int &na, int &nb) {
-    int64_t rest = id;
-    const int64_t ta = rest % p.a.tiles;
-    rest /= p.a.tiles;
-    const int64_t tb = rest % p.b.tiles;
-    rest /= p.b.tiles;
-    const int64_t fa = ta * p.a.P, fb = tb * p.b.P;
-    ib = side_in(p.a, fa) + side_in(p.b, fb);
-    ob = side_out(p.a, fa) + side_out(p.b, fb);
-    for (int j = p.batch.rank - 1; j >= 0; --j) {
-        const int64_t c = rest % p.batch.dim[j];
-        rest /= p.batch.dim[j];
-        ib += c * p.batch.in[j];
-        ob += c * p.batch.out[j];
-    }
-    na = int(p.a.total - fa < p.a.P ? p.a.total - fa : p.a.P);
-    nb = int(p.b.total - fb < p.b.P ? p.b.total - fb : p.b.P);
+// n / d, and n % d into r: by the hardware's 64-bit division, or in 32
+// bits by multiplication (Div32).
+__device__ inline int64_t split(int64_t n, int64_t d, int64_t &r) {
+    const int64_t q = n / d;
+    r = n - q * d;
+    return q;
+}
+__device__ inline uint32_t split(uint32_t n, const Div32 &d, uint32_t &r) {
+    const uint32_t q = div32(n, d);
+    r = n - q * d.d;
+    return q;
 }
 
-// tile_at in 32-bit arithmetic, each division by multiplication (p.narrow).
-__device__ inline void tile_at_narrow(const TileArgs &p, uint32_t id, int64_t &ib, int64_t &ob, int &na, int &nb) {
-    uint32_t rest = id, q = div32(rest, p.ta);
-    const uint32_t fa = (rest - q * p.ta.d) * uint32_t(p.a.P);
-    rest = q;
-    q = div32(rest, p.tb);
-    const uint32_t fb = (rest - q * p.tb.d) * uint32_t(p.b.P);
-    rest = q;
-    const uint32_t ha = div32(fa, p.a1), hb = div32(fb, p.b1);
-    const uint32_t la = fa - ha * p.a1.d, lb = fb - hb * p.b1.d;
+// Tile `id`: the input and output offsets of its first element (ib, ob)
+// and its extent along a and b (na, nb).  I, D: int64_t indices and
+// divisors, or uint32_t indices and Div32 divisors (ta, tb, a1, b1, dim:
+// a.tiles, b.tiles, a.d1, b.d1, batch.dim[j]).
+template <class I, class D>
+__device__ inline void tile_at(const TileArgs &p, I id, const D &ta, const D &tb, const D &a1, const D &b1,
+                               const D *dim, int64_t &ib, int64_t &ob, int &na, int &nb) {
+    I fa, fb, la, lb, c;
+    I rest = split(id, ta, fa);
+    rest = split(rest, tb, fb);
+    fa *= I(p.a.P);
+    fb *= I(p.b.P);
+    const I ha = split(fa, a1, la), hb = split(fb, b1, lb);
     ib = la * p.a.in1 + ha * p.a.in2 + lb * p.b.in1 + hb * p.b.in2;
     ob = la * p.a.out1 + ha * p.a.out2 + lb * p.b.out1 + hb * p.b.out2;
     for (int j = p.batch.rank - 1; j >= 0; --j) {
-        q = div32(rest, p.dim[j]);
-        const uint32_t c = rest - q * p.dim[j].d;
-        rest = q;
+        rest = split(rest, dim[j], c);
         ib += c * p.batch.in[j];
         ob += c * p.batch.out[j];
     }
@@ -157,9 +154,9 @@ __device__ inline void tile_at_narrow(const TileArgs &p, uint32_t id, int64_t &i
 
 __device__ inline void tile_of(const TileArgs &p, int64_t id, int64_t &ib, int64_t &ob, int &na, int &nb) {
     if (p.narrow)
-        tile_at_narrow(p, uint32_t(id), ib, ob, na, nb);
+        tile_at(p, uint32_t(id), p.ta, p.tb, p.a1, p.b1, p.dim, ib, ob, na, nb);
     else
-        tile_at(p, id, ib, ob, na, nb);
+        tile_at(p, id, p.a.tiles, p.b.tiles, p.a.d1, p.b.d1, p.batch.dim, ib, ob, na, nb);
 }
 
 // The offsets of position i < TILE of a tile, relative to the tile's first
@@ -459,7 +456,7 @@ struct NdTiled {
             batch *= a.shape[k];
         }
         t.blocks = t.a.tiles * t.b.tiles * batch;
-        return narrowed(in_output_order(t));
+        return in_output_order(t);
     }
 
     // The tiles walked in the output's order.  Where both sides lie along
@@ -479,16 +476,12 @@ struct NdTiled {
         Batch &n = t.batch;
         const auto add = [&n](int64_t d, int64_t in, int64_t out) {
             if (d < 2) return;
-            int k = n.rank++;  // insert before the first axis of a smaller output stride
-            while (k > 0 && mag(n.out[k - 1]) < mag(out)) {
-                n.dim[k] = n.dim[k - 1];
-                n.in[k] = n.in[k - 1];
-                n.out[k] = n.out[k - 1];
-                --k;
+            n.push(d, in, out);  // then moved before the first axis of a smaller output stride
+            for (int k = n.rank - 1; k > 0 && mag(n.out[k - 1]) < mag(n.out[k]); --k) {
+                std::swap(n.dim[k], n.dim[k - 1]);
+                std::swap(n.in[k], n.in[k - 1]);
+                std::swap(n.out[k], n.out[k - 1]);
             }
-            n.dim[k] = d;
-            n.in[k] = in;
-            n.out[k] = out;
         };
         add(t.a.tiles, t.a.P * t.a.in1, t.a.P * t.a.out1);
         add(t.b.tiles, t.b.P * t.b.in1, t.b.P * t.b.out1);
@@ -498,9 +491,10 @@ struct NdTiled {
         return t;
     }
 
-    // t with the divisors of tile_at_narrow, where its indices fit 32 bits.
-    // A test hook: GPUPRIMS_TEST_WIDE_INDEX (set, not empty) sends every
-    // plan through tile_at's 64-bit path, which real problems take only
+    // t with the Div32 divisors of tile_at's 32-bit path, where its indices
+    // fit 32 bits (the launchers' last step).  A test hook:
+    // GPUPRIMS_TEST_WIDE_INDEX (set, not empty) sends every plan through
+    // tile_at's 64-bit path, which real problems take only
     // past 2^32 tiles or side positions.
     static TileArgs narrowed(TileArgs t) {
         constexpr int64_t LIMIT = int64_t(1) << 32;
@@ -536,7 +530,8 @@ struct NdTiled {
     }
 
     template <int V, int TILE>
-    static cudaError_t launch_tile(const gp_transpose_args &a, const TileArgs &t) {
+    static cudaError_t launch_tile(const gp_transpose_args &a, const TileArgs &plan) {
+        const TileArgs t = narrowed(plan);
         const int64_t grid = t.blocks < MAX_BLOCKS ? t.blocks : MAX_BLOCKS;
         GP_LAUNCH((transpose_nd_tiled<T, V, TILE, Tn::BLOCK>), unsigned(grid), Tn::BLOCK, 0, a.stream,
                   static_cast<const T *>(a.in), static_cast<T *>(a.out), t);
@@ -583,17 +578,12 @@ struct NdTiled {
         TileArgs r = t;
         Batch &n = r.batch;
         n.rank = 0;
-        auto put = [&n](int64_t d, int64_t in, int64_t out) {
-            n.dim[n.rank] = d;
-            n.in[n.rank] = in;
-            n.out[n.rank++] = out;
-        };
         for (int k = 0; k < b.rank; ++k)
-            if (k != X && k != Y) put(b.dim[k], b.in[k], b.out[k]);
-        put(b.dim[Y] / gy, b.in[Y] * gy, b.out[Y] * gy);
-        put(b.dim[X] / gx, b.in[X] * gx, b.out[X] * gx);
-        put(gy, b.in[Y], b.out[Y]);
-        put(gx, b.in[X], b.out[X]);
+            if (k != X && k != Y) n.push(b.dim[k], b.in[k], b.out[k]);
+        n.push(b.dim[Y] / gy, b.in[Y] * gy, b.out[Y] * gy);
+        n.push(b.dim[X] / gx, b.in[X] * gx, b.out[X] * gx);
+        n.push(gy, b.in[Y], b.out[Y]);
+        n.push(gx, b.in[X], b.out[X]);
         return r;
     }
 
