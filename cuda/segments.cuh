@@ -268,14 +268,12 @@ struct PackTrips {
     template <class Trip>
     __device__ void stream(const In *__restrict__ in, int64_t n, int64_t run_b, int64_t run_e,
                            bool starts, int64_t b, Trip trip) const {
-        stream_marked(in, n, run_b, run_e, own_start(starts, b), trip);
-    }
-
-    // stream's marking: the lane's own segment start (`starts`, at b).
-    __device__ auto own_start(bool starts, int64_t b) const {
-        return [this, starts, b](int64_t c0) {
-            if (starts && b >= c0 && b < c0 + SUB) mark(int(b - c0));
-        };
+        stream_marked(
+            in, n, run_b, run_e,
+            [&](int64_t c0) {
+                if (starts && b >= c0 && b < c0 + SUB) mark(int(b - c0));
+            },
+            trip);
     }
 
     // Marks the start at element o (0 ... SUB - 1) of the trip.  Several
