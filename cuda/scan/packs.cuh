@@ -2,9 +2,9 @@
 // adaptive step (12_segmented_adaptive.cu) for listed segments of a mean
 // length of PACK_MIN ... PACK_MAX on aligned data.
 //
-// A warp takes K neighbouring segments (segs::pack_segments: about 2048
-// elements a pack, up to 32 segments a pack, or 32 x WIDE_M in the wide
-// packs of the shortest segments) and streams their run of memory in trips
+// A warp takes K neighbouring segments (segs::pack_segments: about 1024
+// elements a pack, up to 32 segments; the wide packs of the shortest
+// segments: about 2048 elements, up to 32 x WIDE_M) and streams their run of memory in trips
 // of 32 x VPT 16-byte vectors (segs::Pack, segs::PackTrips in
 // cuda/segments.cuh, shared with the reduction's reduce_packs): each trip
 // lands in the warp's shared stage by cp.async, each segment's start
