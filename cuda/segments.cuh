@@ -38,7 +38,7 @@ struct Entry {
 struct Deferred {
     static constexpr int64_t CHUNK = 8192;  // elements a block of the second kernel reads
     int64_t long_len;
-    unsigned long long *ctl;  // [0]: entries, [1]: chunks (zeroed before the call)
+    unsigned long long *ctl;  // [0]: entries, [1]: chunks, [2]: the scan's listed wide packs (zeroed before the call)
     Entry *list;
     unsigned *ticket;  // per entry: chunks finished
     int64_t *owner;    // per chunk: its entry
@@ -80,7 +80,7 @@ inline DeferShape defer_shape(const int64_t *offsets, int64_t n, int64_t long_le
 template <class Op>
 size_t defer_bytes(const DeferShape &s) {
     if (s.entries == 0) return 0;
-    return align_up(2 * sizeof(unsigned long long)) + align_up(size_t(s.entries) * sizeof(Entry)) +
+    return align_up(3 * sizeof(unsigned long long)) + align_up(size_t(s.entries) * sizeof(Entry)) +
            align_up(size_t(s.entries) * sizeof(unsigned)) +
            align_up(size_t(s.chunks) * sizeof(int64_t)) +
            align_up(size_t(s.chunks) * sizeof(typename Op::type));
@@ -93,7 +93,7 @@ inline cudaError_t defer_in(void *scratch, const DeferShape &s, cudaStream_t str
     char *p = static_cast<char *>(scratch);
     D.long_len = s.long_len;
     D.ctl = reinterpret_cast<unsigned long long *>(p);
-    p += align_up(2 * sizeof(unsigned long long));
+    p += align_up(3 * sizeof(unsigned long long));
     D.list = reinterpret_cast<Entry *>(p);
     p += align_up(size_t(s.entries) * sizeof(Entry));
     D.ticket = reinterpret_cast<unsigned *>(p);
@@ -101,7 +101,7 @@ inline cudaError_t defer_in(void *scratch, const DeferShape &s, cudaStream_t str
     D.owner = reinterpret_cast<int64_t *>(p);
     p += align_up(size_t(s.chunks) * sizeof(int64_t));
     D.partial = p;
-    return cudaMemsetAsync(D.ctl, 0, 2 * sizeof(unsigned long long), stream);
+    return cudaMemsetAsync(D.ctl, 0, 3 * sizeof(unsigned long long), stream);
 }
 
 // ------------------------------------------------- packs of segments

@@ -469,7 +469,7 @@ lanes); `segmented_split` gives a very long one several blocks; `segmented_adapt
 length - segments of a mean of 64 to 4096 elements (on 16-byte aligned data) it reads in packs: a
 warp streams up to 32 neighbouring segments as one run of memory and marks where each starts, so no
 lane waits on a short segment (`reduce_packs`, cuda/reduce/segmented.cuh); the cumsum does the same for
-means of 3 to 8192 (`cuda/scan/packs.cuh`; below a mean of 12, up to 512 segments a warp). On the emulator, 40
+means of 2 to 8192 (`cuda/scan/packs.cuh`; below a mean of 12, up to 512 segments a warp). On the emulator, 40
 numbers in segments of 3, 0, 17 and 20 elements:"""),
         code('''x = np.arange(1, 41, dtype=np.float32)
 offsets = [0, 3, 3, 20, 40]

@@ -1,5 +1,5 @@
 // packs_scan_emu.cu - the segmented scan by packs (cuda/scan/packs.cuh, the
-// adaptive scan's route for segments of a mean of 3 ... 8192; timed by
+// adaptive scan's route for segments of a mean of 2 ... 8192; timed by
 // bench/tune_segscan.cu packs) on the emulator (tests/test_packs_scan.py
 // builds and runs it): the library's ScanPackTuning and three other shapes, wide packs included, inclusive and exclusive, float32 / int32 / int64 /
 // float64 sums and int32 max, on random segments of means 3 to 3000 with

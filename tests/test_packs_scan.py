@@ -1,5 +1,5 @@
 """The segmented scan by packs of segments (cuda/scan/packs.cuh, the route of
-the adaptive scan for segments of a mean of 3 ... 8192; bench/tune_segscan.cu
+the adaptive scan for segments of a mean of 2 ... 8192; bench/tune_segscan.cu
 times it) on the emulator: tests/packs_scan_emu.cu, built here with the host
 C++ compiler against emu/, checks four shapes (wide packs of up to 512
 segments a warp included), inclusive and exclusive,

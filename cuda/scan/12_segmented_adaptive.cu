@@ -22,7 +22,7 @@
 //     scan once per row; else, and for segments, the flat look-back (step
 //     13), whose tiles make the work per block independent of the
 //     lengths;
-//   - segments of a mean length of 3 ... 8192 (aligned, an element that
+//   - segments of a mean length of 2 ... 8192 (aligned, an element that
 //     is its own accumulator): packs of neighbouring segments a warp (up
 //     to 512 of the shortest: wide packs), streamed as one run of memory
 //     (packs.cuh), with no look-back and a restart paid only in the trips
@@ -102,9 +102,9 @@ namespace {
 //     against 52.7, 256 76.8 against 54.0, 1024 73.1 against 52.5, 4096
 //     72.6 against 54.7, 8192 67.4 against 57.1, 16384 58.5 against 59.9,
 //     65536 48.6 against 63.3.  With wide packs of up to 512 segments
-//     (bench/results/tune-segscan-packs-nvidia-h200-2026-11-24.md run 2,
-//     the offsets counted): means 1, 2, 4, 8: 42.7, 50.8, 59.0, 62.5
-//     against 62.5, 54.6, 50.6, 49.5.  So packs from PACK_MIN = 3 to
+//     (bench/results/tune-segscan-packs-nvidia-h200-2026-11-24.md run 4,
+//     the offsets counted): means 1, 2, 4, 8: 50.6, 65.0, 74.0, 80.2
+//     against 63.3, 55.3, 51.3, 50.2.  So packs from PACK_MIN = 2 to
 //     PACK_MAX = 8192, where the element is its own accumulator and the
 //     data 16-byte aligned.
 struct AdaptiveTuning {
@@ -112,7 +112,7 @@ struct AdaptiveTuning {
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;
     static constexpr int64_t ROW_N = int64_t(1) << 23;
     static constexpr int64_t AT_ONCE_N = int64_t(1) << 11;
-    static constexpr int64_t PACK_MIN = 3, PACK_MAX = 8192;
+    static constexpr int64_t PACK_MIN = 2, PACK_MAX = 8192;
 };
 
 bool unit(int64_t s) { return s == 1 || s == -1; }

@@ -174,27 +174,18 @@ scan_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offs
 // trip; the warp streams the pack's whole run [offsets[s], offsets[s +
 // 32 M]) as one.  An empty segment's start is marked too: it is the next
 // segment's, or the run's end, past which nothing is stored.  A pack with
-// a deferred segment (a ballot after the offsets are read; rare) is taken
-// as M packs of 32 by scan_pack instead.  A run is at most 32 M deferral
+// a deferred segment (a ballot after the offsets are read; rare) is
+// listed instead, and scan_listed_packs takes it as M packs of 32 after
+// this kernel.  A run is at most 32 M deferral
 // lengths (a longer segment is deferred; with no deferral, n is within
 // one), so its starts fit 32-bit offsets from its first vector.
 constexpr int WIDE_M = 16, WIDE_ELEMS = 2048;
 
-// Wide pack pk taken as M packs of 32 segments.  Not inlined: a second
-// copy of the trips' code in scan_wide_packs' loop would make it spill.
-template <class Trips, class T, class Op>
-__device__ __noinline__ void narrow_packs(const Trips &trips, const T *__restrict__ in, int64_t n,
-                                          const int64_t *__restrict__ offsets, int64_t count, int M,
-                                          int64_t pk, bool inclusive, const segs::Deferred &D,
-                                          T *__restrict__ out) {
-    for (int g = 0; g < M && (pk * M + g) * WARP < count; ++g)
-        scan_pack<Trips, T, Op>(trips, in, n, offsets, count, WARP, pk * M + g, inclusive, D, out);
-}
-
 template <class Shape, class T, class Op>
 __global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
 scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets,
-                int64_t count, int M, bool inclusive, segs::Deferred D, T *__restrict__ out) {
+                int64_t count, int M, bool inclusive, segs::Deferred D, int64_t *__restrict__ listed,
+                T *__restrict__ out) {
     using Trips = segs::PackTrips<Shape, T>;
     constexpr int V = Trips::V, SUB = Trips::SUB;
     constexpr int WARPS = Shape::BLOCK / WARP;
@@ -206,6 +197,7 @@ scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__
     int(*starts)[WARP] = starts_all[w];  // lane j reads and writes column j alone
     const int64_t K = int64_t(WARP) * M;
     const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
+    allow_dependent_launch();  // scan_listed_packs may be scheduled; it waits for this grid
     marks_all[w][lane] = 0;
     // The loop is uniform over the warp.
     for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {
@@ -223,8 +215,8 @@ scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__
             defer |= j < last && D.defers(e - b);
             starts[m][lane] = j < last ? int(b - first) : INT_MAX;
         }
-        if (__any_sync(FULL_MASK, defer)) {
-            narrow_packs<Trips, T, Op>(trips, in, n, offsets, count, M, pk, inclusive, D, out);
+        if (__any_sync(FULL_MASK, defer)) {  // rare: listed for scan_listed_packs
+            if (lane == 0) listed[atomicAdd(D.ctl + 2, 1ull)] = pk;
             continue;
         }
         if (run_e == run_b) continue;
@@ -239,20 +231,44 @@ scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__
     }
 }
 
+// The wide packs that hold a deferred segment (scan_wide_packs lists them:
+// D.ctl[2] of them), each as M packs of 32 segments, a warp a wide pack.
+// Apart from scan_wide_packs, whose loop a second copy of the trips' code
+// would slow by half (it spilled: 59.8 against 74.0% of the roof at mean 4
+// in bench/results/tune-segscan-packs-nvidia-h200-2026-11-24.md run 4).
+template <class Shape, class T, class Op>
+__global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
+scan_listed_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets,
+                  int64_t count, int M, bool inclusive, segs::Deferred D,
+                  const int64_t *__restrict__ listed, T *__restrict__ out) {
+    using Trips = segs::PackTrips<Shape, T>;
+    constexpr int WARPS = Shape::BLOCK / WARP;
+    __shared__ uint4 stage_all[WARPS][Shape::STAGES][segs::PackGeometry<Shape, T>::SLOTS];
+    __shared__ unsigned marks_all[WARPS][WARP];
+    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    const Trips trips{stage_all[w], marks_all[w], lane};
+    marks_all[w][lane] = 0;
+    grid_dependency_wait();  // scan_wide_packs' list is complete
+    const int64_t total = int64_t(D.ctl[2]), step = int64_t(gridDim.x) * WARPS;
+    for (int64_t i = int64_t(blockIdx.x) * WARPS + w; i < total; i += step) {  // uniform over the warp
+        const int64_t pk = listed[i];
+        for (int g = 0; g < M && (pk * M + g) * WARP < count; ++g)
+            scan_pack<Trips, T, Op>(trips, in, n, offsets, count, WARP, pk * M + g, inclusive, D, out);
+    }
+}
+
 // The scan's packs: 128 threads, 4 vectors a lane a trip (512 float32 a
 // warp), packs of about 1024 elements (wide packs: WIDE_ELEMS), 8 blocks
 // an SM, two stages.  On an H200, inclusive float32 cumsum of 2^26
 // elements, % of the copy roof with the offsets counted (bench/results/
-// tune-segscan-packs-nvidia-h200-2026-11-24.md runs 1 and 2): packs of
-// about 1024 elements against 2048 at means 64 / 256 / 1024: 81.4 / 81.1 /
-// 77.5 against 78.2 / 77.4 / 73.3 (512: 70.0 / 70.5 / 80.8); within 0.5 at
-// 4096 to 65536.  Wide packs against packs of at most 32 segments, means
-// 1 / 2 / 4 / 8: 42.3 / 50.4 / 58.7 / 62.2 against 14.3 / 20.9 / 33.2 /
-// 54.4 (wide packs of 1024 elements: 58.7 at mean 8); at mean 16, where
-// 32 segments fill a trip, 66.4 against 72.2 - so wide packs only where 32
-// segments fill less than 3/4 of a trip (launch).  The flat look-back
-// reads means 1 and 2 at 62.1 and 54.4, faster: segmented_adaptive takes
-// packs from a mean of 3 on.
+// tune-segscan-packs-nvidia-h200-2026-11-24.md): packs of about 1024
+// elements against 2048 at means 64 / 256 / 1024: 81.4 / 81.1 / 77.5
+// against 78.2 / 77.4 / 73.3 (512: 70.0 / 70.5 / 80.8; run 2); within 0.5
+// at 4096 to 65536.  Wide packs (as scan_wide_packs is now: run 4's
+// candidate without the fallback) against packs of at most 32 segments,
+// means 2 / 4 / 8: 65.0 / 74.0 / 80.2 against 21.2 / 33.8 / 55.4; at mean
+// 16, where 32 segments fill a trip, 64.3 against 72.1 (run 2) - so wide
+// packs only where 32 segments fill less than 3/4 of a trip (launch).
 using ScanPackTuning = segs::PackShape<128, 4, 1024, 8>;
 
 // The deferred segments, in chunks of Deferred::CHUNK elements: chunk k
@@ -354,10 +370,12 @@ segs::DeferShape defer_of(int64_t n, int64_t count, const int64_t *offsets) {
     return segs::defer_shape(offsets, n, segs::pack_long_length<Shape>(count > 0 ? n / count : 1));
 }
 
-// Scratch: the Deferred list.
+// Scratch: the Deferred list, then the list of wide packs that hold a
+// deferred segment (at most one a deferred segment).
 template <class Shape, class T, class Op>
 size_t scratch_bytes(int64_t n, int64_t count, const int64_t *offsets) {
-    return segs::defer_bytes<Op>(defer_of<Shape>(n, count, offsets));
+    const segs::DeferShape d = defer_of<Shape>(n, count, offsets);
+    return segs::defer_bytes<Op>(d) + align_up(size_t(d.entries) * sizeof(int64_t));
 }
 
 // A warp a pack of K segments (K: the power of two covering ELEMS / mean,
@@ -376,16 +394,22 @@ cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count
     const int64_t warps = Shape::BLOCK / WARP, packs = ceil_div<int64_t>(count, K);
     const int64_t grid = std::min<int64_t>(ceil_div<int64_t>(packs, warps), INT32_MAX);
     segs::Deferred D;
-    GP_TRY(segs::defer_in(scratch, defer_of<Shape>(n, count, offsets), stream, D));
+    const segs::DeferShape shape = defer_of<Shape>(n, count, offsets);
+    GP_TRY(segs::defer_in(scratch, shape, stream, D));
+    int64_t *listed = reinterpret_cast<int64_t *>(static_cast<char *>(scratch) + segs::defer_bytes<Op>(shape));
     if (K > WARP)
         GP_LAUNCH((scan_wide_packs<Shape, T, Op>), unsigned(grid), Shape::BLOCK, 0, stream, in, n,
-                  offsets, count, int(K / WARP), inclusive, D, out);
+                  offsets, count, int(K / WARP), inclusive, D, listed, out);
     else
         GP_LAUNCH((scan_packs<Shape, T, Op>), unsigned(grid), Shape::BLOCK, 0, stream, in, n, offsets,
                   count, int(K), inclusive, D, out);
     if (D.ctl == nullptr) return cudaSuccess;
     DeviceFacts d;
     GP_TRY(device_facts(d));
+    if (K > WARP)
+        GP_LAUNCH_EARLY(d.major >= 9, (scan_listed_packs<Shape, T, Op>),
+                        unsigned((d.sms >= 1 ? d.sms : 1) * Shape::MIN_BLOCKS), Shape::BLOCK, 0, stream, in, n,
+                        offsets, count, int(K / WARP), inclusive, D, static_cast<const int64_t *>(listed), out);
     const unsigned resident = unsigned((d.sms >= 1 ? d.sms : 1) * (2048 / CHUNK_BLOCK));
     GP_LAUNCH((chunk_totals<T, Op>), resident, CHUNK_BLOCK, 0, stream, in, offsets, D);
     GP_LAUNCH((chunk_prefixes<T, Op>), resident, CHUNK_BLOCK, 0, stream, D);
