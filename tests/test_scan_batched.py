@@ -260,7 +260,7 @@ def test_segments_packs(backend, variant, mean):
                             window=(3, len(lengths) - 2))  # inside a longer input
 
 
-# Segments so short (a mean n / count of 3 to 11 for float32: 32 of them
+# Segments so short (a mean n / count of 2 to 11 for float32: 32 of them
 # fill less than 3/4 of a warp's trip of 512) that segmented_adaptive scans
 # wide packs of 32 x M segments a warp (scan_wide_packs; K = 2048 / mean
 # rounded up to a power of two, at most 512), each lane marking the starts
@@ -285,7 +285,7 @@ def wide_lengths(short, count, long_at, seed):
     lengths[2] += -sum(lengths[:3]) % 4  # the window's first element 16-byte aligned
     for a, b in ((0, count), (3, count - 2)):
         mean = sum(lengths[a:b]) // (b - a)
-        assert 3 <= mean and 4 * mean * 32 < 3 * 512
+        assert 2 <= mean and 4 * mean * 32 < 3 * 512
     return lengths
 
 
