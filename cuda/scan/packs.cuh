@@ -40,6 +40,18 @@ GP_NAMESPACE_BEGIN
 namespace scan {
 namespace packs {
 
+// The calling warp's PackTrips: its stages and marks (cleared) in the
+// block's shared memory, for kernels of Shape::BLOCK threads.
+template <class Shape, class T>
+__device__ __forceinline__ segs::PackTrips<Shape, T> warp_trips() {
+    constexpr int WARPS = Shape::BLOCK / WARP;
+    __shared__ uint4 stage_all[WARPS][Shape::STAGES][segs::PackGeometry<Shape, T>::SLOTS];
+    __shared__ unsigned marks_all[WARPS][WARP];
+    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    marks_all[w][lane] = 0;
+    return {stage_all[w], marks_all[w], lane};
+}
+
 // The scan of one run [run_b, run_e) of a pack by its warp (every lane
 // calls it): the trips of trips.stream_marked, each start marked by
 // mark(c0) for the trip at c0, the scan stored into out.  T: the element
@@ -155,14 +167,10 @@ scan_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offs
            int K, bool inclusive, segs::Deferred D, T *__restrict__ out) {
     using Trips = segs::PackTrips<Shape, T>;
     constexpr int WARPS = Shape::BLOCK / WARP;
-    __shared__ uint4 stage_all[WARPS][Shape::STAGES][segs::PackGeometry<Shape, T>::SLOTS];
-    __shared__ unsigned marks_all[WARPS][WARP];
-    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
-    const Trips trips{stage_all[w], marks_all[w], lane};
+    const Trips trips = warp_trips<Shape, T>();
     const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
-    marks_all[w][lane] = 0;
     // The loop is uniform over the warp.
-    for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step)
+    for (int64_t pk = int64_t(blockIdx.x) * WARPS + threadIdx.x / WARP; pk < packs; pk += step)
         scan_pack<Trips, T, Op>(trips, in, n, offsets, count, K, pk, inclusive, D, out);
 }
 
@@ -189,16 +197,13 @@ scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__
     using Trips = segs::PackTrips<Shape, T>;
     constexpr int V = Trips::V, SUB = Trips::SUB;
     constexpr int WARPS = Shape::BLOCK / WARP;
-    __shared__ uint4 stage_all[WARPS][Shape::STAGES][segs::PackGeometry<Shape, T>::SLOTS];
-    __shared__ unsigned marks_all[WARPS][WARP];
     __shared__ int starts_all[WARPS][WIDE_M][WARP];  // [m][j]: segment s + 32 m + j's start
     const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
-    const Trips trips{stage_all[w], marks_all[w], lane};
+    const Trips trips = warp_trips<Shape, T>();
     int(*starts)[WARP] = starts_all[w];  // lane j reads and writes column j alone
     const int64_t K = int64_t(WARP) * M;
     const int64_t packs = ceil_div<int64_t>(count, K), step = int64_t(gridDim.x) * WARPS;
     allow_dependent_launch();  // scan_listed_packs may be scheduled; it waits for this grid
-    marks_all[w][lane] = 0;
     // The loop is uniform over the warp.
     for (int64_t pk = int64_t(blockIdx.x) * WARPS + w; pk < packs; pk += step) {
         const int64_t s = pk * K;
@@ -234,8 +239,8 @@ scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__
 // The wide packs that hold a deferred segment (scan_wide_packs lists them:
 // D.ctl[2] of them), each as M packs of 32 segments, a warp a wide pack.
 // Apart from scan_wide_packs, whose loop a second copy of the trips' code
-// would slow by half (it spilled: 59.8 against 74.0% of the roof at mean 4
-// in bench/results/tune-segscan-packs-nvidia-h200-2026-11-24.md run 4).
+// made spill and slowed by a fifth (59.8 against 74.0% of the roof at mean
+// 4 in bench/results/tune-segscan-packs-nvidia-h200-2026-11-24.md run 4).
 template <class Shape, class T, class Op>
 __global__ void __launch_bounds__(Shape::BLOCK, Shape::MIN_BLOCKS)
 scan_listed_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offsets,
@@ -243,14 +248,10 @@ scan_listed_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict
                   const int64_t *__restrict__ listed, T *__restrict__ out) {
     using Trips = segs::PackTrips<Shape, T>;
     constexpr int WARPS = Shape::BLOCK / WARP;
-    __shared__ uint4 stage_all[WARPS][Shape::STAGES][segs::PackGeometry<Shape, T>::SLOTS];
-    __shared__ unsigned marks_all[WARPS][WARP];
-    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
-    const Trips trips{stage_all[w], marks_all[w], lane};
-    marks_all[w][lane] = 0;
+    const Trips trips = warp_trips<Shape, T>();
     grid_dependency_wait();  // scan_wide_packs' list is complete
     const int64_t total = int64_t(D.ctl[2]), step = int64_t(gridDim.x) * WARPS;
-    for (int64_t i = int64_t(blockIdx.x) * WARPS + w; i < total; i += step) {  // uniform over the warp
+    for (int64_t i = int64_t(blockIdx.x) * WARPS + threadIdx.x / WARP; i < total; i += step) {  // uniform over the warp
         const int64_t pk = listed[i];
         for (int g = 0; g < M && (pk * M + g) * WARP < count; ++g)
             scan_pack<Trips, T, Op>(trips, in, n, offsets, count, WARP, pk * M + g, inclusive, D, out);
