@@ -38,7 +38,9 @@ struct Entry {
 struct Deferred {
     static constexpr int64_t CHUNK = 8192;  // elements a block of the second kernel reads
     int64_t long_len;
-    unsigned long long *ctl;  // [0]: entries, [1]: chunks, [2]: the scan's listed wide packs (zeroed before the call)
+    // [0]: entries, [1]: chunks, [2]: the scan's listed wide packs (zeroed
+    // before the call)
+    unsigned long long *ctl;
     Entry *list;
     unsigned *ticket;  // per entry: chunks finished
     int64_t *owner;    // per chunk: its entry
@@ -163,10 +165,9 @@ struct PackGeometry {
 // packs run 6): a warp's first trip of a pack waits for the offsets, then
 // for the data, so packs of one short segment spend most of their time
 // waiting.
-// (The scan's wide packs take up to `most` > 32 segments a warp.)
 template <class Shape = PackTuning>
-inline int64_t pack_segments(int64_t len, int64_t most = WARP) {
-    return pow2_between(ceil_div<int64_t>(Shape::ELEMS, len < 1 ? 1 : len), 1, most);
+inline int64_t pack_segments(int64_t len) {
+    return pow2_between(ceil_div<int64_t>(Shape::ELEMS, len < 1 ? 1 : len), 1, WARP);
 }
 
 // Segments of a pack longer than this are deferred: 16x the mean and two

@@ -4,11 +4,11 @@
 //
 // A warp takes K neighbouring segments (segs::pack_segments: about 1024
 // elements a pack, up to 32 segments; the wide packs of the shortest
-// segments: about 2048 elements, up to 32 x WIDE_M) and streams their run of memory in trips
-// of 32 x VPT 16-byte vectors (segs::Pack, segs::PackTrips in
-// cuda/segments.cuh, shared with the reduction's reduce_packs): each trip
-// lands in the warp's shared stage by cp.async, each segment's start
-// marked in the word of the lane that holds it.  Then
+// segments: about 2048 elements, up to 32 x WIDE_M) and streams their run
+// of memory in trips of 32 x VPT 16-byte vectors (segs::Pack,
+// segs::PackTrips in cuda/segments.cuh, shared with the reduction's
+// reduce_packs): each trip lands in the warp's shared stage by cp.async,
+// each segment's start marked in the word of the lane that holds it.  Then
 // each lane folds the part of its run after its last start, a segmented
 // warp scan of those parts (Sengupta et al.'s flagged operator) gives each
 // lane what comes before its first element, and a walk of the lane's run
@@ -184,9 +184,9 @@ scan_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__ offs
 // segment's, or the run's end, past which nothing is stored.  A pack with
 // a deferred segment (a ballot after the offsets are read; rare) is
 // listed instead, and scan_listed_packs takes it as M packs of 32 after
-// this kernel.  A run is at most 32 M deferral
-// lengths (a longer segment is deferred; with no deferral, n is within
-// one), so its starts fit 32-bit offsets from its first vector.
+// this kernel.  A run is at most 32 M deferral lengths (a longer segment
+// is deferred; with no deferral, n is within one), so its starts fit
+// 32-bit offsets from its first vector.
 constexpr int WIDE_M = 16, WIDE_ELEMS = 2048;
 
 template <class Shape, class T, class Op>
@@ -230,7 +230,8 @@ scan_wide_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict__
             trips, in, n, run_b, run_e,
             [&](int64_t c0) {
                 const int base = int(c0 - first);
-                for (; next < M && starts[next][lane] < base + SUB; ++next) trips.mark(starts[next][lane] - base);
+                for (; next < M && starts[next][lane] < base + SUB; ++next)
+                    trips.mark(starts[next][lane] - base);
             },
             inclusive, out);
     }
@@ -251,7 +252,8 @@ scan_listed_packs(const T *__restrict__ in, int64_t n, const int64_t *__restrict
     const Trips trips = warp_trips<Shape, T>();
     grid_dependency_wait();  // scan_wide_packs' list is complete
     const int64_t total = int64_t(D.ctl[2]), step = int64_t(gridDim.x) * WARPS;
-    for (int64_t i = int64_t(blockIdx.x) * WARPS + threadIdx.x / WARP; i < total; i += step) {  // uniform over the warp
+    // The loop is uniform over the warp.
+    for (int64_t i = int64_t(blockIdx.x) * WARPS + threadIdx.x / WARP; i < total; i += step) {
         const int64_t pk = listed[i];
         for (int g = 0; g < M && (pk * M + g) * WARP < count; ++g)
             scan_pack<Trips, T, Op>(trips, in, n, offsets, count, WARP, pk * M + g, inclusive, D, out);
@@ -397,7 +399,8 @@ cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count
     segs::Deferred D;
     const segs::DeferShape shape = defer_of<Shape>(n, count, offsets);
     GP_TRY(segs::defer_in(scratch, shape, stream, D));
-    int64_t *listed = reinterpret_cast<int64_t *>(static_cast<char *>(scratch) + segs::defer_bytes<Op>(shape));
+    int64_t *listed =
+        reinterpret_cast<int64_t *>(static_cast<char *>(scratch) + segs::defer_bytes<Op>(shape));
     if (K > WARP)
         GP_LAUNCH((scan_wide_packs<Shape, T, Op>), unsigned(grid), Shape::BLOCK, 0, stream, in, n,
                   offsets, count, int(K / WARP), inclusive, D, listed, out);
@@ -409,8 +412,9 @@ cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count
     GP_TRY(device_facts(d));
     if (K > WARP)
         GP_LAUNCH_EARLY(d.major >= 9, (scan_listed_packs<Shape, T, Op>),
-                        unsigned((d.sms >= 1 ? d.sms : 1) * Shape::MIN_BLOCKS), Shape::BLOCK, 0, stream, in, n,
-                        offsets, count, int(K / WARP), inclusive, D, static_cast<const int64_t *>(listed), out);
+                        unsigned((d.sms >= 1 ? d.sms : 1) * Shape::MIN_BLOCKS), Shape::BLOCK, 0, stream,
+                        in, n, offsets, count, int(K / WARP), inclusive, D,
+                        static_cast<const int64_t *>(listed), out);
     const unsigned resident = unsigned((d.sms >= 1 ? d.sms : 1) * (2048 / CHUNK_BLOCK));
     GP_LAUNCH((chunk_totals<T, Op>), resident, CHUNK_BLOCK, 0, stream, in, offsets, D);
     GP_LAUNCH((chunk_prefixes<T, Op>), resident, CHUNK_BLOCK, 0, stream, D);
