@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 import gpuprims
+from gpuprims._bench import import_peer
 from gpuprims._family import random_input
 
 from benchlib import begin, save_results, wall_ms
@@ -47,13 +48,6 @@ NARROW_SUMS = ["float32", "bool", "int8", "uint8", "int16", "uint16", "uint32", 
 NARROW_SIZES = [2**24, 2**28]
 WALL_BYTES = 2**30
 CALLS = 2000
-
-
-def optional(name):
-    try:
-        return __import__(name)
-    except Exception:  # not installed, or installed without a usable CUDA
-        return None
 
 
 def reduce_table(parts, data):
@@ -135,7 +129,7 @@ def wall_table(parts, data):
     of other data read before each, beside CuPy's same call followed by a
     synchronize."""
     from gpuprims._bench import FLUSH_L2_TIMES, _l2_bytes, copy_roof
-    cp = optional("cupy")
+    cp = import_peer("cupy")
     flush = gpuprims.to_device(np.ones(FLUSH_L2_TIMES * _l2_bytes(), np.uint8))  # see timed()
     lines = ["\n## Other dtypes, 1 GiB of input: wall clock per call (includes the call's host cost, "
              "~10-20 us)\n",
@@ -182,9 +176,7 @@ def per_call(fn, sync, calls=CALLS):
 
 
 def overhead_table(parts, data):
-    cp, torch = optional("cupy"), optional("torch")
-    if torch is not None and not torch.cuda.is_available():
-        torch = None
+    cp, torch = import_peer("cupy"), import_peer("torch")
     v = random_input(2**10, "float32", seed=4)
     m = random_input((32, 32), "float32", seed=5)
     dv, dm = gpuprims.to_device(v), gpuprims.to_device(m)

@@ -113,7 +113,7 @@ class PeerTimer:
         return ms
 
 
-def _import_peer(name):
+def import_peer(name):
     """The module `name` where it imports and can use the GPU, else None."""
     try:
         lib = __import__(name)
@@ -132,7 +132,7 @@ def transpose_peers(flush=True) -> dict:
     of the DeviceArray d (no copy: __cuda_array_interface__); the timers
     flush the L2 as `flush` says."""
     peers = {}
-    cp, torch = _import_peer("cupy"), _import_peer("torch")
+    cp, torch = import_peer("cupy"), import_peer("torch")
     if cp is not None:
         def make_cupy(d, axes):
             x = cp.asarray(d)
