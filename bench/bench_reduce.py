@@ -10,6 +10,7 @@ set) and prints the tables.
 
     python bench/bench_reduce.py          # everything (about 3 minutes)
     python bench/bench_reduce.py --axis   # the axis and segment tables only
+    python bench/bench_reduce.py --axis --segments   # the segment tables only
 """
 import math
 import statistics
@@ -20,7 +21,7 @@ import numpy as np
 
 import gpuprims
 from benchlib import begin, journey_tables, save_results, wall_ms
-from gpuprims import _core
+from gpuprims import _axes, _core
 from gpuprims._bench import FLUSH_L2_TIMES, copy_roof, random_input
 
 SIZES = [2**28, 2**24, 2**20]
@@ -159,7 +160,7 @@ HEAD = ["| variant | ms (median) | ms (min) | runs | GB/s | % roof | x CUB | che
         "|---|---:|---:|---:|---:|---:|---:|---|"]
 
 
-def axis_tables(parts, data):
+def axis_tables(parts, data, shapes=AXIS_SHAPES):
     """Every batched / segmented row on AXIS_SHAPES (both axes) and on the
     segment means, float32 sum: kernel time by events (_core.time, L2
     flushed, output poisoned), GB/s = (input + output [+ offsets]) bytes /
@@ -201,7 +202,7 @@ def axis_tables(parts, data):
                                  np.array([np.abs(x.astype(np.float64)).sum()]), x.size)))
     data["axis"]["one_d"] = {"variant": one.name, "median_ms": ms, "min_ms": mn, "runs": reps}
     del d
-    for shape in AXIS_SHAPES:
+    for shape in shapes:
         x = random_input(shape[0] * shape[1], "float32", seed=21).reshape(shape)
         d = gpuprims.to_device(x)
         for axis in (1, 0):
@@ -255,7 +256,10 @@ def axis_tables(parts, data):
         offsets = offsets[offsets <= SEGMENT_N]
         k = offsets.size - 1
         offs = gpuprims.to_device(offsets)
-        params = (SEGMENT_N, f32, f32, op, (k, SEGMENT_N, 1, 0, 1, 0, offs.ptr))
+        # checked as gpuprims.sum(x, segments=offsets) checks them: the layout
+        # carries the longest segment's length, as the library's
+        off, longest = _axes.take_segments(offsets, SEGMENT_N, "sum")
+        params = (SEGMENT_N, f32, f32, op, _axes.Segments(off, 1, k, longest).layout(SEGMENT_N, offs.ptr))
         out = gpuprims.DeviceArray((max(k, 1),), np.float32)
         ref = csum[offsets[1:]] - csum[offsets[:-1]]
         ab = cabs[offsets[1:]] - cabs[offsets[:-1]]
@@ -290,7 +294,7 @@ def axis_tables(parts, data):
 def main_axis():
     info, date, parts, data = begin("Reduction benchmark: axes and segments",
                                     "see the section's own method line")
-    axis_tables(parts, data)
+    axis_tables(parts, data, () if "--segments" in sys.argv[1:] else AXIS_SHAPES)
     return save_results("reduce-axis", info, date, parts, data)
 
 

@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 import gpuprims
-from gpuprims import _core
+from gpuprims import _axes, _core
 from gpuprims._bench import FLUSH_L2_TIMES, copy_roof
 
 from benchlib import begin, journey_tables, save_results
@@ -199,7 +199,10 @@ def batched_section(parts, data, dry=False, only=None, cases_only=None):
         if mean is not None:
             offsets = segment_offsets(total, mean, rng)
             d_offs = gpuprims.to_device(offsets)
-            layout = (offsets.size - 1, total, 1, 0, 1, 0, d_offs.ptr)
+            # checked as gpuprims.cumsum(x, segments=offsets) checks them: the
+            # layout carries the longest segment's length, as the library's
+            off, longest = _axes.take_segments(offsets, total, "cumsum")
+            layout = _axes.Segments(off, 1, off.size - 1, longest).layout(total, d_offs.ptr)
             extra = f", {offsets.size - 1} segments, offsets {offsets.nbytes / 2**20:.1f} MiB"
             nbytes += offsets.nbytes
             ref, bound = reference(x, None, offsets)

@@ -69,6 +69,7 @@ struct Bench {
 struct Case {
     gp_scan_args a;
     int64_t total, segments;
+    int64_t longest;  // the longest segment (what the library's callers pass as gp_batch.longest)
 };
 
 // Times run(a), then checks its result and a second run's bits.
@@ -154,14 +155,19 @@ void candidates(Bench &b, const Case &c) {
 // segs::PackShape<threads, vectors a lane a trip, elements a pack, blocks
 // an SM[, stages]>.
 template <class Shape>
-void pack_candidate(Bench &b, const char *name, const Case &c, int64_t k_most = WARP * scan::packs::WIDE_M) {
-    if (scan::packs::scratch_bytes<Shape, float, Op>(c.total, c.segments, c.a.batch.offsets) > b.scratch_bytes) {
+// longest: the bound on the segments' lengths the launch is given (0: none,
+// so the deferral's counters are zeroed and its kernels launched).
+template <class Shape>
+void pack_candidate(Bench &b, const char *name, const Case &c, int64_t longest = 0,
+                    int64_t k_most = WARP * scan::packs::WIDE_M) {
+    if (scan::packs::scratch_bytes<Shape, float, Op>(c.total, c.segments, c.a.batch.offsets, longest) >
+        b.scratch_bytes) {
         std::printf("| %-40s | scratch too small |\n", name);
         return;
     }
     row(b, name, c, [&](gp_scan_args x) {
         return scan::packs::launch<Shape, float, Op>(static_cast<const float *>(x.in), x.n, x.batch.offsets,
-                                                      c.segments, x.inclusive != 0, static_cast<float *>(x.out),
+                                                      c.segments, longest, x.inclusive != 0, static_cast<float *>(x.out),
                                                       b.scratch, 0, k_most);
     });
 }
@@ -171,7 +177,8 @@ void pack_candidates(Bench &b, const Case &c) {
     using segs::PackShape;
     using scan::packs::ScanPackTuning;
     pack_candidate<ScanPackTuning>(b, "packs: ScanPackTuning (the library's)", c);
-    pack_candidate<ScanPackTuning>(b, "packs: ScanPackTuning, K <= 32 (no wide packs)", c, WARP);
+    pack_candidate<ScanPackTuning>(b, "packs: ScanPackTuning, longest known", c, c.longest);
+    pack_candidate<ScanPackTuning>(b, "packs: ScanPackTuning, K <= 32 (no wide packs)", c, 0, WARP);
     pack_candidate<segs::PackTuning>(b, "packs: PackTuning (the reduction's: 2048 a pack)", c);
     pack_candidate<PackShape<128, 4, 512, 8>>(b, "packs: 128 x 4, 512 a pack, 8/SM", c);
     pack_candidate<PackShape<128, 4, 1024, 6, 3>>(b, "packs: 128 x 4, 1024 a pack, 6/SM, 3 stages", c);
@@ -296,6 +303,7 @@ int main(int argc, char **argv) {
         Case c{};
         c.segments = int64_t(off.size()) - 1;
         c.total = off.back();
+        for (size_t i = 0; i + 1 < off.size(); ++i) c.longest = std::max(c.longest, off[i + 1] - off[i]);
         CHECK(cudaMemcpy(d_off, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
         gp_scan_args &a = c.a;
         a.in = b.in, a.n = c.total, a.in_t = GP_FLOAT32, a.acc_t = GP_FLOAT32, a.op = GP_SUM, a.inclusive = 1;

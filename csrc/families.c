@@ -26,13 +26,15 @@ static int check_codes(int in_t, int out_t, int op)
 /* The parameters of the families that compute in a dtype: (n, in_t,
  * acc_t, op[, inclusive][, layout or None][, res_t]).  Without a layout the
  * n elements are one problem; a layout (outer, len, inner, s_outer, s_len,
- * s_inner, offsets address or 0) gives the problems of gp_batch, n being
- * then all the input's elements.  res_t: the dtype an array result is
+ * s_inner, offsets address or 0[, longest]) gives the problems of
+ * gp_batch, n being then all the input's elements (longest: gp_batch's
+ * bound on the segments' lengths, 0 or left out where not known).  res_t: the dtype an array result is
  * converted to from acc_t. */
 static int parse_typed(PyObject *params, int scan, gp_call *c)
 {
     long long n, outer, len, inner;
     unsigned long long offsets, carry = 0;
+    long long longest = 0;
     PyObject *layout = Py_None;
     int ok;
     c->res_t = -1;
@@ -59,10 +61,11 @@ static int parse_typed(PyObject *params, int scan, gp_call *c)
         PyErr_SetString(PyExc_TypeError, "a layout is a tuple");
         return -1;
     }
-    if (!PyArg_ParseTuple(layout, "LLLLLLK:layout", &outer, &len, &inner, &c->batch.s_outer,
-                          &c->batch.s_n, &c->batch.s_inner, &offsets))
+    if (!PyArg_ParseTuple(layout, "LLLLLLK|L:layout", &outer, &len, &inner, &c->batch.s_outer,
+                          &c->batch.s_n, &c->batch.s_inner, &offsets, &longest))
         return -1;
-    if (outer < 0 || len < 0 || inner < 0 || (offsets != 0 && (inner != 1 || len != n)) ||
+    if (outer < 0 || len < 0 || inner < 0 || longest < 0 || (longest != 0 && offsets == 0) ||
+        (offsets != 0 && (inner != 1 || len != n)) ||
         (offsets == 0 && (outer == 0 || inner == 0 ? 0 : len) * outer * inner != n)) {
         PyErr_Format(PyExc_ValueError, "bad layout: outer %lld, len %lld, inner %lld for %lld elements",
                      outer, len, inner, n);
@@ -72,13 +75,14 @@ static int parse_typed(PyObject *params, int scan, gp_call *c)
     c->batch.outer = outer;
     c->batch.inner = inner;
     c->batch.offsets = (const int64_t *)(uintptr_t)offsets;
+    c->batch.longest = longest;
     return 0;
 }
 
 /* The layout a launcher gets: the call's, or one problem of all n elements. */
 static gp_batch batch_of(const gp_call *c)
 {
-    gp_batch one = {1, 1, 0, 1, 0, NULL};
+    gp_batch one = {1, 1, 0, 1, 0, NULL, 0};
     return c->batched ? c->batch : one;
 }
 

@@ -73,12 +73,20 @@ typedef enum gp_where { GP_ON_DEVICE = 0, GP_ON_HOST = 1 } gp_where;
  * for k in that range (the caller guarantees offsets[0] == 0 and
  * offsets[outer] == n for a scan).
  *
+ * Segmented, optional: `longest` > 0 promises that no segment is longer
+ * (offsets[o+1] - offsets[o] <= longest for every o); 0 promises nothing.
+ * A caller that has the offsets on the host knows it from checking them;
+ * a launcher that sets long segments apart (cuda/segments.cuh, Deferred)
+ * then skips that work, its counters and its launches where none can be
+ * long.  Batched calls leave it 0.
+ *
  * A 1-D call is outer = inner = 1, s_n = 1, offsets = NULL: what the rows
  * without those flags are given. */
 typedef struct gp_batch {
     int64_t outer, inner;
     int64_t s_outer, s_n, s_inner;
     const int64_t *offsets;
+    int64_t longest;
 } gp_batch;
 
 /* Arguments of one reduction.  `in` holds n elements of in_t; `out` receives

@@ -68,13 +68,16 @@ inline int64_t long_length(int64_t mean, int64_t at_least) {
 
 // The deferral of segments longer than long_len among the n elements of
 // the input.  Its scratch: at most n / (long_len + 1) entries and n / CHUNK
-// + entries chunks.
+// + entries chunks.  None where no segment can be that long: fewer
+// elements in all, or the caller's bound on every segment (gp_batch's
+// longest, 0 where unknown) within it - then neither the counters' zeroing
+// nor the kernels after are enqueued.
 struct DeferShape {
     int64_t long_len, entries, chunks;
 };
 
-inline DeferShape defer_shape(const int64_t *offsets, int64_t n, int64_t long_len) {
-    if (offsets == nullptr || n <= long_len) return {0, 0, 0};  // nothing can be that long
+inline DeferShape defer_shape(const int64_t *offsets, int64_t n, int64_t long_len, int64_t longest) {
+    if (offsets == nullptr || n <= long_len || (longest > 0 && longest <= long_len)) return {0, 0, 0};
     const int64_t entries = n / (long_len + 1) + 1;
     return {long_len, entries, n / Deferred::CHUNK + entries};
 }

@@ -10,6 +10,7 @@
 // results must equal the host's; float sums lie within 4 (log2 len + 1)
 // eps sum|x| + eps |sum| of a long double scan of the segment.  Prints "all
 // ok" and exits 0, or says what differs.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +32,7 @@ static int bad = 0, runs = 0;
 
 template <class Shape, class T, class Op>
 void check(const char *what, const std::vector<T> &h, const std::vector<int64_t> &off,
-           bool inclusive) {
+           bool inclusive, int64_t longest) {
     const int64_t n = int64_t(h.size()), count = int64_t(off.size()) - 1;
     const auto room = [](size_t bytes) { return (bytes + 255) / 256 * 256 + 256; };
     T *in = static_cast<T *>(aligned_alloc(256, room(n * sizeof(T))));
@@ -41,10 +42,10 @@ void check(const char *what, const std::vector<T> &h, const std::vector<int64_t>
     T *got = static_cast<T *>(aligned_alloc(256, room(n * sizeof(T))));
     const T poison = T(77);
     for (int64_t i = 0; i < n; ++i) got[i] = poison;
-    const size_t bytes = packs_scan::scratch_bytes<Shape, T, Op>(n, count, d_off);
+    const size_t bytes = packs_scan::scratch_bytes<Shape, T, Op>(n, count, d_off, longest);
     void *scratch = aligned_alloc(256, room(bytes));
     const cudaError_t e =
-        packs_scan::launch<Shape, T, Op>(in, n, d_off, count, inclusive, got, scratch, 0);
+        packs_scan::launch<Shape, T, Op>(in, n, d_off, count, longest, inclusive, got, scratch, 0);
     ++runs;
     int64_t wrong = 0, first = -1;
     std::vector<bool> inside(n, false);
@@ -77,8 +78,8 @@ void check(const char *what, const std::vector<T> &h, const std::vector<int64_t>
         if (!inside[i] && !(got[i] == poison) && wrong++ == 0) first = i;
     if (e != cudaSuccess || wrong) {
         ++bad;
-        std::printf("%s (%s, %s): %s, %lld wrong, first at %lld\n", what, typeid(T).name(),
-                    inclusive ? "inclusive" : "exclusive",
+        std::printf("%s (%s, %s, longest %lld): %s, %lld wrong, first at %lld\n", what, typeid(T).name(),
+                    inclusive ? "inclusive" : "exclusive", (long long)longest,
                     e == cudaSuccess ? "launched" : "launch failed", (long long)wrong,
                     (long long)first);
     }
@@ -112,10 +113,15 @@ void shape(const char *name) {
     // last two cases (n / count 3 and 6) take wide packs of 512 segments
     // where 32 segments fill less than 3/4 of a trip (float32 at both,
     // float64 at the first), one wide pack holding the deferred segment.
+    // Each case runs without a bound on the lengths (gp_batch.longest 0)
+    // and with the true longest; in the last three nothing is long, so
+    // with the bound nothing is deferred (no counters, no chunk kernels)
+    // though n passes the deferral length.
     for (const Case c :
          {Case{3, 700, 0, 0, 20123}, Case{40, 300, 5, 3, 21603}, Case{300, 90, 0, 7, 32003},
           Case{3000, 12, 1, 0, 140003}, Case{5, 100, 2, 1, 300001}, Case{2, 3000, 0, 0, 5003},
-          Case{4, 2000, 3, 2, 4500}}) {
+          Case{4, 2000, 3, 2, 4500}, Case{3, 3000, 0, 0, 6}, Case{40, 300, 5, 3, 80},
+          Case{700, 50, 2, 1, 1400}}) {
         int64_t n;
         const std::vector<int64_t> off =
             offsets_of(c.mean, c.count, c.lead, c.tail, c.longest, n, 17 + c.mean);
@@ -129,13 +135,16 @@ void shape(const char *name) {
         std::vector<long long> i64(n);
         for (int64_t k = 0; k < n; ++k) f[k] = draw<float>(s), d[k] = draw<double>(s);
         for (int64_t k = 0; k < n; ++k) i32[k] = draw<int>(s), i64[k] = draw<long long>(s);
-        for (const bool inclusive : {true, false}) {
-            check<Shape, float, Sum<float>>(what, f, off, inclusive);
-            check<Shape, double, Sum<double>>(what, d, off, inclusive);
-            check<Shape, int, Sum<int>>(what, i32, off, inclusive);
-            check<Shape, long long, Sum<long long>>(what, i64, off, inclusive);
-            check<Shape, int, Max<int>>(what, i32, off, inclusive);
-        }
+        int64_t longest = 0;
+        for (size_t p = 0; p + 1 < off.size(); ++p) longest = std::max(longest, off[p + 1] - off[p]);
+        for (const int64_t bound : {int64_t(0), longest})
+            for (const bool inclusive : {true, false}) {
+                check<Shape, float, Sum<float>>(what, f, off, inclusive, bound);
+                check<Shape, double, Sum<double>>(what, d, off, inclusive, bound);
+                check<Shape, int, Sum<int>>(what, i32, off, inclusive, bound);
+                check<Shape, long long, Sum<long long>>(what, i64, off, inclusive, bound);
+                check<Shape, int, Max<int>>(what, i32, off, inclusive, bound);
+            }
     }
 }
 

@@ -328,6 +328,47 @@ def test_segments_of_each_row():
         assert np.allclose(c[:, a:b], np.cumsum(x[:, a:b], axis=1), rtol=1e-12, atol=1e-12)
 
 
+def test_segments_longest_bound():
+    """The checked segments carry the longest one's length (gp_batch.longest:
+    the core skips its deferral of long segments where none can be long),
+    per row where the segments split each row; calls with many short
+    segments (nothing deferred though n passes the deferral length) and
+    with one long one among them give NumPy's values, input unchanged; a
+    layout's bound must be >= 0 and only with offsets."""
+    from gpuprims import _axes, _core
+    plan = _axes.DtypePlan("sum", np.dtype("float32"), None, "sum")
+    segs = _axes.segment_offsets([0, 3, 3, 10, 40], (6, 40), -1, plan, "sum")
+    assert (segs.rows, segs.k, segs.longest) == (6, 4, 30) and segs.off[-1] == 240
+    assert segs.layout(240, 1234) == (24, 240, 1, 0, 1, 0, 1234, 30)
+    assert _axes.segment_offsets([0], (0,), None, plan, "sum").longest == 0
+    rng = np.random.default_rng(5)
+    for long in (0, 50_000):
+        lengths = rng.integers(0, 9, 20_000)
+        lengths[7_000] += long
+        off = np.concatenate([[0], np.cumsum(lengths)])
+        x = data(int(off[-1]), "float32", seed=3)
+        before = x.copy()
+        got = gpuprims.sum(x, segments=off)
+        want = np.array([x[a:b].astype(np.float64).sum() for a, b in zip(off[:-1], off[1:])])
+        bound = [8 * (b - a + 1) * np.finfo(np.float32).eps * np.abs(x[a:b]).astype(np.float64).sum()
+                 for a, b in zip(off[:-1], off[1:])]
+        assert np.all(np.abs(got - want) <= bound)
+        c = gpuprims.cumsum(x, segments=off)
+        for a, b in zip(off[6_990:7_010], off[6_991:7_011]):
+            assert_scanned(c[a:b], x[a:b], "sum")
+        assert np.array_equal(x, before)
+    v = next(r for r in gpuprims.variants("reduce") if r.auto_batched)
+    f, add = _core.dtypes().index("float32"), _core.ops().index("sum")
+    x = gpuprims.to_device(data(16, "float32"))
+    d = gpuprims.to_device(np.array([0, 8, 16], dtype=np.int64))
+    y = gpuprims.DeviceArray((2,), np.float32)
+    for lay in ((2, 16, 1, 0, 1, 0, d.ptr, -1), (2, 8, 1, 8, 1, 0, 0, 8)):
+        with pytest.raises(ValueError, match="bad layout"):
+            _core.call("reduce", v.index, x.ptr, y.ptr, (16, f, f, add, lay))
+    _core.call("reduce", v.index, x.ptr, y.ptr, (16, f, f, add, (2, 16, 1, 0, 1, 0, d.ptr, 8)))
+    assert np.allclose(y.get(), x.get().reshape(2, 8).sum(axis=1), rtol=1e-6)
+
+
 def test_bad_segments():
     x = data(10, "float32")
     with pytest.raises(ValueError, match="non-decreasing"):

@@ -11,5 +11,5 @@ from conftest import run_emulator_program
 
 def test_packs_scan_matches_the_host(tmp_path):
     out = run_emulator_program(tmp_path, "packs_scan_emu.cu")
-    assert out.rstrip().endswith("(280 checks)"), out[-3000:]
+    assert out.rstrip().endswith("(800 checks)"), out[-3000:]
     assert "all ok" in out

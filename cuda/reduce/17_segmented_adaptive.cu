@@ -148,7 +148,7 @@ struct Adaptive {
             p.chunks = split_chunks(P.count, P.len, Seg::MIN_CHUNK);
             long_len = segs::long_length(P.len, 4 * Deferred::CHUNK);
         }
-        p.defer = defer_shape(P, a.n, long_len);
+        p.defer = defer_shape(P, a, long_len);
         return p;
     }
     static size_t scratch(const gp_reduce_args &a, const Problems &P) {

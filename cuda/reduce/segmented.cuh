@@ -1118,8 +1118,8 @@ using segs::DeferShape;
 using segs::defer_bytes;
 using segs::defer_in;
 
-inline DeferShape defer_shape(const Problems &P, int64_t n, int64_t long_len) {
-    return segs::defer_shape(P.offsets, n, long_len);
+inline DeferShape defer_shape(const Problems &P, const gp_reduce_args &a, int64_t long_len) {
+    return segs::defer_shape(P.offsets, a.n, long_len, a.batch.longest);
 }
 
 template <class In, class Op>

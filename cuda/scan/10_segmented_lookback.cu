@@ -381,27 +381,31 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
         // found while the tile lands.
         unsigned long long heads = 0;
         if constexpr (SEGMENTS) {
-            unsigned char *hs = reinterpret_cast<unsigned char *>(head_s[warp]);
-            __syncwarp();  // every lane has read the last tile's heads
-            for (int i = lane; i < TILE / 16; i += WARP) head_s[warp][i] = uint4{0u, 0u, 0u, 0u};
-            __syncwarp();
+            // No offset in the tile (uniform; most tiles of long segments):
+            // no heads, nothing to mark.
+            if (hi > lo) {
+                unsigned char *hs = reinterpret_cast<unsigned char *>(head_s[warp]);
+                __syncwarp();  // every lane has read the last tile's heads
+                for (int i = lane; i < TILE / 16; i += WARP) head_s[warp][i] = uint4{0u, 0u, 0u, 0u};
+                __syncwarp();
 #pragma unroll
-            for (int i = 0; i < PRE; ++i)
-                if (pre[i] < total) hs[pre[i] - start] = 1;
+                for (int i = 0; i < PRE; ++i)
+                    if (pre[i] < total) hs[pre[i] - start] = 1;
 #pragma unroll 4
-            for (int64_t j = lo + lane + PRE * WARP; j < hi; j += WARP) {
-                const int64_t e = __ldg(offsets + j);
-                if (e < total) hs[e - start] = 1;
-            }
-            __syncwarp();
+                for (int64_t j = lo + lane + PRE * WARP; j < hi; j += WARP) {
+                    const int64_t e = __ldg(offsets + j);
+                    if (e < total) hs[e - start] = 1;
+                }
+                __syncwarp();
 #pragma unroll
-            for (int v = 0; v < VPT; ++v) {
-                unsigned w = 0;
-                memcpy(&w, hs + (v * WARP + lane) * VEC, VEC);
-                unsigned long long b = 0;
+                for (int v = 0; v < VPT; ++v) {
+                    unsigned w = 0;
+                    memcpy(&w, hs + (v * WARP + lane) * VEC, VEC);
+                    unsigned long long b = 0;
 #pragma unroll
-                for (int k = 0; k < VEC; ++k) b |= ((w >> (8 * k)) & 1ull) << k;
-                heads |= b << (v * VEC);
+                    for (int k = 0; k < VEC; ++k) b |= ((w >> (8 * k)) & 1ull) << k;
+                    heads |= b << (v * VEC);
+                }
             }
         } else {
             // r: the vector's first element's place in its row; the row's

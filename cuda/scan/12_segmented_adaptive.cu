@@ -180,7 +180,8 @@ struct Packs {
         size_t bytes = x.scratch_bytes;
         if constexpr (scan::packs::types_ok<In, Acc>())
             bytes = std::max(bytes, scan::packs::scratch_bytes<Shape, Acc, Op>(a.n, a.batch.outer,
-                                                                               a.batch.offsets));
+                                                                               a.batch.offsets,
+                                                                               a.batch.longest));
         return bytes;
     }
     static cudaError_t run(const gp_scan_args &a) {
@@ -188,7 +189,7 @@ struct Packs {
             if (scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out))
                 return scan::packs::launch<Shape, Acc, Op>(
                     static_cast<const Acc *>(a.in), a.n, a.batch.offsets, a.batch.outer,
-                    a.inclusive != 0, static_cast<Acc *>(a.out), a.scratch, a.stream);
+                    a.batch.longest, a.inclusive != 0, static_cast<Acc *>(a.out), a.scratch, a.stream);
         return flat(a);
     }
 };
@@ -225,7 +226,7 @@ struct RowByRow {
         gp_scan_args x = a;
         x.in = static_cast<const In *>(a.in) + r * a.n;
         x.out = static_cast<Acc *>(a.out) + r * a.n;
-        x.batch = gp_batch{1, 1, a.n, 1, 1, nullptr};
+        x.batch = gp_batch{1, 1, a.n, 1, 1, nullptr, 0};
         return x;
     }
     static size_t scratch(const gp_scan_args &a) {

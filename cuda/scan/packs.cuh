@@ -367,24 +367,25 @@ constexpr bool types_ok() {
     return std::is_same<In, Acc>::value && 16 % sizeof(Acc) == 0;
 }
 
-// The deferral for `count` segments over n elements.
+// The deferral for `count` segments over n elements, none longer than
+// `longest` (0: not known).
 template <class Shape>
-segs::DeferShape defer_of(int64_t n, int64_t count, const int64_t *offsets) {
-    return segs::defer_shape(offsets, n, segs::pack_long_length<Shape>(count > 0 ? n / count : 1));
+segs::DeferShape defer_of(int64_t n, int64_t count, const int64_t *offsets, int64_t longest) {
+    return segs::defer_shape(offsets, n, segs::pack_long_length<Shape>(count > 0 ? n / count : 1), longest);
 }
 
 // Scratch: the Deferred list, then the list of wide packs that hold a
 // deferred segment (at most one a deferred segment).
 template <class Shape, class T, class Op>
-size_t scratch_bytes(int64_t n, int64_t count, const int64_t *offsets) {
-    const segs::DeferShape d = defer_of<Shape>(n, count, offsets);
+size_t scratch_bytes(int64_t n, int64_t count, const int64_t *offsets, int64_t longest) {
+    const segs::DeferShape d = defer_of<Shape>(n, count, offsets, longest);
     return segs::defer_bytes<Op>(d) + align_up(size_t(d.entries) * sizeof(int64_t));
 }
 
 // A warp a pack of K segments (K: the power of two covering ELEMS / mean,
 // at most k_most; scan_wide_packs past 32), then the deferred ones.
 template <class Shape, class T, class Op>
-cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count, bool inclusive,
+cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count, int64_t longest, bool inclusive,
                    T *out, void *scratch, cudaStream_t stream, int64_t k_most = WARP * WIDE_M) {
     if (count == 0) return cudaSuccess;
     // Wide packs (of about WIDE_ELEMS elements) only where 32 segments
@@ -397,7 +398,7 @@ cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count
     const int64_t warps = Shape::BLOCK / WARP, packs = ceil_div<int64_t>(count, K);
     const int64_t grid = std::min<int64_t>(ceil_div<int64_t>(packs, warps), INT32_MAX);
     segs::Deferred D;
-    const segs::DeferShape shape = defer_of<Shape>(n, count, offsets);
+    const segs::DeferShape shape = defer_of<Shape>(n, count, offsets, longest);
     GP_TRY(segs::defer_in(scratch, shape, stream, D));
     int64_t *listed =
         reinterpret_cast<int64_t *>(static_cast<char *>(scratch) + segs::defer_bytes<Op>(shape));

@@ -10,11 +10,15 @@ Three things are decided here, once for both families:
   `outer x len x inner` problems read through the input's strides
   (gpuprims.h, gp_batch); several axes that are not one block are reduced
   one block after another;
-- the segments (`take_segments`): k+1 int64 boundaries, checked.
+- the segments (`take_segments`, `segment_offsets`): k+1 int64
+  boundaries, checked, and the longest segment's length, which the
+  checking finds anyway: the core skips its work for long segments where
+  none can be long (gpuprims.h, gp_batch.longest).
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -239,11 +243,11 @@ def blocks(axes: tuple) -> list:
     return [tuple(r) for r in runs]
 
 
-def take_segments(segments, n: int, who: str, cover: str = "") -> np.ndarray:
+def take_segments(segments, n: int, who: str, cover: str = "") -> tuple[np.ndarray, int]:
     """k+1 segment boundaries as a C-contiguous int64 NumPy array: integers,
     1-D, non-decreasing, within [0, n] (and from 0 to n where `cover` says
-    why they must cover the data).  ValueError saying which rule a bad one
-    breaks."""
+    why they must cover the data); and the longest segment's length.
+    ValueError saying which rule a bad one breaks."""
     if hasattr(segments, "__cuda_array_interface__") or isinstance(segments, DeviceArray):
         segments = to_device(segments).get()
     off = np.asarray(segments)
@@ -254,7 +258,8 @@ def take_segments(segments, n: int, who: str, cover: str = "") -> np.ndarray:
         raise ValueError(f"gpuprims.{who}: segments must be a 1-D array of k+1 boundaries, "
                          f"got shape {off.shape}")
     off = np.ascontiguousarray(off, dtype=np.int64)
-    if off.size > 1 and np.any(off[1:] < off[:-1]):
+    lengths = np.diff(off)
+    if lengths.size and lengths.min() < 0:
         raise ValueError(f"gpuprims.{who}: segment boundaries must be non-decreasing")
     if off[0] < 0 or off[-1] > n:
         raise ValueError(f"gpuprims.{who}: segment boundaries must lie in [0, {n}], "
@@ -262,15 +267,31 @@ def take_segments(segments, n: int, who: str, cover: str = "") -> np.ndarray:
     if cover and (off[0] != 0 or off[-1] != n):
         raise ValueError(f"gpuprims.{who}: {cover}: boundaries from 0 to {n}, "
                          f"got {int(off[0])} .. {int(off[-1])}")
-    return off
+    return off, int(lengths.max()) if lengths.size else 0
 
 
-def segment_offsets(segments, shape, axis, plan: DtypePlan, who: str, cover: str = ""):
+class Segments(NamedTuple):
+    """The segments of a call: `off` the k+1 boundaries over all the data
+    (int64), `rows` rows of `k` segments each, `longest` the longest
+    segment's length."""
+    off: np.ndarray
+    rows: int
+    k: int
+    longest: int
+
+    def layout(self, n: int, ptr: int) -> tuple:
+        """The core's layout for these segments of n elements, the offsets
+        at device address ptr (gpuprims.h, gp_batch: the longest length
+        is its bound on every segment)."""
+        return (self.off.size - 1, n, 1, 0, 1, 0, ptr, self.longest)
+
+
+def segment_offsets(segments, shape, axis, plan: DtypePlan, who: str, cover: str = "") -> Segments:
     """The segments of a reduce or a scan call - of the flattened data (axis
-    None) or of each row (the last axis) - as boundaries over all the data:
-    (offsets, rows, k), k segments a row.  Each row's segments must cover
-    the row (and all segments the data where `cover` says why).  ValueError
-    for another axis or bad boundaries, TypeError for complex data."""
+    None) or of each row (the last axis) - as boundaries over all the data
+    (Segments), k segments a row.  Each row's segments must cover the row
+    (and all segments the data where `cover` says why).  ValueError for
+    another axis or bad boundaries, TypeError for complex data."""
     ndim = len(shape)
     if axis is not None and normalize_axes(axis, ndim, who) != (ndim - 1,):
         raise ValueError(f"gpuprims.{who}: segments split the flattened data (axis=None) or each "
@@ -280,13 +301,13 @@ def segment_offsets(segments, shape, axis, plan: DtypePlan, who: str, cover: str
                         f"and .imag")
     row = shape[-1] if axis is not None else prod(shape)
     rows = prod(shape[:-1]) if axis is not None else 1
-    off = take_segments(segments, row, who,
-                        cover or ("segments of each row must cover the row" if rows > 1 else ""))
+    off, longest = take_segments(segments, row, who,
+                                 cover or ("segments of each row must cover the row" if rows > 1 else ""))
     k = off.size - 1
     if rows > 1:  # each row's segments (they cover the row), as segments of all the data
         off = np.append((off[None, :-1] + (np.arange(rows, dtype=np.int64) * row)[:, None]).ravel(),
                         np.int64(rows * row))
-    return off, rows, k
+    return Segments(off, rows, k, longest)
 
 
 def identity_error(op, who):

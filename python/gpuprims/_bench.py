@@ -391,7 +391,8 @@ class _LayoutCase(_Case):
         self.axis, self.offsets = None, None
         if segments is not None:
             cover = "" if reduces else "the segments of a scan must cover the data"
-            self.offsets = _axes.segment_offsets(segments, x.shape, axis, plan, who, cover)[0]
+            self.segments = _axes.segment_offsets(segments, x.shape, axis, plan, who, cover)
+            self.offsets = self.segments.off
             self.problems = self.offsets.size - 1
             self.out_shape_ = (self.problems,) if reduces else (self.n,)
             self.result_shape = ((x.shape[:-1] + (self.problems // max(_axes.prod(x.shape[:-1]), 1),))
@@ -441,7 +442,7 @@ class _LayoutCase(_Case):
         operand = take(self.device, "compare", _axes.DTYPES, strided=True)
         if self.offsets is not None:
             self._dev_off = to_device(self.offsets)
-            lay = (self.problems, self.n, 1, 0, 1, 0, self._dev_off.ptr)
+            lay = self.segments.layout(self.n, self._dev_off.ptr)
             operand = _axes.gathered(operand)
         else:
             lay = _axes.layout(operand, self.axis, self.axis + 1)

@@ -291,6 +291,7 @@ def _split_segments(family, v, x, y, params, k, off, progress, budget, scan) -> 
     rebased to it; a segment longer than the budget alone, as a 1-D call
     the pipeline chunks.  scan: an output per element (else per segment)."""
     off = np.asarray(off, dtype=np.int64)
+    longest = params[k][7] if len(params[k]) > 7 else 0  # a bound for every group too
     per = x.itemsize + (y.itemsize if scan else 0)
     cap = max(1, budget // per)  # data elements of a piece
     most = max(1, budget // (2 * (8 + (0 if scan else y.itemsize))))  # segments of a piece
@@ -311,7 +312,7 @@ def _split_segments(family, v, x, y, params, k, off, progress, budget, scan) -> 
         rebased = off[s:e + 1] - b
         dev = to_device(rebased)
         m = int(off[e]) - b
-        lay = (e - s, m, 1, 0, 1, 0, dev.ptr)
+        lay = (e - s, m, 1, 0, 1, 0, dev.ptr, longest)
         piece = (m,) + params[1:k] + (lay,) + params[k + 1:]
         _core.call(family, v.index, x[b:b + m], y[b:b + m] if scan else y[s:e], piece, bool(progress))
         del dev

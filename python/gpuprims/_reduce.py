@@ -137,14 +137,15 @@ def _segmented(x, operand, plan, code, op, axis, keepdims, out, segments, v, who
     shape = operand.shape
     if keepdims:
         raise ValueError(f"gpuprims.{who}: keepdims has no meaning with segments")
-    off, rows, k = _axes.segment_offsets(segments, shape, axis, plan, who)
+    segs = _axes.segment_offsets(segments, shape, axis, plan, who)
+    off, rows, k = segs.off, segs.rows, segs.k
     out_shape = (shape[:-1] + (k,)) if axis is not None else (k,)
     target = take_out(out, out_shape, plan.result, operand, x, who)
     kop = _axes.gathered(plan.kernel_operand(operand))
     in_code, acc_code, res_code = plan.codes(CODES)
     dev_off = to_device(off)
     bv = _axes.batched_variant("reduce", v)
-    params = (kop.size, in_code, acc_code, code, (rows * k, kop.size, 1, 0, 1, 0, dev_off.ptr), res_code)
+    params = (kop.size, in_code, acc_code, code, segs.layout(kop.size, dev_off.ptr), res_code)
     direct = target is not None and plan.direct
     dtype_out = plan.kernel_result
     result = invoke("reduce", bv, kop, (rows * k,), dtype_out, params,

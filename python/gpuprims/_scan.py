@@ -64,8 +64,8 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     ax = None if axis is None else (_axes.normalize_axes(axis, ndim, _who) or (None,))[0]  # 0-d: flattened
     out_shape = (_axes.prod(shape),) if ax is None else shape
     if segments is not None:
-        off = _axes.segment_offsets(segments, shape, ax, plan, _who,
-                                    "the segments of a scan must cover the data")[0]
+        segs = _axes.segment_offsets(segments, shape, ax, plan, _who,
+                                     "the segments of a scan must cover the data")
     target = take_out(out, out_shape, plan.result, operand, x, _who)
     in_code, acc_code, res_code = plan.codes(CODES)
     kop = plan.kernel_operand(operand)
@@ -75,8 +75,8 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     kout = _axes.kernel_out(target, kshape, dtype_out) if target is not None and plan.direct else None
     if segments is not None:
         kop = _axes.gathered(kop)
-        dev_off = to_device(off)
-        lay = (off.size - 1, kop.size, 1, 0, 1, 0, dev_off.ptr)
+        dev_off = to_device(segs.off)
+        lay = segs.layout(kop.size, dev_off.ptr)
         v = _axes.batched_variant("scan", v)
     elif ax is None and not parts and not (v.batched and not v.auto):
         lay = None  # the flattened data: the 1-D journey
@@ -101,7 +101,7 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
                  _carry_value(_carry_in, lay, plan, operand, _who))
         params += (carry.ptr,)
     result = invoke("scan", v, kop, kshape, dtype_out, params, out=kout, progress=progress,
-                    segments=off if segments is not None else None)
+                    segments=segs.off if segments is not None else None)
     return _axes.deliver(result, plan, out_shape, operand.on_device, target)
 
 
