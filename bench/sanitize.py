@@ -79,6 +79,9 @@ SEGMENT_LENGTHS = [0, 1, 31, 32, 33, 1025, 0, 9000, 2, 0, 4097, 5]
 # Short segments (the scan's wide packs), one of them deferred.
 SHORT_SEGMENT_LENGTHS = [int(v) for v in np.random.default_rng(3).integers(0, 7, 3000)]
 SHORT_SEGMENT_LENGTHS[700] = 5000
+# The same with nothing long, called with its bound on the lengths (gp_batch's
+# longest, as the library's calls pass it): nothing deferred.
+SHORT_ONLY_LENGTHS = SHORT_SEGMENT_LENGTHS[:700] + SHORT_SEGMENT_LENGTHS[701:]
 
 
 def batched_scans():
@@ -104,13 +107,14 @@ def batched_scans():
                     r = x[:, ::-1, :]  # element (0, 0, 0) at x[0, n-1, 0]: s_n = -inner
                     cases.append((x, (n - 1) * i, (o, n, i, n * i, -i, 1, 0),
                                   np.cumsum(r, axis=1).ravel()))
-            for lengths in (SEGMENT_LENGTHS, SHORT_SEGMENT_LENGTHS) if v.segmented else ():
+            for lengths, longest in ((SEGMENT_LENGTHS, 0), (SHORT_SEGMENT_LENGTHS, 0),
+                                     (SHORT_ONLY_LENGTHS, max(SHORT_ONLY_LENGTHS))) if v.segmented else ():
                 offs = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
                 x = (rng.integers(-1000, 1000, offs[-1]) if dtype == "int64" else rng.random(offs[-1]) - 0.5
                      ).astype(dtype)
                 want = np.concatenate([np.cumsum(x[a:b]) for a, b in zip(offs[:-1], offs[1:])])
                 keep.append(gpuprims.to_device(offs))  # alive while the cases run
-                cases.append((x, 0, (len(lengths), x.size, 1, 0, 1, 0, keep[-1].ptr), want))
+                cases.append((x, 0, (len(lengths), x.size, 1, 0, 1, 0, keep[-1].ptr, longest), want))
             for x, first, layout, want in cases:
                 d = gpuprims.to_device(x)
                 out = gpuprims.to_device(np.full(x.size, -1, dtype))

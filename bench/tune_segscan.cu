@@ -153,10 +153,9 @@ void candidates(Bench &b, const Case &c) {
 
 // The scan by packs of segments (cuda/scan/packs.cuh) with a shape:
 // segs::PackShape<threads, vectors a lane a trip, elements a pack, blocks
-// an SM[, stages]>.
-template <class Shape>
-// longest: the bound on the segments' lengths the launch is given (0: none,
-// so the deferral's counters are zeroed and its kernels launched).
+// an SM[, stages]>.  longest: the bound on the segments' lengths the launch
+// is given (0: none, so the deferral's counters are zeroed and its kernels
+// launched).
 template <class Shape>
 void pack_candidate(Bench &b, const char *name, const Case &c, int64_t longest = 0,
                     int64_t k_most = WARP * scan::packs::WIDE_M) {

@@ -321,12 +321,20 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
     W ring(in, total, vector_ok, next_tile, tiles, lane, warp, barriers, t);
     Probe probe;
     ring.start(warp);
-    // The place of the last head in tile tt, -1 where it holds none:
-    // segments, found before the scan (flat_prologue); rows of n, the last
-    // multiple of n in the tile.
-    const auto last_head = [&](unsigned tt) -> int {
+    // Segments: the offsets of tile t[0] are [lo, hi), of t[1] [lo2, hi2);
+    // pre[]: t[0]'s first PRE x 32 of them (those below hi) - each fetched
+    // while the warp still works on the tile before.
+    constexpr int PRE = 2;
+    int64_t lo = 0, hi = 0, lo2 = 0, hi2 = 0, pre[SEGMENTS ? PRE : 1];
+    // The place of the last head in tile tt = t[q], -1 where it holds none:
+    // segments, found before the scan (flat_prologue), read only where the
+    // tile holds an offset (t[0] and t[1]: their bounds are at hand; most
+    // tiles of long segments hold none); rows of n, the last multiple of n
+    // in the tile.
+    const auto last_head = [&](unsigned tt, int q) -> int {
         const int64_t first = int64_t(tt) * TILE;
         if constexpr (SEGMENTS) {
+            if (q < 2 && (q == 0 ? hi == lo : hi2 == lo2)) return -1;
             return __ldg(last + tt);
         } else {
             const int64_t end = (first + TILE < total ? first + TILE : total) - 1;
@@ -346,7 +354,7 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             for (int q = 0; q < W::STAGES; ++q) {
                 if ((ring.published >> q) & 1u) continue;
                 if (t[q] >= tiles || !ring.landed(q)) break;
-                const int h = last_head(t[q]);
+                const int h = last_head(t[q], q);
                 const unsigned char *stage = ring.mine + ring.stage_of(q) * W::SB;
                 const Acc sum = h <= 0 ? W::R::total(stage, t[q], total, op, lane)
                                        : W::R::template total<Op, true>(stage, t[q], total, op, lane,
@@ -356,11 +364,6 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
             }
         }
     };
-    // Segments: the offsets of tile t[0] are [lo, hi), of t[1] [lo2, hi2);
-    // pre[]: t[0]'s first PRE x 32 of them (those below hi) - each fetched
-    // while the warp still works on the tile before.
-    constexpr int PRE = 2;
-    int64_t lo = 0, hi = 0, lo2 = 0, hi2 = 0, pre[SEGMENTS ? PRE : 1];
     const auto prefetch = [&]() {
         if constexpr (SEGMENTS) {
             if (t[1] < tiles) lo2 = __ldg(bounds + t[1]), hi2 = __ldg(bounds + t[1] + 1);
