@@ -313,6 +313,10 @@ int main(int argc, char **argv) {
     // (rows_lookback.cuh) in several shapes <warps, rows a lane, stages,
     // blocks an SM, bulk copies, evict-first stores>.
     const bool rows_only = argc > 1 && std::strcmp(argv[1], "rows") == 0;
+    // `tune_colscan across`: rows of 64 floats ((2^20, 64) along axis 0 and
+    // (64, 4096, 64) along axis 1), tiles as wide as the row (16 vectors
+    // across) against the library's 8.
+    const bool across = argc > 1 && std::strcmp(argv[1], "across") == 0;
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
@@ -344,6 +348,7 @@ int main(int argc, char **argv) {
     };
     for (const Case &c : cases) {
         if ((quad_only || rows_only) && c.inner != 4) continue;
+        if (across && c.inner != 64) continue;
         std::printf("\n### %s\n\n| kernel | ms | GB/s | %% roof | check |\n|---|---:|---:|---:|---|\n", c.what);
         row(b, "strided (any layout)", c.outer, c.n, c.inner, [](const gp_scan_args &a) { return Strided<In, Op>::run(a); },
             [](const gp_scan_args &a) { return Strided<In, Op>::scratch(a); });
@@ -366,6 +371,14 @@ int main(int argc, char **argv) {
             rows_row<LookbackShape<2, 15, 2, 6, true, true, true, true>>(b, "rows 2x15 s2 b6", c.n);
             rows_row<RowTiling, NoLookBack>(b, "rows: library, no look-back (time only)", c.n);
             one_d_row(b, c.n, c.inner);
+            continue;
+        }
+        if (across) {
+            tiles<ColumnTileShape<256, 8, 16, 4>>(b, "tiles <256, 8, 16, 4, async>", c.outer, c.n, c.inner);
+            tiles<ColumnTileShape<256, 8, 16, 3>>(b, "tiles <256, 8, 16, 3, async>", c.outer, c.n, c.inner);
+            tiles<ColumnTileShape<128, 16, 16, 4>>(b, "tiles <128, 16, 16, 4, async>", c.outer, c.n, c.inner);
+            tiles<ColumnTileShape<256, 4, 16, 6>>(b, "tiles <256, 4, 16, 6, async>", c.outer, c.n, c.inner);
+            tiles<ColumnTileShape<128, 8, 16, 8>>(b, "tiles <128, 8, 16, 8, async>", c.outer, c.n, c.inner);
             continue;
         }
         if (quad_only) {
