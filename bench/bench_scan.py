@@ -40,7 +40,7 @@ import numpy as np
 
 import gpuprims
 from gpuprims import _axes, _core
-from gpuprims._bench import FLUSH_L2_TIMES, copy_roof
+from gpuprims._bench import FLUSH_L2_TIMES, PeerTimer, copy_roof, import_peer
 
 from benchlib import begin, journey_tables, save_results
 
@@ -137,28 +137,27 @@ class Timer:
 
 
 def cupy_cumsum_ms(x, axis, flush):
-    """Median ms of cupy.cumsum(x, axis) with CUDA events (the L2 flushed
-    before each run), or (None, why) where CuPy is missing or fails."""
+    """Median ms of cupy.cumsum(x, axis) with CUDA events (gpuprims._bench's
+    PeerTimer: the L2 flushed before each run where flush > 0), or (None,
+    why) where CuPy is missing or fails."""
+    cupy = import_peer("cupy")
+    if cupy is None:
+        return None, "no CuPy (or no GPU for it)"
+
+    def timed():  # CuPy's arrays die with this frame, before the pool is emptied
+        d, last = cupy.asarray(x), {}
+
+        def run():
+            last["y"] = cupy.cumsum(d, axis=axis)
+
+        times = PeerTimer(cupy, int(_core.device_info()["l2_cache_bytes"]), flush=flush > 0)(run, REPEAT, WARMUP)
+        y = last["y"]
+        return times, np.allclose(cupy.asnumpy(y[-1] if y.ndim else y),
+                                  np.cumsum(x.astype(np.float64), axis=axis)[-1],
+                                  rtol=1e-3, atol=1e-2 * np.sqrt(x.shape[axis]))
+
     try:
-        import cupy
-    except Exception as e:  # noqa: BLE001 - any import failure means no CuPy
-        return None, f"no CuPy ({type(e).__name__})"
-    try:
-        d = cupy.asarray(x)
-        junk = cupy.empty(max(flush // 4, 1), cupy.float32)
-        times = []
-        for r in range(WARMUP + REPEAT):
-            junk.fill(r)
-            start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record()
-            y = cupy.cumsum(d, axis=axis)
-            stop.record()
-            stop.synchronize()
-            if r >= WARMUP:
-                times.append(cupy.cuda.get_elapsed_time(start, stop))
-        ok = np.allclose(cupy.asnumpy(y[-1] if y.ndim else y), np.cumsum(x.astype(np.float64), axis=axis)[-1],
-                         rtol=1e-3, atol=1e-2 * np.sqrt(x.shape[axis]))
-        del d, y, junk
+        times, ok = timed()
         cupy.get_default_memory_pool().free_all_blocks()
         return float(np.median(times)), "" if ok else "CuPy's result differs"
     except Exception as e:  # noqa: BLE001 - report, do not stop the benchmark
