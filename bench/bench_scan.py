@@ -150,7 +150,8 @@ def cupy_cumsum_ms(x, axis, flush):
         def run():
             last["y"] = cupy.cumsum(d, axis=axis)
 
-        times = PeerTimer(cupy, int(_core.device_info()["l2_cache_bytes"]), flush=flush > 0)(run, REPEAT, WARMUP)
+        timer = PeerTimer(cupy, int(_core.device_info()["l2_cache_bytes"]), flush=flush > 0)
+        times = timer(run, REPEAT, WARMUP)
         y = last["y"]
         return times, np.allclose(cupy.asnumpy(y[-1] if y.ndim else y),
                                   np.cumsum(x.astype(np.float64), axis=axis)[-1],

@@ -167,8 +167,8 @@ void pack_candidate(Bench &b, const char *name, const Case &c, int64_t longest =
     }
     row(b, name, c, [&](gp_scan_args x) {
         return scan::packs::launch<Shape, float, Op>(static_cast<const float *>(x.in), x.n, x.batch.offsets,
-                                                      c.segments, longest, x.inclusive != 0, static_cast<float *>(x.out),
-                                                      b.scratch, 0, k_most);
+                                                      c.segments, longest, x.inclusive != 0,
+                                                      static_cast<float *>(x.out), b.scratch, 0, k_most);
     });
 }
 

@@ -28,8 +28,8 @@ static int check_codes(int in_t, int out_t, int op)
  * n elements are one problem; a layout (outer, len, inner, s_outer, s_len,
  * s_inner, offsets address or 0[, longest]) gives the problems of
  * gp_batch, n being then all the input's elements (longest: gp_batch's
- * bound on the segments' lengths, 0 or left out where not known).  res_t: the dtype an array result is
- * converted to from acc_t. */
+ * bound on the segments' lengths, 0 or left out where not known).  res_t:
+ * the dtype an array result is converted to from acc_t. */
 static int parse_typed(PyObject *params, int scan, gp_call *c)
 {
     long long n, outer, len, inner;

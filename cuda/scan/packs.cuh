@@ -371,7 +371,8 @@ constexpr bool types_ok() {
 // `longest` (0: not known).
 template <class Shape>
 segs::DeferShape defer_of(int64_t n, int64_t count, const int64_t *offsets, int64_t longest) {
-    return segs::defer_shape(offsets, n, segs::pack_long_length<Shape>(count > 0 ? n / count : 1), longest);
+    return segs::defer_shape(offsets, n, segs::pack_long_length<Shape>(count > 0 ? n / count : 1),
+                             longest);
 }
 
 // Scratch: the Deferred list, then the list of wide packs that hold a
@@ -385,8 +386,9 @@ size_t scratch_bytes(int64_t n, int64_t count, const int64_t *offsets, int64_t l
 // A warp a pack of K segments (K: the power of two covering ELEMS / mean,
 // at most k_most; scan_wide_packs past 32), then the deferred ones.
 template <class Shape, class T, class Op>
-cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count, int64_t longest, bool inclusive,
-                   T *out, void *scratch, cudaStream_t stream, int64_t k_most = WARP * WIDE_M) {
+cudaError_t launch(const T *in, int64_t n, const int64_t *offsets, int64_t count, int64_t longest,
+                   bool inclusive, T *out, void *scratch, cudaStream_t stream,
+                   int64_t k_most = WARP * WIDE_M) {
     if (count == 0) return cudaSuccess;
     // Wide packs (of about WIDE_ELEMS elements) only where 32 segments
     // fill less than 3/4 of a trip.
