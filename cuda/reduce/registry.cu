@@ -213,7 +213,9 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
      "where the problems are contiguous), a warp, or one or several blocks per problem, so that "
      "every layout reads coalesced and fills the GPU; segments of a mean of 64 to 4096 elements in "
      "packs, a warp streaming up to 32 neighbouring segments as one run. Segments 16 times longer "
-     "than the mean are binned apart and read in chunks, a block each. Deterministic.",
+     "than the mean are binned apart and read in chunks, a block each (no such pass where the "
+     "call's bound on the lengths, which the offsets' check finds, says none is that long). "
+     "Deterministic.",
      -1, NULL, reduce::seg::SegTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_segmented_adaptive,
      gp_reduce_segmented_adaptive_kernel, NULL,
      GP_BATCHED | GP_SEGMENTED | GP_AUTO_BATCHED, NULL, NULL},

@@ -201,7 +201,8 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "of 2^23 or more, else segmented_lookback. Segments (their lengths live on the device) of a "
      "mean of 2 to 8192 on aligned data: packs of neighbouring segments a warp (up to 512 of the "
      "shortest), streamed as one run with no look-back, the long ones cut out and scanned apart "
-     "in chunks; other segments: "
+     "in chunks (no such pass where the call's bound on the lengths says none is long); other "
+     "segments: "
      "segmented_lookback. Thresholds measured on an H200. What auto runs for an axis or segments.",
      -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_adaptive,
      gp_scan_segmented_lookback_kernel, gp_scan_segmented_lookback_smem,
