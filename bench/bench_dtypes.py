@@ -16,11 +16,14 @@ machine, one run, about 3 minutes).
    elements) and transpose (32 x 32) on device arrays, each call waited for
    (the result usable on the host or by the next kernel), medians of 2000
    calls, beside CuPy's and PyTorch's same calls on the same data when they
-   are installed.
+   are installed; then the same for sum and cumsum of 2^20 float32, float64
+   and int32 and a 1024 x 1024 transpose.  gpuprims with and without out=.
 
 Writes bench/results/dtypes-<gpu>-<date>.md (and JSON under $OUT).
 `--narrow`: the narrow tables only (the events table and the wall clock
-beside CuPy), about a minute.
+beside CuPy), about a minute.  `--calls`: the tables of calls alone (the
+small ones, and sum / cumsum of 2^20 float32, float64 and int32 and a
+1024 x 1024 transpose), to bench/results/calls-<gpu>-<date>.md.
 """
 import statistics
 import sys
@@ -175,40 +178,70 @@ def per_call(fn, sync, calls=CALLS):
     return 1e3 * wall_ms(fn, calls, sync, warmup=50)
 
 
-def overhead_table(parts, data):
-    cp, torch = import_peer("cupy"), import_peer("torch")
-    v = random_input(2**10, "float32", seed=4)
-    m = random_input((32, 32), "float32", seed=5)
-    dv, dm = gpuprims.to_device(v), gpuprims.to_device(m)
-    none = lambda: None  # noqa: E731 - gpuprims calls return when their work is done
-    rows = [("sum, 2^10 float32", lambda: gpuprims.sum(dv)),
-            ("cumsum, 2^10 float32", lambda: gpuprims.cumsum(dv)),
-            ("transpose, 32 x 32 float32", lambda: gpuprims.transpose(dm))]
-    lib = {}
+def _peer_calls(cp, torch, op, x):
+    """{peer: (call, sync)} of op ("sum", "cumsum", "transpose") on the
+    peers' own device copies of x, as their users call them."""
+    calls = {}
     if cp is not None:
-        cv, cm = cp.asarray(v), cp.asarray(m)
-        sync = cp.cuda.Device().synchronize
-        lib["CuPy"] = [(lambda: cv.sum(), sync), (lambda: cp.cumsum(cv), sync),
-                       (lambda: cp.ascontiguousarray(cm.T), sync)]
+        c = cp.asarray(x)
+        f = {"sum": lambda: c.sum(), "cumsum": lambda: cp.cumsum(c),
+             "transpose": lambda: cp.ascontiguousarray(c.T)}[op]
+        calls["CuPy"] = (f, cp.cuda.Device().synchronize)
     if torch is not None:
-        tv, tm = torch.as_tensor(v, device="cuda"), torch.as_tensor(m, device="cuda")
-        sync = torch.cuda.synchronize
-        lib["PyTorch"] = [(lambda: tv.sum(), sync), (lambda: torch.cumsum(tv, 0), sync),
-                          (lambda: tm.t().contiguous(), sync)]
-    names = list(lib)
-    lines = ["\n## Host cost of a small call on device arrays (wall-clock per call, us)\n",
+        t = torch.as_tensor(x, device="cuda")
+        f = {"sum": lambda: t.sum(), "cumsum": lambda: torch.cumsum(t, 0),
+             "transpose": lambda: t.t().contiguous()}[op]
+        calls["PyTorch"] = (f, torch.cuda.synchronize)
+    return calls
+
+
+def _gp_calls(op, x):
+    """gpuprims' op on a DeviceArray copy of x, and the same with out= (the
+    result's memory made once, outside the timed calls)."""
+    d = gpuprims.to_device(x)
+    f = {"sum": gpuprims.sum, "cumsum": gpuprims.cumsum, "transpose": gpuprims.transpose}[op]
+    want = np.asarray(getattr(np, op)(x[:2, :2] if op == "transpose" else x[:2]))
+    shape = x.shape[::-1] if op == "transpose" else (() if op == "sum" else x.shape)
+    out = gpuprims.DeviceArray(shape, want.dtype)
+    return (lambda: f(d)), (lambda: f(d, out=out))
+
+
+# The small calls: (label, op, shape, dtype).  The issue's set (2^20 sums and
+# cumsums of float32, float64 and int32; a 1024^2 transpose) after the
+# host-cost ones (2^10, 32 x 32).
+SMALL_CALLS = [("sum, 2^10 float32", "sum", (2**10,), "float32"),
+               ("cumsum, 2^10 float32", "cumsum", (2**10,), "float32"),
+               ("transpose, 32 x 32 float32", "transpose", (32, 32), "float32")]
+CALLS_2_20 = [(f"{op}, 2^20 {dt}", op, (2**20,), dt) for op in ("sum", "cumsum")
+              for dt in ("float32", "float64", "int32")] + \
+             [("transpose, 1024 x 1024 float32", "transpose", (1024, 1024), "float32")]
+
+
+def overhead_table(parts, data, cases=SMALL_CALLS, title="Host cost of a small call on device arrays"):
+    cp, torch = import_peer("cupy"), import_peer("torch")
+    none = lambda: None  # noqa: E731 - gpuprims calls return when their work is done
+    names = [n for n, lib in (("CuPy", cp), ("PyTorch", torch)) if lib is not None]
+    lines = [f"\n## {title} (wall-clock per call, us)\n",
              f"Medians of {CALLS} calls, each waited for (gpuprims returns when its work is done; "
-             "CuPy and PyTorch are followed by a device synchronize).\n",
-             "| call | gpuprims | " + " | ".join(names) + " |",
-             "|---|---:|" + "---:|" * len(names)]
+             "CuPy and PyTorch are followed by a device synchronize); `out=`: gpuprims writing into "
+             "a DeviceArray made once. `x best`: the fastest peer's time / gpuprims'.\n",
+             "| " + " | ".join(["call", "gpuprims", "gpuprims out="] + names + ["x best"]) + " |",
+             "|---|---:|---:|" + "---:|" * len(names) + "---:|"]
     out = []
-    for i, (label, fn) in enumerate(rows):
-        g = per_call(fn, none)
-        others = {n: per_call(*lib[n][i]) for n in names}
-        out.append({"call": label, "gpuprims_us": g, **{f"{n}_us": t for n, t in others.items()}})
-        lines.append(f"| {label} | {g:.1f} | " + " | ".join(f"{others[n]:.1f}" for n in names) + " |")
+    for seed, (label, op, shape, dtype) in enumerate(cases):
+        x = random_input(shape, dtype, seed=4 + seed)
+        plain, into = _gp_calls(op, x)
+        g, g_out = per_call(plain, none), per_call(into, none)
+        peers = _peer_calls(cp, torch, op, x)
+        others = {n: per_call(*peers[n]) for n in names}
+        best = min(others.values()) / g if others else None
+        out.append({"call": label, "gpuprims_us": g, "gpuprims_out_us": g_out,
+                    **{f"{n}_us": t for n, t in others.items()}, "x_best": best})
+        cells = [label, f"{g:.1f}", f"{g_out:.1f}"] + [f"{others[n]:.1f}" for n in names] + \
+            ["" if best is None else f"{best:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
     parts.append("\n".join(lines))
-    data["tables"].append({"title": "small calls", "rows": out})
+    data["tables"].append({"title": title, "rows": out})
     print(parts[-1], flush=True)
 
 
@@ -222,12 +255,17 @@ def main():
         "of the same bytes in the same call; every result checked against NumPy. Small calls: "
         "wall-clock (time.perf_counter) per call including the wait for its result.")
     narrow_only = "--narrow" in sys.argv[1:]
+    if "--calls" in sys.argv[1:]:  # the small calls alone
+        overhead_table(parts, data)
+        overhead_table(parts, data, CALLS_2_20, "Calls of 2^20 elements on device arrays")
+        return save_results("calls", info, date, parts, data)
     if not narrow_only:
         reduce_table(parts, data)
     narrow_table(parts, data)
     wall_table(parts, data)
     if not narrow_only:
         overhead_table(parts, data)
+        overhead_table(parts, data, CALLS_2_20, "Calls of 2^20 elements on device arrays")
     print(f"\n({time.perf_counter() - t0:.0f} s)")
     # the narrow tables alone go to a file of their own, beside the whole script's
     return save_results("dtypes-narrow" if narrow_only else "dtypes", info, date, parts, data)
