@@ -145,8 +145,11 @@ static int take_operands(gp_job *j, PyObject *in, PyObject *out, int timing)
     const char *family = j->fam->name;
     int all_host, any_host;
 
-    if (c->scalar != (out == Py_None)) {
-        PyErr_Format(PyExc_ValueError, c->scalar ? "%s returns its value: out must be None"
+    /* A scalar family returns its value, or (a device call, not timed)
+     * writes it to the device address `out` and returns None. */
+    if (c->scalar ? out != Py_None && (timing || !PyLong_Check(out)) : out == Py_None) {
+        PyErr_Format(PyExc_ValueError, c->scalar ? "%s returns its value: out must be None (or, untimed, "
+                                                   "a device address for it)"
                                                  : "%s needs an output array", family);
         return -1;
     }
@@ -161,6 +164,12 @@ static int take_operands(gp_job *j, PyObject *in, PyObject *out, int timing)
     }
     j->has_out = out != Py_None;
     if (j->has_out && take_operand(out, 1, 0, &j->out) < 0) {
+        release(j);
+        return -1;
+    }
+    if (c->scalar && j->has_out && (j->in.host || j->v->where != GP_ON_DEVICE)) {
+        PyErr_Format(PyExc_ValueError, "%s variant '%s': a value written to a device address needs a "
+                     "device variant on device input", family, j->v->name);
         release(j);
         return -1;
     }
@@ -368,7 +377,7 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
     m->result = m->converted + cast_bytes;
     c->scratch = m->result + result_bytes + acc_bytes;
     c->in = j->in.host ? m->staged_in : (const void *)j->in.addr;
-    c->out = c->scalar ? (timing ? (void *)m->result : j->res->result)
+    c->out = c->scalar ? (j->has_out ? (void *)j->out.addr : timing ? (void *)m->result : j->res->result)
                        : (j->out.host ? (void *)m->staged_out : (void *)j->out.addr);
     m->final = c->out;
     if (acc_bytes)
@@ -441,7 +450,7 @@ static PyObject *run_device(gp_job *j)
     release(j);
     if (err != cudaSuccess)
         return raise_failed(j, err, NULL);
-    if (c->scalar)
+    if (c->scalar && !j->has_out)
         return gp_scalar_to_python(j->res->result, c->out_t);
     Py_RETURN_NONE;
 }

@@ -212,6 +212,17 @@ def test_to_device_takes_the_numeric_dtypes(backend, dtype, order):
     assert np.array_equal(x, x0)
 
 
+@pytest.mark.parametrize("value", [np.float32(-2.5), np.array(7, dtype=np.int64), np.array(3.0 + 1j)],
+                         ids=["scalar", "0-d int64", "0-d complex"])
+def test_to_device_keeps_a_0d_array_0d(backend, value):
+    """A NumPy scalar or 0-d array stays 0-d on the device (as cupy.asarray
+    gives), round trip included."""
+    d = gpuprims.to_device(value)
+    assert d.shape == () and d.dtype == np.asarray(value).dtype and d.size == 1
+    got = d.get()
+    assert got.shape == () and got == value
+
+
 REFUSED = {
     "object": np.array([1.5, 2.5], dtype=object),
     "str": np.array(["ab", "c"]),

@@ -79,3 +79,71 @@ def test_pool_stats_counts(backend):
     assert after["allocations"] == before["allocations"] + 1
     assert after["used_high_bytes"] >= before["used_bytes"] + x.nbytes
     assert set(after) == {"used_bytes", "used_high_bytes", "reserved_bytes", "reserved_high_bytes", "allocations"}
+
+
+@pytest.mark.parametrize("dtype,op", [("float32", "sum"), ("float64", "sum"), ("int32", "sum"), ("float16", "sum"),
+                                      ("int8", "max"), ("uint64", "sum"), ("float32", "min")])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_full_reduction_out(backend, dtype, op, keepdims):
+    """Every element into one value with out= (a device array of one
+    element, the result's dtype): written there and returned, nothing
+    allocated after a warm-up call, the same value as the call without out
+    (which returns a NumPy scalar), the input unchanged.  Where the result
+    dtype is the kernels' own (float32/64 and int64 sums, ...) the kernels
+    write it into out, else the value goes in through the host."""
+    ints = np.dtype(dtype).kind in "iu"
+    host = ((random_array(3000, "int32", seed=34) % 100).astype(dtype) if ints else
+            random_array(3000, dtype, seed=34)).reshape(3, 1000)
+    x = gpuprims.to_device(host)
+    fn = getattr(gpuprims, op)
+    want = fn(x)
+    shape = (1, 1) if keepdims else ()
+    out = gpuprims.to_device(np.full(shape, 7, want.dtype))
+    assert fn(x, out=out, keepdims=keepdims) is out  # the warm-up
+    before = _core.pool_stats(True)
+    assert fn(x, out=out, keepdims=keepdims) is out
+    after = _core.pool_stats()
+    assert after["allocations"] == before["allocations"], (dtype, op, before, after)
+    assert out.get().shape == shape and out.get().dtype == want.dtype
+    assert out.get().reshape(()) == want
+    np.testing.assert_array_equal(x.get(), host)
+    with pytest.raises(TypeError, match="dtype"):
+        fn(x, out=gpuprims.DeviceArray(shape, np.complex64), keepdims=keepdims)
+    with pytest.raises(ValueError, match="overlaps"):
+        fn(x, out=gpuprims.DeviceArray(shape, want.dtype, _ptr=x.ptr, _owner=x), keepdims=keepdims)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16", "uint8"])
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_repeated_1d_scans(backend, dtype, inclusive):
+    """A 1-D scan of a DeviceArray called again (the second call takes the
+    parsed arguments straight to the core): the same values as the first
+    and as NumPy, into a new array or into out= (nothing allocated then),
+    exclusive and inclusive kept apart, a bad out still refused, the input
+    unchanged."""
+    ints = np.dtype(dtype).kind in "iu"
+    host = ((random_array(2 * 1500, "int32", seed=35) % 50).astype(dtype) if ints else
+            random_array(2 * 1500, dtype, seed=35)).reshape(2, 1500)
+    x = gpuprims.to_device(host)
+    first = gpuprims.scan(x, inclusive=inclusive)
+    again = gpuprims.scan(x, inclusive=inclusive)
+    other = gpuprims.scan(x, inclusive=not inclusive)
+    flat = host.ravel().astype(np.float64)
+    want = np.cumsum(flat) if inclusive else np.concatenate([[0.0], np.cumsum(flat)[:-1]])
+    assert first.shape == again.shape == (host.size,) and first.dtype == np.cumsum(host).dtype
+    np.testing.assert_array_equal(again.get(), first.get())
+    np.testing.assert_allclose(first.get().astype(np.float64), want, rtol=2e-3 if dtype == "float16" else 1e-5,
+                               atol=1e-2 * np.abs(flat).sum() if dtype == "float16" else 1e-3)
+    assert not np.array_equal(other.get(), first.get())
+    out = gpuprims.to_device(np.full(host.size, 7, first.dtype))
+    assert gpuprims.scan(x, inclusive=inclusive, out=out) is out
+    before = _core.pool_stats(True)
+    assert gpuprims.scan(x, inclusive=inclusive, out=out) is out
+    after = _core.pool_stats()
+    assert after["allocations"] == before["allocations"], (before, after)
+    np.testing.assert_array_equal(out.get(), first.get())
+    with pytest.raises(ValueError, match="shape"):
+        gpuprims.scan(x, inclusive=inclusive, out=gpuprims.DeviceArray((host.size - 1,), first.dtype))
+    with pytest.raises(TypeError, match="dtype"):
+        gpuprims.scan(x, inclusive=inclusive, out=gpuprims.DeviceArray((host.size,), np.complex64))
+    np.testing.assert_array_equal(x.get(), host)

@@ -230,7 +230,8 @@ def to_device(x) -> DeviceArray:
         if x.__dlpack_device__()[0] in _DL_HOST:  # host memory: copied, like a NumPy array
             return to_device(np.from_dlpack(x))
         return from_dlpack(x)
-    a = np.ascontiguousarray(_host_array(x, "to_device"))
+    h = _host_array(x, "to_device")
+    a = np.ascontiguousarray(h).reshape(h.shape)  # a 0-d array stays 0-d
     check_device_dtype(a.dtype, "to_device")
     d = DeviceArray(a.shape, a.dtype)
     if a.nbytes:

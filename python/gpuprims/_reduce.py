@@ -62,11 +62,14 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
     Errors: TypeError (dtype, object, out's dtype), ValueError (op, variant,
     axis, out's shape, segments, min/max of an empty array).
     """
-    if (type(x) is DeviceArray and dtype is None and axis is None and out is None and segments is None
+    if (type(x) is DeviceArray and dtype is None and axis is None and segments is None
             and not keepdims and x.shape and x._backend == _backend.current
             and (determinism == "run_to_run" or determinism == "not_guaranteed")):
         # The hot path - a DeviceArray with a (variant, op, dtype) parsed
         # before - goes straight to the core: a few hundred ns of Python.
+        # With out= a 0-d DeviceArray of the result dtype (where that is the
+        # kernels' own, so nothing converts it) outside x: the kernels write
+        # the value there.
         try:
             fast = _PARSED.get((variant, op, x.dtype))
         except TypeError:  # an unhashable variant or op: the parsing below says what is wrong
@@ -75,7 +78,13 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
             n = x.size
             if n or op == "sum":
                 index, in_code, acc_code, code, plan = fast
-                return plan.scalar(_core.call("reduce", index, x._ptr, None, (n, in_code, acc_code, code)))
+                if out is None:
+                    return plan.scalar(_core.call("reduce", index, x._ptr, None, (n, in_code, acc_code, code)))
+                if (type(out) is DeviceArray and out.shape == () and out.dtype == plan.result
+                        and plan.acc == plan.result and plan.direct and not out._readonly
+                        and out._backend == x._backend and not x._ptr <= out._ptr < x._ptr + x.nbytes):
+                    _core.call("reduce", index, x._ptr, out._ptr, (n, in_code, acc_code, code))
+                    return out
     code = op_code(op)
     v = lookup("reduce", variant)
     operand = take(x, _who, DTYPES, strided=True, allow_0d=True)
@@ -100,6 +109,11 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
         # every element into one value: the 1-D journey
         kop = _axes.gathered(kop)
         params = (kop.size, in_code, acc_code, code)
+        if (target is not None and target.on_device and kop.on_device and v.where == "device"
+                and plan.acc == plan.result and plan.direct):
+            # the kernels' value written into the device out itself: no trip through the host
+            _core.call("reduce", v.index, kop.ptr, target.buffer, params)
+            return target.result
         value = plan.scalar(invoke("reduce", v, kop, None, plan.acc, params, progress=progress))
         if type(x) is DeviceArray and dtype is None and v.where == "device" and kop.device is x and cacheable:
             _PARSED[(variant, op, x.dtype)] = (v.index, in_code, acc_code, code, plan)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _axes
+from . import _axes, _backend, _core
 from ._arrays import DeviceArray, take, to_device
 from ._family import Family, invoke, op_code, register, take_out
 from ._numerics import identity, scan_reference, scan_tolerance, ulps
@@ -13,6 +13,10 @@ DTYPES = _axes.DTYPES
 from ._registry import lookup
 
 _UFUNCS = {"sum": np.add, "min": np.minimum, "max": np.maximum}
+# (variant, op, inclusive, dtype) -> the core's arguments and the result
+# dtype, for 1-D scans of DeviceArrays whose kernels write the result as it
+# is (see the hot path in scan)
+_PARSED: dict = {}
 
 
 def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, out=None, segments=None,
@@ -52,6 +56,30 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     Errors: TypeError (dtype, object, out's dtype), ValueError (op, variant,
     axis, out's shape, segments).
     """
+    if (type(x) is DeviceArray and dtype is None and axis is None and segments is None and _carry_in is None
+            and x.size and x._backend == _backend.current
+            and (determinism == "run_to_run" or determinism == "not_guaranteed")):
+        # The hot path - a DeviceArray whose (variant, op, inclusive, dtype)
+        # parsed before - goes straight to the core, into a new DeviceArray
+        # or into out= (one of the result's shape and dtype, outside x).
+        try:
+            fast = _PARSED.get((variant, op, bool(inclusive), x.dtype))
+        except TypeError:  # an unhashable variant or op: the parsing below says what is wrong
+            fast = None
+        if fast is not None:
+            index, params, result = fast
+            n = x.size
+            if out is None:
+                y = DeviceArray((n,), result)
+            elif (type(out) is DeviceArray and out.shape == (n,) and out.dtype == result and not out._readonly
+                  and out._backend == x._backend and not (out._ptr < x._ptr + x.nbytes
+                                                          and x._ptr < out._ptr + out.nbytes)):
+                y = out
+            else:
+                y = None  # the parsing below says what is wrong with out
+            if y is not None:
+                _core.call("scan", index, x._ptr, y._ptr, (n,) + params)
+                return y
     code = op_code(op)
     v = lookup("scan", variant)
     operand = take(x, _who, DTYPES, strided=True, allow_0d=True)
@@ -81,6 +109,11 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
     elif ax is None and not parts and not (v.batched and not v.auto):
         lay = None  # the flattened data: the 1-D journey
         kop = _axes.gathered(kop)
+        if (type(x) is DeviceArray and kop.device is x and dtype is None and v.where == "device"
+                and plan.direct and dtype_out == plan.result and _carry_in is None
+                and determinism != "gpu_to_gpu"):
+            _PARSED[(variant, op, bool(inclusive), x.dtype)] = (
+                v.index, (in_code, acc_code, code, bool(inclusive), None, res_code), plan.result)
     else:
         v = _axes.batched_variant("scan", v)
         if ax is None:  # the flattened data, complex: one problem of n float pairs
