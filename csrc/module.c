@@ -243,8 +243,12 @@ static PyType_Spec PinnedBuffer_spec = {
 
 /* A new buffer of `type` (host: page-locked host memory), nbytes of the
  * active backend's memory - always a real allocation, even for 0 bytes, so
- * ptr is never NULL. */
-static PyObject *new_buffer(PyObject *module, PyObject *type, unsigned long long nbytes, int host)
+ * ptr is never NULL.  Device memory comes from the stream-ordered pool on
+ * this thread's stream; synced: that stream is waited for, so the memory is
+ * usable from any stream (a foreign library's) on return.  A result that a
+ * call of this module fills at once needs no such wait: the call runs on the
+ * same stream and waits for it before it returns. */
+static PyObject *new_buffer(PyObject *module, PyObject *type, unsigned long long nbytes, int host, int synced)
 {
     const gp_runtime *rt = gp_rt(module);
     allocfunc tp_alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)type, Py_tp_alloc);
@@ -263,7 +267,7 @@ static PyObject *new_buffer(PyObject *module, PyObject *type, unsigned long long
         Py_END_ALLOW_THREADS
     } else {
         err = rt->malloc_async(&b->ptr, nbytes ? (size_t)nbytes : 1, cudaStreamPerThread);
-        if (err == cudaSuccess)
+        if (err == cudaSuccess && synced)
             err = gp_sync(rt, cudaStreamPerThread); /* waits with the GIL released */
     }
     if (err != cudaSuccess) {
@@ -279,9 +283,10 @@ static PyObject *new_buffer(PyObject *module, PyObject *type, unsigned long long
 static PyObject *gp_alloc(PyObject *module, PyObject *args)
 {
     unsigned long long nbytes;
-    if (!PyArg_ParseTuple(args, "K:alloc", &nbytes))
+    int synced = 1;
+    if (!PyArg_ParseTuple(args, "K|p:alloc", &nbytes, &synced))
         return NULL;
-    return new_buffer(module, gp_get_state(module)->DeviceBuffer, nbytes, 0);
+    return new_buffer(module, gp_get_state(module)->DeviceBuffer, nbytes, 0, synced);
 }
 
 /* host_alloc(nbytes) -> PinnedBuffer */
@@ -290,7 +295,7 @@ static PyObject *gp_host_alloc_py(PyObject *module, PyObject *args)
     unsigned long long nbytes;
     if (!PyArg_ParseTuple(args, "K:host_alloc", &nbytes))
         return NULL;
-    return new_buffer(module, gp_get_state(module)->PinnedBuffer, nbytes, 1);
+    return new_buffer(module, gp_get_state(module)->PinnedBuffer, nbytes, 1, 1);
 }
 
 /* host_pinned(address, nbytes) -> bool: the active backend's answer */
@@ -698,7 +703,9 @@ static PyObject *gp_pool_stats_py(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef gp_methods[] = {
-    {"alloc", gp_alloc, METH_VARARGS, "alloc(nbytes) -> DeviceBuffer"},
+    {"alloc", gp_alloc, METH_VARARGS,
+     "alloc(nbytes[, synced=True]) -> DeviceBuffer (synced: usable from any stream on return; "
+     "else only in stream order on this thread's stream, until a sync of it)"},
     {"host_alloc", gp_host_alloc_py, METH_VARARGS, "host_alloc(nbytes) -> PinnedBuffer (page-locked host memory)"},
     {"host_pinned", gp_host_pinned_py, METH_VARARGS,
      "host_pinned(address, nbytes) -> bool: the host range is page-locked memory"},

@@ -72,13 +72,15 @@ class DeviceArray:
     __slots__ = ("_buf", "_ptr", "_owner", "_backend", "_readonly", "shape", "dtype", "__weakref__")
 
     def __init__(self, shape, dtype, *, _buf=None, _ptr=None, _owner=None, _backend=None,
-                 _readonly=False):
+                 _readonly=False, _synced=True):
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         if self.dtype not in DEVICE_DTYPES:  # an object array's pointers must never reach device memory
             check_device_dtype(self.dtype, "DeviceArray")
         if _buf is None and _ptr is None:
-            _buf = _core.alloc(self.nbytes)
+            # _synced=False: a result a core call fills at once, in stream
+            # order, waiting for the stream before it returns (_core.alloc)
+            _buf = _core.alloc(self.nbytes, _synced)
         self._buf = _buf
         self._ptr = _buf.ptr if _buf is not None else int(_ptr)
         # whose memory: the emulator's is host memory; a foreign array's is the GPU's

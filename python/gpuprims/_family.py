@@ -168,7 +168,7 @@ def invoke(family: str, v: Variant, operand, out_shape, out_dtype, params, out: 
         if out is not None:
             _core.call(family, v.index, operand.ptr, out.buffer, params)
             return out.finish()
-        result = DeviceArray(out_shape, out_dtype)
+        result = DeviceArray(out_shape, out_dtype, _synced=False)  # the call waits for the stream
         _core.call(family, v.index, operand.ptr, result.ptr, params)
         return result
     host = None

@@ -70,7 +70,7 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
             index, params, result = fast
             n = x.size
             if out is None:
-                y = DeviceArray((n,), result)
+                y = DeviceArray((n,), result, _synced=False)  # the call waits for the stream
             elif (type(out) is DeviceArray and out.shape == (n,) and out.dtype == result and not out._readonly
                   and out._backend == x._backend and not (out._ptr < x._ptr + x.nbytes
                                                           and x._ptr < out._ptr + out.nbytes)):
