@@ -248,7 +248,8 @@ static PyType_Spec PinnedBuffer_spec = {
  * usable from any stream (a foreign library's) on return.  A result that a
  * call of this module fills at once needs no such wait: the call runs on the
  * same stream and waits for it before it returns. */
-static PyObject *new_buffer(PyObject *module, PyObject *type, unsigned long long nbytes, int host, int synced)
+static PyObject *new_buffer(PyObject *module, PyObject *type, unsigned long long nbytes, int host,
+                            int synced)
 {
     const gp_runtime *rt = gp_rt(module);
     allocfunc tp_alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)type, Py_tp_alloc);

@@ -78,12 +78,13 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
             n = x.size
             if n or op == "sum":
                 index, in_code, acc_code, code, plan = fast
+                params = (n, in_code, acc_code, code)
                 if out is None:
-                    return plan.scalar(_core.call("reduce", index, x._ptr, None, (n, in_code, acc_code, code)))
+                    return plan.scalar(_core.call("reduce", index, x._ptr, None, params))
                 if (type(out) is DeviceArray and out.shape == () and out.dtype == plan.result
                         and plan.acc == plan.result and plan.direct and not out._readonly
                         and out._backend == x._backend and not x._ptr <= out._ptr < x._ptr + x.nbytes):
-                    _core.call("reduce", index, x._ptr, out._ptr, (n, in_code, acc_code, code))
+                    _core.call("reduce", index, x._ptr, out._ptr, params)
                     return out
     code = op_code(op)
     v = lookup("reduce", variant)
