@@ -117,6 +117,13 @@ class DtypePlan:
         return not self.flip and (self.complex_part is None or self.pairs)
 
     @property
+    def acc_is_result(self) -> bool:
+        """Whether the kernels' accumulator is the result as it is (no
+        conversion at all): a full reduction's value can be written into a
+        device out by the kernels."""
+        return self.acc == self.result and self.direct
+
+    @property
     def kernel_result(self) -> np.dtype:
         """The dtype the kernels' final output is written in."""
         return self.result if self.direct and self.complex_part is None else (

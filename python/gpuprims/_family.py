@@ -84,6 +84,16 @@ class Out:
         return self.result
 
 
+def ready_out(out, x: DeviceArray, shape: tuple, dtype) -> bool:
+    """Whether the hot paths (a DeviceArray x whose call parsed before) may
+    write `out` as it is: a writable DeviceArray of x's backend, of that
+    shape and dtype, not overlapping x.  Anything else goes through the
+    full parsing (take_out), which says what is wrong with it."""
+    return (type(out) is DeviceArray and out.shape == shape and out.dtype == dtype and not out._readonly
+            and out._backend == x._backend
+            and not (out._ptr < x._ptr + x.nbytes and x._ptr < out._ptr + out.nbytes))
+
+
 def take_out(out, shape, dtype, operand, x, who: str):
     """Validate out= before any GPU work: on the same side as the input
     (NumPy for NumPy, a device array for a device input), the result's

@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _axes, _backend, _core
 from ._arrays import DeviceArray, take, to_device
-from ._family import DTYPE_CODES, OP_CODES, Family, invoke, op_code, register, take_out
+from ._family import DTYPE_CODES, OP_CODES, Family, invoke, op_code, ready_out, register, take_out
 from ._numerics import exact_sum, sum_tolerance, ulps
 from ._registry import lookup
 
@@ -81,9 +81,7 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
                 params = (n, in_code, acc_code, code)
                 if out is None:
                     return plan.scalar(_core.call("reduce", index, x._ptr, None, params))
-                if (type(out) is DeviceArray and out.shape == () and out.dtype == plan.result
-                        and plan.acc == plan.result and plan.direct and not out._readonly
-                        and out._backend == x._backend and not x._ptr <= out._ptr < x._ptr + x.nbytes):
+                if plan.acc_is_result and ready_out(out, x, (), plan.result):
                     _core.call("reduce", index, x._ptr, out._ptr, params)
                     return out
     code = op_code(op)
@@ -110,8 +108,7 @@ def reduce(x, op: str = "sum", *, axis=None, keepdims=False, dtype=None, out=Non
         # every element into one value: the 1-D journey
         kop = _axes.gathered(kop)
         params = (kop.size, in_code, acc_code, code)
-        if (target is not None and target.on_device and kop.on_device and v.where == "device"
-                and plan.acc == plan.result and plan.direct):
+        if target is not None and target.on_device and kop.on_device and v.where == "device" and plan.acc_is_result:
             # the kernels' value written into the device out itself: no trip through the host
             _core.call("reduce", v.index, kop.ptr, target.buffer, params)
             return target.result

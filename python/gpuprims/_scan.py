@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _axes, _backend, _core
 from ._arrays import DeviceArray, take, to_device
-from ._family import Family, invoke, op_code, register, take_out
+from ._family import Family, invoke, op_code, ready_out, register, take_out
 from ._numerics import identity, scan_reference, scan_tolerance, ulps
 from ._reduce import CODES, result_dtype
 
@@ -71,12 +71,8 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
             n = x.size
             if out is None:
                 y = DeviceArray((n,), result, _synced=False)  # the call waits for the stream
-            elif (type(out) is DeviceArray and out.shape == (n,) and out.dtype == result and not out._readonly
-                  and out._backend == x._backend and not (out._ptr < x._ptr + x.nbytes
-                                                          and x._ptr < out._ptr + out.nbytes)):
-                y = out
             else:
-                y = None  # the parsing below says what is wrong with out
+                y = out if ready_out(out, x, (n,), result) else None  # else the parsing below
             if y is not None:
                 _core.call("scan", index, x._ptr, y._ptr, (n,) + params)
                 return y
