@@ -246,6 +246,7 @@ def axis_tables(parts, data, shapes=AXIS_SHAPES):
             print("\n".join(lines[-len(case["rows"]) - 3 - (cp is not None):]), flush=True)
         del d
     rng = np.random.default_rng(22)
+    plan = _axes.DtypePlan("sum", np.dtype(np.float32), None, "sum")
     x = random_input(SEGMENT_N, "float32", seed=23)
     d = gpuprims.to_device(x)
     csum = np.concatenate([[0.0], np.cumsum(x, dtype=np.float64)])
@@ -258,8 +259,8 @@ def axis_tables(parts, data, shapes=AXIS_SHAPES):
         offs = gpuprims.to_device(offsets)
         # checked as gpuprims.sum(x, segments=offsets) checks them: the layout
         # carries the longest segment's length, as the library's
-        off, longest = _axes.take_segments(offsets, SEGMENT_N, "sum")
-        params = (SEGMENT_N, f32, f32, op, _axes.Segments(off, 1, k, longest).layout(SEGMENT_N, offs.ptr))
+        segs = _axes.segment_offsets(offsets, (SEGMENT_N,), None, plan, "sum")
+        params = (SEGMENT_N, f32, f32, op, segs.layout(SEGMENT_N, offs.ptr))
         out = gpuprims.DeviceArray((max(k, 1),), np.float32)
         ref = csum[offsets[1:]] - csum[offsets[:-1]]
         ab = cabs[offsets[1:]] - cabs[offsets[:-1]]

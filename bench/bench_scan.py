@@ -201,8 +201,10 @@ def batched_section(parts, data, dry=False, only=None, cases_only=None):
             d_offs = gpuprims.to_device(offsets)
             # checked as gpuprims.cumsum(x, segments=offsets) checks them: the
             # layout carries the longest segment's length, as the library's
-            off, longest = _axes.take_segments(offsets, total, "cumsum")
-            layout = _axes.Segments(off, 1, off.size - 1, longest).layout(total, d_offs.ptr)
+            plan = _axes.DtypePlan("sum", x.dtype, None, "cumsum")
+            segs = _axes.segment_offsets(offsets, (total,), None, plan, "cumsum",
+                                         "the segments of a scan must cover the data")
+            layout = segs.layout(total, d_offs.ptr)
             extra = f", {offsets.size - 1} segments, offsets {offsets.nbytes / 2**20:.1f} MiB"
             nbytes += offsets.nbytes
             ref, bound = reference(x, None, offsets)

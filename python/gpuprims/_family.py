@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from . import _backend, _core
+from . import _axes, _backend, _core
 from ._arrays import DeviceArray, c_contiguous_strides, check_backend, piece_budget, to_device
 from ._registry import Variant, lookup, variants
 
@@ -322,7 +322,7 @@ def _split_segments(family, v, x, y, params, k, off, progress, budget, scan) -> 
         rebased = off[s:e + 1] - b
         dev = to_device(rebased)
         m = int(off[e]) - b
-        lay = (e - s, m, 1, 0, 1, 0, dev.ptr, longest)
+        lay = _axes.Segments(rebased, 1, e - s, longest).layout(m, dev.ptr)
         piece = (m,) + params[1:k] + (lay,) + params[k + 1:]
         _core.call(family, v.index, x[b:b + m], y[b:b + m] if scan else y[s:e], piece, bool(progress))
         del dev
