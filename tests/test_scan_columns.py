@@ -108,12 +108,18 @@ def test_rows_levels_and_bits(backend):
 
 def test_look_back_levels(backend):
     """The vector tiles over more than 32 chunks (a level-1 total folded by
-    the 32nd of a block of chunks; two problems of one vector a row) and
-    more than 32^2 (three levels of the look-back's tree)."""
+    the 32nd of a block of chunks; two problems of one vector a row), more
+    than 32^2 (three levels of the look-back's tree), and prefixes of more
+    than 32 level totals (two rounds of polls)."""
     buf, v = c_array(2, 33 * 2048 + 11, 4, "float32", 21)
     check_view(buf, v, "sum", "float32", "float32", True)
     buf, v = c_array(1, 1025 * 256 + 3, 16, "int64", 22)  # 8 vectors a row: 256 rows a tile
     check_view(buf, v, "sum", "int64", "int64", False)
+    # float32 rows of 8 vectors: 256 rows a tile, 130 chunks.  The prefixes
+    # of chunks 95, 126 and 127 fold 33 or 34 level totals: two rounds of
+    # the block's polls (32 items a round).
+    buf, v = c_array(1, 129 * 256 + 7, 32, "float32", 24)
+    check_view(buf, v, "sum", "float32", "float32", False)
 
 
 def test_general_look_back_levels(backend):
