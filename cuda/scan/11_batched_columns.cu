@@ -183,6 +183,15 @@ scan_columns(const In *in, typename Op::type *out, seg::Layout lay, bool inclusi
 // copy roof with no look-back at all against 70.6% with it (bench/results/
 // tune-colscan-nvidia-h200-2026-11-24.md).  The results go back through
 // the same shared memory and out with evict-first stores.
+// A block's tile is its index: blocks start in index order, so a tile only
+// waits for tiles whose blocks have started (the assumption of CUB's
+// single-pass scan).  The look-back's slots are zeroed by a kernel that lets
+// this one start at once (programmatic dependent launch, sm_90+): a block
+// sends its tile's copies out, then waits for the zeroing before it
+// publishes or polls - the launch and the zeroing overlap the first loads
+// (on an H200 +0.7 to +1.4 points of the roof against tiles taken from a
+// counter after a memset: bench/results/tune-colscan-early-nvidia-h200-
+// 2026-11-24.md).
 // Every element's result is the same expression of the same inputs for a
 // given layout (the shape follows n and inner only), so the bits never
 // change between runs.
@@ -246,7 +255,7 @@ struct TileGeometry {
 template <class Shape, class In, class Op>
 __global__ void __launch_bounds__(Shape::THREADS, Shape::BLOCKS)
 scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool inclusive, TileGeometry geo,
-                  unsigned long long *ticket, seg::ColumnSlots<ColumnSlotsOf<typename Op::type>> cs) {
+                  seg::ColumnSlots<ColumnSlotsOf<typename Op::type>> cs) {
     using Acc = typename Op::type;
     static_assert(sizeof(In) == sizeof(Acc) && 16 % sizeof(Acc) == 0, "16-byte vectors of Acc");
     constexpr int VEC = 16 / sizeof(Acc), RPT = Shape::RPT, T = Shape::THREADS, WARPS = Shape::WARPS_;
@@ -258,20 +267,18 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
     constexpr int ITEMS = WARP;                      // items a column a round
     constexpr int ITEMS_EACH = (ITEMS * GATHER + T - 1) / T;  // items a thread polls a round, at most
     __shared__ Acc items_s[ITEMS][GATHER];           // the items, column by column
-    __shared__ int64_t tile_index_s;
     __shared__ unsigned long long landed_s;  // the copies of the tile (ASYNC)
     const int t = threadIdx.x, lane = t % WARP, warp = t / WARP;
     const int VC = 1 << geo.lvc, G = T >> geo.lvc;  // vectors across, row groups of the block
     const int c = t & (VC - 1), g = t >> geo.lvc;
 
     if (t == 0) {
-        tile_index_s = int64_t(atomicAdd(ticket, 1ull));
         async_barrier_init(&landed_s, T);
         fence_barrier_init();
     }
     __syncthreads();
     // The tile's coordinates by 32-bit divisions, as in the kernel above.
-    const uint32_t tile = uint32_t(tile_index_s), across = uint32_t(geo.across), cbs = uint32_t(geo.col_blocks);
+    const uint32_t tile = blockIdx.x, across = uint32_t(geo.across), cbs = uint32_t(geo.col_blocks);
     const uint32_t chunk32 = tile / across, rest = tile - chunk32 * across, o32 = rest / cbs;
     const int64_t chunk = chunk32, o = o32, cb = rest - o32 * cbs;
     const int64_t r0 = chunk * int64_t(G) * RPT;                     // the tile's first row
@@ -293,6 +300,7 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
             if (col_ok && row < lay.n) async_copy16(&tile_s[slot(j * G + g, c)], src + row * lay.s_n);
         }
         async_arrive(&landed_s);
+        grid_dependency_wait();  // the slots are zeroed
         async_wait_landed(&landed_s, 0);
     } else {
         uint4 raw[RPT];
@@ -301,6 +309,7 @@ scan_column_tiles(const In *in, typename Op::type *out, seg::Layout lay, bool in
             const int64_t row = r0 + j * G + g;
             raw[j] = col_ok && row < lay.n ? __ldg(reinterpret_cast<const uint4 *>(src + row * lay.s_n)) : uint4{};
         }
+        grid_dependency_wait();  // the slots are zeroed
 #pragma unroll
         for (int j = 0; j < RPT; ++j) tile_s[slot(j * G + g, c)] = raw[j];
     }
@@ -553,7 +562,7 @@ bool tiles_fit(const gp_scan_args &a) {
 }
 
 // The launch of one tile shape (bench/tune_colscan.cu times several).  The
-// scratch: the ticket (256 bytes), then the column slots.
+// scratch: the column slots.
 template <class Shape, class In, class Op>
 struct ColumnTiles {
     using Acc = typename Op::type;
@@ -567,7 +576,7 @@ struct ColumnTiles {
     static size_t scratch(const gp_scan_args &a) {
         const seg::Layout lay = seg::Layout::of(a);
         int64_t lc;
-        return 256 + S::bytes(slots(lay, tile_geometry<Shape>(lay, VEC), lc));
+        return S::bytes(slots(lay, tile_geometry<Shape>(lay, VEC), lc));
     }
     static cudaError_t run(const gp_scan_args &a) {
         const seg::Layout lay = seg::Layout::of(a);
@@ -577,11 +586,17 @@ struct ColumnTiles {
         int64_t lc;
         const int64_t count = slots(lay, g, lc);
         char *p = static_cast<char *>(a.scratch);
-        GP_TRY(cudaMemsetAsync(p, 0, 256 + S::zeroed_bytes(count), a.stream));
-        const CS cs{S(p + 256, count), g.chunks, lc, lay.problems};
-        GP_LAUNCH((scan_column_tiles<Shape, In, Op>), unsigned(tiles), Shape::THREADS, 0, a.stream,
-                  static_cast<const In *>(a.in), static_cast<Acc *>(a.out), lay, a.inclusive != 0, g,
-                  reinterpret_cast<unsigned long long *>(p), cs);
+        const CS cs{S(p, count), g.chunks, lc, lay.problems};
+        DeviceFacts d;
+        GP_TRY(device_facts(d));
+        const int64_t words = int64_t(S::zeroed_bytes(count)) / 8;  // none where one chunk needs no look-back
+        if (words > 0)
+            GP_LAUNCH(lookback::zero_words<unsigned long long>,
+                      unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream,
+                      reinterpret_cast<unsigned long long *>(p), words);
+        GP_LAUNCH_EARLY(d.major >= 9 && words > 0, (scan_column_tiles<Shape, In, Op>), unsigned(tiles),
+                        Shape::THREADS, 0, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), lay,
+                        a.inclusive != 0, g, cs);
         return cudaSuccess;
     }
 };
