@@ -711,5 +711,7 @@ struct Columns {
 
 cudaError_t gp_scan_batched_columns(gp_scan_args *a) { return seg::dispatch<Columns>(a); }
 
+// gpuprims.occupancy's kernel: float32's tiles, the block of the registry's row.
+static_assert(ColumnTiling::THREADS == 256, "registry.cu gives batched_columns 256 threads a block");
 GP_KERNEL_OF(gp_scan_batched_columns_kernel, scan_column_tiles<ColumnTiling, float, Sum<float>>)
 GP_NAMESPACE_END

@@ -184,12 +184,14 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "the columns are contiguous and a row is whole aligned 16-byte vectors (a C array's axis 0 "
      "or a middle axis), a block's tile is up to 8 vectors of a row "
      "by 256 or more rows, copied in whole row segments by cp.async into shared memory, where "
-     "each thread scans 16 rows of its vector of columns; the row groups are combined with "
-     "shuffles and through shared memory, and a long axis is cut into chunks whose column totals "
-     "chain through a deterministic look-back per column, the block polling every column's at "
-     "once. Any other layout: lane l takes column l (fewer columns: the warp folds into row "
-     "groups), 16 rows a thread, each lane running its column's look-back.",
-     -1, NULL, 128, GP_ON_DEVICE, (gp_any_fn)gp_scan_batched_columns,
+     "each thread scans 8 (float32; 256 threads) or 16 (other types; 128 threads) rows of its "
+     "vector of columns; the row groups are combined with shuffles and through shared memory, "
+     "and a long axis is cut into chunks whose column totals chain through a deterministic "
+     "look-back per column, the block polling every column's at once; the blocks start loading "
+     "while the look-back's slots are zeroed. Any other layout: lane l takes column l (fewer "
+     "columns: the warp folds into row groups), 16 rows a thread, each lane running its "
+     "column's look-back.",
+     -1, NULL, 256, GP_ON_DEVICE, (gp_any_fn)gp_scan_batched_columns,
      gp_scan_batched_columns_kernel, NULL,
      GP_BATCHED, NULL, NULL},
     {"segmented_adaptive", "The mapping chosen by layout",
