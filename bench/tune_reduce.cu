@@ -5,6 +5,7 @@
 // events around the launch only, L2 overwritten before every run, median
 // of REPEAT runs.  Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda bench/tune_reduce.cu -o /tmp/tune && /tmp/tune
+#include <cstring>
 #include <vector>
 
 #include "tune_common.cuh"
@@ -17,19 +18,52 @@ using namespace gp;  // the variant's kernel and tunables live in gp::
 
 constexpr int REPEAT = 40;
 
-template <class T>
-void run(const char *name, const float *d_in, int64_t n, float *d_out, void *scratch, unsigned *ctr,
-         void *flush, size_t fb, float cub_ms) {
-    using Impl = SinglePass<float, Sum<float>, T>;
+template <class T, class In = float, class Op = Sum<float>>
+float run(const char *name, const void *d_in, int64_t n, void *d_out, void *scratch, unsigned *ctr,
+          void *flush, size_t fb, float cub_ms) {
+    using Impl = SinglePass<In, Op, T>;
     gp_reduce_args a{};
-    a.in = d_in; a.out = d_out; a.n = n; a.in_t = GP_FLOAT32; a.acc_t = GP_FLOAT32; a.op = GP_SUM;
+    a.in = d_in; a.out = d_out; a.n = n;  // the launcher reads the pointers and n only
     a.scratch = scratch; a.scratch_bytes = Impl::scratch(n); a.stream = 0; a.counter = ctr;
     float ms = median_ms([&] { CHECK(Impl::run(a)); }, flush, fb, REPEAT);
     std::printf("| %-26s | %9lld | %8.4f | %6.0f | %5.3f |\n", name, (long long)n, ms,
-                n * 4.0 / ms / 1e6, cub_ms / ms);
+                n * double(sizeof(In)) / ms / 1e6, cub_ms / ms);
+    return ms;
 }
 
-int main() {
+// `tune_reduce loads`: the three ways of issuing the 16-byte loads at
+// every size from 2^20 to 2^28 float32 elements, and for int8 and float16
+// sums (the narrow inputs), against a device-to-device copy of the same
+// bytes (% roof: input bytes / time against the copy's bytes read and
+// written / its time, as bench_dtypes' narrow table counts).
+template <class In, class Op>
+void loads_rows(const char *what, const void *d_in, int64_t n, void *d_out, void *scratch, unsigned *ctr,
+                void *copy_to, void *flush, size_t fb) {
+    const int64_t bytes = n * int64_t(sizeof(In));
+    const float copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(copy_to, d_in, bytes, cudaMemcpyDeviceToDevice)); },
+                                    flush, fb, REPEAT);
+    const double roof = 2.0 * bytes / copy_ms / 1e6;
+    std::printf("\n%s, n = %lld (%lld bytes): copy roof %.0f GB/s\n\n| load | n | ms | GB/s | %% roof |\n"
+                "|---|---:|---:|---:|---:|\n", what, (long long)n, (long long)bytes, roof);
+    const auto row = [&](const char *name, float ms) {
+        std::printf("| %-10s | %9lld | %8.4f | %6.0f | %5.1f |\n", name, (long long)n, ms, bytes / ms / 1e6,
+                    100.0 * bytes / ms / 1e6 / roof);
+    };
+    const auto time = [&](auto impl) {
+        using Impl = decltype(impl);
+        gp_reduce_args a{};
+        a.in = d_in; a.out = d_out; a.n = n;
+        a.scratch = scratch; a.scratch_bytes = Impl::scratch(n); a.stream = 0; a.counter = ctr;
+        return median_ms([&] { CHECK(Impl::run(a)); }, flush, fb, REPEAT);
+    };
+    row("ldg", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_LDG>>{}));
+    row("ldcs", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_STREAMING>>{}));
+    row("L2::256B", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_PREFETCH_256B>>{}));
+    row("ldg again", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_LDG>>{}));
+}
+
+int main(int argc, char **argv) {
+    const bool loads = argc > 1 && std::strcmp(argv[1], "loads") == 0;
     int dev = 0;
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, dev));
@@ -51,6 +85,20 @@ int main() {
     CHECK(cudaMemcpy(d_in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
     std::printf("%s, %d SMs\n\n| config (block, unroll, blocks/SM, load) | n | ms | GB/s | x vs CUB |\n|---|---:|---:|---:|---:|\n",
                 p.name, p.multiProcessorCount);
+    if (loads) {
+        void *copy_to;
+        CHECK(cudaMalloc(&copy_to, nmax * 4));
+        for (int lg = 20; lg <= 28; ++lg)
+            loads_rows<float, Sum<float>>("float32 sum", d_in, int64_t(1) << lg, d_out, scratch, ctr, copy_to, flush,
+                                          fb);
+        for (int lg : {24, 26, 28}) {  // the same bytes read as int8 (summed into int64) and float16 (float32)
+            loads_rows<signed char, Sum<long long>>("int8 sum", d_in, int64_t(1) << lg, d_out, scratch, ctr, copy_to,
+                                                    flush, fb);
+            loads_rows<Half, Sum<float>>("float16 sum", d_in, int64_t(1) << lg, d_out, scratch, ctr, copy_to,
+                                         flush, fb);
+        }
+        return 0;
+    }
     for (int64_t n : {int64_t(1) << 20, int64_t(1) << 24, int64_t(1) << 28}) {
         size_t cub_bytes = 0;
         CHECK(cub::DeviceReduce::Sum(nullptr, cub_bytes, d_in, d_out, n));

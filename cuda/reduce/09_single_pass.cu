@@ -7,7 +7,8 @@
 //    half) of the load instructions, full 128-byte lines per warp request;
 //  * a grid sized to fill the GPU once (BLOCKS_PER_SM blocks per SM), each
 //    thread striding over the array with UNROLL vector loads issued before
-//    their first use, so enough bytes are in flight to saturate HBM;
+//    their first use, so enough bytes are in flight to saturate HBM (inputs
+//    of up to 128 MiB with evict-first loads: reduce.cuh says why);
 //  * one launch: each block writes its partial, and the last block to finish
 //    (an atomic ticket after a __threadfence) reduces the partials in block
 //    order and writes the result.  The order of every operation depends only

@@ -18,16 +18,29 @@ constexpr int BLOCK = 512;
 // its tables in bench/results/ (tune-reduce-*.md): on an H200, float32 sum,
 // n = 2^28: 256 threads, 4 loads, 8 blocks per SM, __ldg: 0.2507 ms,
 // 4283 GB/s, equal to cub::DeviceReduce (0.2506 ms); no other configuration
-// there is faster by more than 0.3% at that size.
+// there is faster by more than 0.3% at that size.  Inputs of up to 128 MiB
+// are read with evict-first loads (__ldcs) instead: where the L2 holds
+// dirty lines of earlier work (the benchmark's flush leaves it so), each
+// line a plain load brings in may first write one of them back, while
+// lines marked evict-first make room for each other.  On an H200 (bench/
+// results/tune-reduce-loads-nvidia-h200-2026-11-24.md, % of a copy of the
+// same bytes) that read 2^23 / 2^24 / 2^25 float32 at 65.3 / 75.2 / 85.2%
+// against 60.4 / 67.3 / 78.1%, float16 2^24 / 2^26 at 65.1 / 84.2% against
+// 60.1 / 77.9%, the same at 2^20 and 2^26 float32 (256 MiB), and 95.3
+// against 98.8% at 512 MiB.
 enum LoadKind { LOAD_LDG = 0, LOAD_STREAMING = 1, LOAD_PREFETCH_256B = 2 };
-template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_, int LOAD_ = LOAD_LDG>
+template <int BLOCK_, int UNROLL_, int BLOCKS_PER_SM_, int LOAD_ = LOAD_LDG, int64_t STREAM_UP_TO_ = 0>
 struct Tuning {
     static constexpr int BLOCK = BLOCK_;                  // threads per block
     static constexpr int UNROLL = UNROLL_;                // 16-byte loads in flight per thread
     static constexpr int BLOCKS_PER_SM = BLOCKS_PER_SM_;  // resident blocks per SM
     static constexpr int LOAD = LOAD_;                    // how the 16-byte loads are issued
+    static constexpr int64_t STREAM_UP_TO = STREAM_UP_TO_;  // inputs of at most this many bytes: LOAD_STREAMING
 };
-using SinglePassTuning = Tuning<256, 4, 8>;
+// T's shape with evict-first loads (the inputs of at most T::STREAM_UP_TO bytes).
+template <class T>
+using StreamingOf = Tuning<T::BLOCK, T::UNROLL, T::BLOCKS_PER_SM, LOAD_STREAMING>;
+using SinglePassTuning = Tuning<256, 4, 8, LOAD_LDG, int64_t(1) << 27>;
 
 template <class Op>
 __global__ void write_identity(typename Op::type *out) { *out = Op::identity(); }

@@ -18,6 +18,7 @@ using reduce::LOAD_LDG;
 using reduce::LOAD_PREFETCH_256B;
 using reduce::LOAD_STREAMING;
 using reduce::SinglePassTuning;
+using reduce::StreamingOf;
 using reduce::Tuning;
 
 // A 16-byte load: read-only path (__ldg), evict-first (__ldcs), or the
@@ -215,8 +216,12 @@ struct SinglePass {
                                                   align_up(size_t(grid) * sizeof(Acc)));
             GP_TRY(cudaMemsetAsync(ticket, 0, sizeof(unsigned), a.stream));
         }
-        GP_LAUNCH((reduce_single_pass<In, Op, T>), unsigned(grid), T::BLOCK, 0, a.stream, in, a.n,
-                  head, partial, ticket, static_cast<Acc *>(a.out));
+        if (a.n * int64_t(sizeof(In)) <= T::STREAM_UP_TO)
+            GP_LAUNCH((reduce_single_pass<In, Op, StreamingOf<T>>), unsigned(grid), T::BLOCK, 0, a.stream, in, a.n,
+                      head, partial, ticket, static_cast<Acc *>(a.out));
+        else
+            GP_LAUNCH((reduce_single_pass<In, Op, T>), unsigned(grid), T::BLOCK, 0, a.stream, in, a.n, head, partial,
+                      ticket, static_cast<Acc *>(a.out));
         return cudaSuccess;
     }
 };
