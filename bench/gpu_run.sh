@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segflat-packs|bench|bench-axis|bench-calls|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segflat-packs|bench|bench-axis|bench-calls|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -67,6 +67,7 @@ for step in $steps; do
       done ;;
     tune)  tune_prog tune_reduce tune-reduce ;;
     tune-reduce-loads) RUN_ARGS=loads tune_prog tune_reduce tune-reduce-loads ;;
+    tune-reduce-shapes) RUN_ARGS=shapes tune_prog tune_reduce tune-reduce-shapes ;;
     profile-scan) tune_prog profile_scan profile-scan ;;
     profile-flat) RUN_ARGS=flat tune_prog profile_scan profile-flat ;;
     tune-axis) tune_prog tune_axis tune-axis ;;

@@ -38,7 +38,7 @@ float run(const char *name, const void *d_in, int64_t n, void *d_out, void *scra
 // written / its time, as bench_dtypes' narrow table counts).
 template <class In, class Op>
 void loads_rows(const char *what, const void *d_in, int64_t n, void *d_out, void *scratch, unsigned *ctr,
-                void *copy_to, void *flush, size_t fb) {
+                void *copy_to, void *flush, size_t fb, bool shapes = false) {
     const int64_t bytes = n * int64_t(sizeof(In));
     const float copy_ms = median_ms([&] { CHECK(cudaMemcpyAsync(copy_to, d_in, bytes, cudaMemcpyDeviceToDevice)); },
                                     flush, fb, REPEAT);
@@ -56,14 +56,31 @@ void loads_rows(const char *what, const void *d_in, int64_t n, void *d_out, void
         a.scratch = scratch; a.scratch_bytes = Impl::scratch(n); a.stream = 0; a.counter = ctr;
         return median_ms([&] { CHECK(Impl::run(a)); }, flush, fb, REPEAT);
     };
-    row("ldg", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_LDG>>{}));
-    row("ldcs", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_STREAMING>>{}));
-    row("L2::256B", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_PREFETCH_256B>>{}));
-    row("ldg again", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_LDG>>{}));
+    if (!shapes) {
+        row("ldg", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_LDG>>{}));
+        row("ldcs", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_STREAMING>>{}));
+        row("L2::256B", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_PREFETCH_256B>>{}));
+        row("ldg again", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_LDG>>{}));
+        return;
+    }
+    // `tune_reduce shapes`: grid shapes <threads, loads a thread, blocks an
+    // SM>, all with evict-first loads (the library's for these sizes).
+    row("256,4,8", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_STREAMING>>{}));
+    row("256,2,8", time(SinglePass<In, Op, Tuning<256, 2, 8, LOAD_STREAMING>>{}));
+    row("256,8,8", time(SinglePass<In, Op, Tuning<256, 8, 8, LOAD_STREAMING>>{}));
+    row("256,4,4", time(SinglePass<In, Op, Tuning<256, 4, 4, LOAD_STREAMING>>{}));
+    row("256,8,4", time(SinglePass<In, Op, Tuning<256, 8, 4, LOAD_STREAMING>>{}));
+    row("512,4,4", time(SinglePass<In, Op, Tuning<512, 4, 4, LOAD_STREAMING>>{}));
+    row("512,2,4", time(SinglePass<In, Op, Tuning<512, 2, 4, LOAD_STREAMING>>{}));
+    row("1024,2,2", time(SinglePass<In, Op, Tuning<1024, 2, 2, LOAD_STREAMING>>{}));
+    row("128,4,16", time(SinglePass<In, Op, Tuning<128, 4, 16, LOAD_STREAMING>>{}));
+    row("128,8,16", time(SinglePass<In, Op, Tuning<128, 8, 16, LOAD_STREAMING>>{}));
+    row("256,4,8 again", time(SinglePass<In, Op, Tuning<256, 4, 8, LOAD_STREAMING>>{}));
 }
 
 int main(int argc, char **argv) {
     const bool loads = argc > 1 && std::strcmp(argv[1], "loads") == 0;
+    const bool shapes = argc > 1 && std::strcmp(argv[1], "shapes") == 0;
     int dev = 0;
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, dev));
@@ -84,6 +101,19 @@ int main(int argc, char **argv) {
     CHECK(cudaMalloc(&scratch, 1 << 24));
     CHECK(cudaMemcpy(d_in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
     std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
+    if (shapes) {
+        void *copy_to;
+        CHECK(cudaMalloc(&copy_to, nmax * 4));
+        for (int lg : {22, 24}) {
+            loads_rows<signed char, Sum<long long>>("int8 sum", d_in, int64_t(1) << lg, d_out, scratch, ctr, copy_to,
+                                                    flush, fb, true);
+            loads_rows<Half, Sum<float>>("float16 sum", d_in, int64_t(1) << lg, d_out, scratch, ctr, copy_to, flush,
+                                         fb, true);
+            loads_rows<float, Sum<float>>("float32 sum", d_in, int64_t(1) << lg, d_out, scratch, ctr, copy_to, flush,
+                                          fb, true);
+        }
+        return 0;
+    }
     if (loads) {
         void *copy_to;
         CHECK(cudaMalloc(&copy_to, nmax * 4));
