@@ -14,12 +14,15 @@
 //
 // Every output is checked: integers exactly against a host scan (wrapping
 // like the device's); floats against a long double scan on the host (largest
-// error over the prefix's sum of |x|, in units of eps(float64) * log2 n;
-// WRONG above 4),
+// error over the prefix's sum of |x|, in units of eps * log2 n, eps the
+// result type's unit roundoff; WRONG above 4),
 // for the same bits in two runs, and for the same bits as the first shape
 // with the same tile (shapes that differ in occupancy, stages, slots or
 // where the tile waits must agree bit for bit).  A shape that fails a
 // check is marked FAIL and the program exits with status 1 at the end.
+//
+// `tune_scan8 evict` times instead the library's choice with and without
+// evict-first L2 hints on its copies (float32 too), at 2^20 to 2^28.
 //
 // On the GPU machine (after pip install --no-build-isolation -e . with the
 // nvidia-cuda-cccl wheel installed):
@@ -28,6 +31,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -109,7 +113,7 @@ struct Case {
             const double e = std::fabs(double(r[i]) - double(ref[i])) / absref[i];
             worst = std::isnan(e) ? INFINITY : std::fmax(worst, e);
         }
-        const double units = worst / (1.11e-16 * std::log2(double(n)));
+        const double units = worst / (std::numeric_limits<Acc>::epsilon() / 2 * std::log2(double(n)));
         std::snprintf(buf, sizeof buf, "err %.1e x eps*log2n%s", units, units <= 4 ? "" : " WRONG");
         return buf;
     }
@@ -131,7 +135,7 @@ void make_input(int64_t n, std::vector<In> &h) {
 
 // The tile of a LookbackWith, or of the shape Lookback picks at n.
 template <class L> struct IsLookback : std::false_type {};
-template <class In, class Op> struct IsLookback<Lookback<In, Op>> : std::true_type {};
+template <class In, class Op, int64_t E> struct IsLookback<Lookback<In, Op, E>> : std::true_type {};
 template <class L>
 int64_t tile_of(int64_t n) {
     if constexpr (IsLookback<L>::value) {
@@ -250,6 +254,21 @@ void one_case(const char *name, const std::vector<In> &h, In *in, Acc *out, void
     rows(c);
 }
 
+// `tune_scan8 evict`: the library's shapes with their copies' lines marked
+// evict-first in the L2 (LookbackWith's EVICT_FIRST_UP_TO) against plain
+// copies, at 2^20 to 2^28.
+struct Evict {
+    template <class C>
+    void operator()(C &c) const {
+        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
+        using Acc = std::remove_pointer_t<decltype(c.out)>;
+        run_with<Lookback<In, gp::Sum<Acc>, 0>>("auto, plain copies", c);
+        run_with<Lookback<In, gp::Sum<Acc>, INT64_MAX>>("auto, evict-first copies", c);
+        run_with<Lookback<In, gp::Sum<Acc>, 0>>("auto, plain copies (again)", c);
+        run_with<Lookback<In, gp::Sum<Acc>, INT64_MAX>>("auto, evict-first (again)", c);
+    }
+};
+
 template <class In, class Acc, class Rows>
 void one_type(const char *name, void *flush, size_t fb, Rows rows) {
     const int64_t nmax = int64_t(1) << 28;
@@ -261,7 +280,11 @@ void one_type(const char *name, void *flush, size_t fb, Rows rows) {
     CHECK(cudaMalloc(&in, nmax * std::max(sizeof(In), (sizeof(In) + sizeof(Acc)) / 2)));
     CHECK(cudaMalloc(&out, nmax * sizeof(Acc)));
     CHECK(cudaMemcpy(in, h.data(), nmax * sizeof(In), cudaMemcpyHostToDevice));
-    for (int lg : {20, 24, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
+    if constexpr (std::is_same<Rows, Evict>::value) {
+        for (int lg : {20, 22, 24, 26, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
+    } else {
+        for (int lg : {20, 24, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
+    }
     CHECK(cudaFree(in));
     CHECK(cudaFree(out));
 }
@@ -294,8 +317,9 @@ struct Widening {
     }
 };
 
-int main() {
+int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
+    const bool evict = argc > 1 && std::strcmp(argv[1], "evict") == 0;
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     CHECK(device_facts(facts));
@@ -307,10 +331,17 @@ int main() {
                 "memory; FENCED: flag + __threadfence slots, else paired words.  x copy / x CUB / x r2r: their "
                 "time over the row's (above 1: the row is faster)\n\n");
     std::printf("| sum | variant | n | ms | GB/s | x copy | x CUB | x r2r | check |\n|---|---|---|---:|---:|---:|---:|---:|---|\n");
-    one_type<double, double>("float64", flush, fb, SameWidth{});
-    one_type<long long, long long>("int64", flush, fb, SameWidth{});
-    one_type<int, long long>("int32 -> int64", flush, fb, Widening{});
-    one_type<float, double>("float32 -> float64", flush, fb, Widening{});
+    if (evict) {
+        one_type<float, float>("float32", flush, fb, Evict{});
+        one_type<double, double>("float64", flush, fb, Evict{});
+        one_type<long long, long long>("int64", flush, fb, Evict{});
+        one_type<int, long long>("int32 -> int64", flush, fb, Evict{});
+    } else {
+        one_type<double, double>("float64", flush, fb, SameWidth{});
+        one_type<long long, long long>("int64", flush, fb, SameWidth{});
+        one_type<int, long long>("int32 -> int64", flush, fb, Widening{});
+        one_type<float, double>("float32 -> float64", flush, fb, Widening{});
+    }
     CHECK(cudaFree(flush));
     if (failed) std::printf("\nSOME CHECK FAILED (rows marked FAIL / WRONG)\n");
     return failed ? 1 : 0;

@@ -24,15 +24,37 @@ GP_NAMESPACE_BEGIN
 #define GP_SYNC_COPIES 1
 #endif
 
-__device__ inline void async_copy16(void *shared_dst, const void *global_src) {
+// An L2 policy that marks the lines a copy brings in as the first to
+// evict (createpolicy, PTX ISA 7.4+, sm_80+), for the copies' cache hint.
+__device__ inline unsigned long long evict_first_policy() {
+    unsigned long long policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(GP_EMULATOR)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+    return policy;
+}
+
+// evict_first: the copy's lines leave the L2 first (evict_first_policy):
+// where the L2 holds dirty lines of earlier work, lines brought in
+// plainly may each write one of them back, while evict-first lines make
+// room for each other.
+__device__ inline void async_copy16(void *shared_dst, const void *global_src, bool evict_first = false) {
 #ifdef GP_SYNC_COPIES
+    (void)evict_first;
     memcpy(shared_dst, global_src, 16);
 #else
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                 :
-                 : "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
-                   "l"(__cvta_generic_to_global(global_src))
-                 : "memory");
+    if (evict_first)
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
+                     :
+                     : "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
+                       "l"(__cvta_generic_to_global(global_src)), "l"(evict_first_policy())
+                     : "memory");
+    else
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                     :
+                     : "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
+                       "l"(__cvta_generic_to_global(global_src))
+                     : "memory");
 #endif
 }
 
@@ -121,22 +143,31 @@ __device__ inline void async_wait_landed(unsigned long long *bar, unsigned parit
 // `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to
 // shared memory with one instruction, and the copy completes on a barrier
 // initialised with count 1: its phase ends when the thread has arrived and
-// the bytes have landed (async_landed polls it).  GP_BULK_COPIES: the code
-// being compiled has them; elsewhere bulk_copy is never called.
+// the bytes have landed (async_landed polls it); evict_first as
+// async_copy16's.  GP_BULK_COPIES: the code being compiled has them;
+// elsewhere bulk_copy is never called.
 #if !defined(GP_EMULATOR) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GP_BULK_COPIES 1
 #endif
 
-__device__ inline void bulk_copy(void *shared_dst, const void *global_src, unsigned bytes, unsigned long long *bar) {
+__device__ inline void bulk_copy(void *shared_dst, const void *global_src, unsigned bytes, unsigned long long *bar,
+                                 bool evict_first = false) {
 #ifdef GP_BULK_COPIES
     const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar));
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
-                 "l"(__cvta_generic_to_global(global_src)), "r"(bytes), "r"(b)
-                 : "memory");
+    if (evict_first)
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], "
+            "%4;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
+            "l"(__cvta_generic_to_global(global_src)), "r"(bytes), "r"(b), "l"(evict_first_policy())
+            : "memory");
+    else
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
+                     "l"(__cvta_generic_to_global(global_src)), "r"(bytes), "r"(b)
+                     : "memory");
 #else
-    (void)shared_dst, (void)global_src, (void)bytes, (void)bar;
+    (void)shared_dst, (void)global_src, (void)bytes, (void)bar, (void)evict_first;
 #endif
 }
 

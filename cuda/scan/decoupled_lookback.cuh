@@ -50,14 +50,16 @@ struct Ring {
         return t * TILE + (int64_t(v) * WARP + lane) * VEC;
     }
     // Start copying tile t into the stage: cp.async for whole vectors in
-    // range, element by element at the end of the input.
-    __device__ static void fill(unsigned char *stage, const In *in, int64_t n, bool vector_ok, int64_t t, int lane) {
+    // range (evict-first: async_copy16's), element by element at the end of
+    // the input.
+    __device__ static void fill(unsigned char *stage, const In *in, int64_t n, bool vector_ok, int64_t t, int lane,
+                                bool evict_first = false) {
 #pragma unroll
         for (int v = 0; v < VPT; ++v) {
             const int64_t i0 = first(t, v, lane);
             unsigned char *dst = stage + v * WARP * 16;
             if (vector_ok && i0 + VEC <= n) {
-                async_copy16(dst, in + i0);
+                async_copy16(dst, in + i0, evict_first);
             } else {
                 In *d = reinterpret_cast<In *>(dst);
 #pragma unroll
@@ -122,6 +124,7 @@ struct WarpRing {
     const In *in;
     int64_t n;
     bool vector_ok;
+    bool evict_first;  // the copies' lines leave the L2 first (async_copy.cuh)
     unsigned *next_tile;
     unsigned tiles;
     int lane;
@@ -134,8 +137,9 @@ struct WarpRing {
 
     // `barriers`: the block's, STAGES a warp.
     __device__ WarpRing(const In *in_, int64_t n_, bool vector_ok_, unsigned *next_tile_, unsigned tiles_, int lane_,
-                        int warp, unsigned long long *barriers, unsigned (&t_)[STAGES])
-        : in(in_), n(n_), vector_ok(vector_ok_), next_tile(next_tile_), tiles(tiles_), lane(lane_),
+                        int warp, unsigned long long *barriers, unsigned (&t_)[STAGES], bool evict_first_ = false)
+        : in(in_), n(n_), vector_ok(vector_ok_), evict_first(evict_first_), next_tile(next_tile_), tiles(tiles_),
+          lane(lane_),
           stages(dynamic_shared_memory() + warp * STAGES * SB), mine(stages + lane * 16),
           bar(barriers + warp * STAGES), t(t_) {
         if (lane == 0) {
@@ -165,7 +169,7 @@ struct WarpRing {
             __syncwarp();  // every lane is done with what the stage held
             if (lane == 0) {
                 fence_proxy_async();
-                bulk_copy(stages + s * SB, in + int64_t(tile) * R::TILE, SB, bar + s);
+                bulk_copy(stages + s * SB, in + int64_t(tile) * R::TILE, SB, bar + s, evict_first);
             }
         } else if (BULK) {
             R::fill(mine + s * SB, in, n, false, tile, lane);
@@ -173,7 +177,7 @@ struct WarpRing {
             __syncwarp();
             if (lane == 0) barrier_arrive(bar + s);
         } else {
-            R::fill(mine + s * SB, in, n, vector_ok, tile, lane);
+            R::fill(mine + s * SB, in, n, vector_ok, tile, lane, evict_first);
             async_arrive(bar + s);
         }
     }
@@ -395,7 +399,7 @@ __host__ __device__ constexpr bool bulk_copies() {
 
 template <class Shape, class In, class Op, class Probe = NoProbe>
 __global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
-scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok,
+scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, bool vector_ok, bool evict_first,
               unsigned *next_tile, SlotsOf<Shape, typename Op::type> slots, Levels lv, Rows rows, unsigned tiles) {
     using Acc = typename Op::type;
     using W = WarpRing<Shape, In, bulk_copies<Shape>()>;
@@ -405,7 +409,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     __shared__ unsigned long long barriers[Shape::BARRIERS];
     unsigned t[W::STAGES];
-    W ring(in, n, vector_ok, next_tile, tiles, lane, warp, barriers, t);
+    W ring(in, n, vector_ok, next_tile, tiles, lane, warp, barriers, t, evict_first);
     ring.start(warp);
     probe.mark(START);  // the first fills and the wait for the zeroing
 
@@ -473,7 +477,8 @@ __global__ void zero_words(Word *p, int64_t n) {
 // The scratch: the counter (256 bytes), then the slots.  `rows` rows of
 // a.n elements each lie end to end in a.in and a.out, each scanned alone
 // (Rows); a.n a multiple of TILE where there are more than one.
-template <class Shape_, class In, class Op, class Probe = NoProbe>
+template <class Shape_, class In, class Op, class Probe = NoProbe,
+          int64_t EVICT_FIRST_UP_TO = lookback::evict_first_bytes<typename Op::type>()>
 struct LookbackWith {
     using Shape = Shape_;
     using Acc = typename Op::type;
@@ -521,7 +526,8 @@ struct LookbackWith {
 #endif
         GP_LAUNCH_EARLY(d.major >= 9, (scan_lookback<Shape, In, Op, Probe>), unsigned(blocks), Shape::WARPS * WARP,
                         Shape::SMEM, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n * rows,
-                        a.inclusive != 0, vec, reinterpret_cast<unsigned *>(p), slots, lv, rw, unsigned(tiles));
+                        a.inclusive != 0, vec, a.n * rows * int64_t(sizeof(In)) <= EVICT_FIRST_UP_TO,
+                        reinterpret_cast<unsigned *>(p), slots, lv, rw, unsigned(tiles));
         return cudaSuccess;
     }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1) {
@@ -535,10 +541,10 @@ struct LookbackWith {
 // accumulators (SmallTuning, Tuning), 8-byte inputs and accumulators
 // (SmallWideTuning, WideTuning) and sums from 4 bytes into 8
 // (SmallWideningTuning, WideningTuning).  The scratch covers either.
-template <class In, class Op>
+template <class In, class Op, int64_t EVICT_FIRST_UP_TO = lookback::evict_first_bytes<typename Op::type>()>
 struct Lookback {
-    using Small = LookbackWith<TuningFor<In, typename Op::type, true>, In, Op>;
-    using Large = LookbackWith<TuningFor<In, typename Op::type, false>, In, Op>;
+    using Small = LookbackWith<TuningFor<In, typename Op::type, true>, In, Op, NoProbe, EVICT_FIRST_UP_TO>;
+    using Large = LookbackWith<TuningFor<In, typename Op::type, false>, In, Op, NoProbe, EVICT_FIRST_UP_TO>;
     static size_t scratch(int64_t n) { return std::max(Small::scratch(n), Large::scratch(n)); }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
         const int64_t small_warps = int64_t(d.sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;

@@ -118,5 +118,17 @@ using TuningFor = std::conditional_t<
     std::conditional_t<sizeof(In) == sizeof(Acc), std::conditional_t<SMALL, SmallWideTuning, WideTuning>,
                        std::conditional_t<SMALL, SmallWideningTuning, WideningTuning>>>;
 
+// The bytes of input up to which the look-back scan's copies mark their
+// lines evict-first in the L2 (async_copy.cuh; LookbackWith's
+// EVICT_FIRST_UP_TO): every size for 8-byte accumulators, none for 4-byte
+// ones (not measured).  On an H200 (bench/results/tune-scan8-evict-nvidia-
+// h200-2026-11-24.md, two alternations each) int64 sums took 3-5% less
+// time at 2^22 to 2^26 and 1.3% less at 2^28, int32 -> int64 sums 3-5% less
+// at 2^24 to 2^28, float64 1.3% less at 2^28; the same at 2^20.
+template <class Acc>
+constexpr int64_t evict_first_bytes() {
+    return sizeof(Acc) == 8 ? INT64_MAX : 0;
+}
+
 }  // namespace lookback
 GP_NAMESPACE_END
