@@ -140,7 +140,8 @@ extern "C" const gp_variant GP_SYM(gp_reduce_variants)[] = {
     {"single_pass", "Single pass: vector loads, last block finishes",
      "grid-stride loops with 16-byte loads; threadFenceReduction (CUDA samples) for the last block",
      "A grid that fills the GPU once strides over the array with 16-byte loads, several in flight "
-     "per thread (evict-first for inputs of up to 128 MiB); warp shuffles reduce each block; the last block to finish reduces the partials "
+     "per thread (evict-first for inputs of up to 128 MiB); warp shuffles reduce each block; the "
+     "last block to finish reduces the partials "
      "in a fixed order. One launch, deterministic. Narrow inputs (bool, int8/16, uint8..64, float16) "
      "are read as they are, 16 bytes per load, and widened to NumPy's accumulator in registers.",
      -1, NULL, reduce::SinglePassTuning::BLOCK, GP_ON_DEVICE, (gp_any_fn)gp_reduce_single_pass,
