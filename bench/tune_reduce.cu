@@ -18,17 +18,16 @@ using namespace gp;  // the variant's kernel and tunables live in gp::
 
 constexpr int REPEAT = 40;
 
-template <class T, class In = float, class Op = Sum<float>>
-float run(const char *name, const void *d_in, int64_t n, void *d_out, void *scratch, unsigned *ctr,
-          void *flush, size_t fb, float cub_ms) {
-    using Impl = SinglePass<In, Op, T>;
+template <class T>
+void run(const char *name, const float *d_in, int64_t n, float *d_out, void *scratch, unsigned *ctr,
+         void *flush, size_t fb, float cub_ms) {
+    using Impl = SinglePass<float, Sum<float>, T>;
     gp_reduce_args a{};
-    a.in = d_in; a.out = d_out; a.n = n;  // the launcher reads the pointers and n only
+    a.in = d_in; a.out = d_out; a.n = n; a.in_t = GP_FLOAT32; a.acc_t = GP_FLOAT32; a.op = GP_SUM;
     a.scratch = scratch; a.scratch_bytes = Impl::scratch(n); a.stream = 0; a.counter = ctr;
     float ms = median_ms([&] { CHECK(Impl::run(a)); }, flush, fb, REPEAT);
     std::printf("| %-26s | %9lld | %8.4f | %6.0f | %5.3f |\n", name, (long long)n, ms,
-                n * double(sizeof(In)) / ms / 1e6, cub_ms / ms);
-    return ms;
+                n * 4.0 / ms / 1e6, cub_ms / ms);
 }
 
 // `tune_reduce loads`: the three ways of issuing the 16-byte loads at
@@ -101,9 +100,9 @@ int main(int argc, char **argv) {
     CHECK(cudaMalloc(&scratch, 1 << 24));
     CHECK(cudaMemcpy(d_in, h.data(), nmax * 4, cudaMemcpyHostToDevice));
     std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
+    void *copy_to = nullptr;  // the copy roof's destination (loads, shapes)
+    if (loads || shapes) CHECK(cudaMalloc(&copy_to, nmax * 4));
     if (shapes) {
-        void *copy_to;
-        CHECK(cudaMalloc(&copy_to, nmax * 4));
         for (int lg : {22, 24}) {
             loads_rows<signed char, Sum<long long>>("int8 sum", d_in, int64_t(1) << lg, d_out, scratch, ctr, copy_to,
                                                     flush, fb, true);
@@ -115,8 +114,6 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (loads) {
-        void *copy_to;
-        CHECK(cudaMalloc(&copy_to, nmax * 4));
         for (int lg = 20; lg <= 28; ++lg)
             loads_rows<float, Sum<float>>("float32 sum", d_in, int64_t(1) << lg, d_out, scratch, ctr, copy_to, flush,
                                           fb);
