@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-scan8-evict|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segflat-packs|bench|bench-axis|bench-calls|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-scan8-evict|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segscan-long|tune-segflat-packs|bench|bench-axis|bench-calls|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -96,6 +96,7 @@ for step in $steps; do
     bench-scan-segments) python3 bench/bench_scan.py batched --cases segments --rows segmented_adaptive,segmented_lookback 2>&1 \
              | tee "$OUT/bench-scan-segments.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     tune-segscan-packs) RUN_ARGS=packs tune_prog tune_segscan tune-segscan-packs ;;
+    tune-segscan-long) RUN_ARGS=long tune_prog tune_segscan tune-segscan-long ;;
     tune-segflat-packs) RUN_ARGS=packs tune_prog tune_segflat tune-segflat-packs ;;
     bench-transpose) python3 bench/bench_transpose.py 2>&1 | tee "$OUT/bench-transpose.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
   esac

@@ -76,6 +76,9 @@ BATCHED_SHAPES = [(3, 5000, 1), (40, 3, 70), (1, 300, 40), (2, 1025, 3), (5, 33,
 # The narrow inputs the rows flagged narrow_in read as they are.
 NARROW = ("bool", "int8", "uint8", "int16", "uint16", "uint32", "uint64", "float16")
 SEGMENT_LENGTHS = [0, 1, 31, 32, 33, 1025, 0, 9000, 2, 0, 4097, 5]
+# Segments of a long mean (the scan's tiles a segment: scan_long), empty and
+# short ones among them.
+LONG_SEGMENT_LENGTHS = [20000, 0, 3, 16389, 1, 12000, 7, 30000]
 # Short segments (the scan's wide packs), one of them deferred.
 SHORT_SEGMENT_LENGTHS = [int(v) for v in np.random.default_rng(3).integers(0, 7, 3000)]
 SHORT_SEGMENT_LENGTHS[700] = 5000
@@ -108,7 +111,8 @@ def batched_scans():
                     cases.append((x, (n - 1) * i, (o, n, i, n * i, -i, 1, 0),
                                   np.cumsum(r, axis=1).ravel()))
             for lengths, longest in ((SEGMENT_LENGTHS, 0), (SHORT_SEGMENT_LENGTHS, 0),
-                                     (SHORT_ONLY_LENGTHS, max(SHORT_ONLY_LENGTHS))) if v.segmented else ():
+                                     (SHORT_ONLY_LENGTHS, max(SHORT_ONLY_LENGTHS)),
+                                     (LONG_SEGMENT_LENGTHS, max(LONG_SEGMENT_LENGTHS))) if v.segmented else ():
                 offs = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
                 x = (rng.integers(-1000, 1000, offs[-1]) if dtype == "int64" else rng.random(offs[-1]) - 0.5
                      ).astype(dtype)

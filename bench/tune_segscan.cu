@@ -1,4 +1,4 @@
-// tune_segscan.cu - the evidence for FlatTuning and RowTuning, the shapes of the flat
+// tune_segscan.cu - the evidence for FlatTuning, RowTuning and LongTuning, the shapes of the flat
 // look-back scan on contiguous problems (cuda/scan/10_segmented_lookback.cu:
 // rows of a C array along the last axis, ragged segments).
 //
@@ -184,6 +184,37 @@ void pack_candidates(Bench &b, const Case &c) {
     pack_candidate<PackShape<128, 4, 1024, 6, 3>>(b, "packs: 128 x 4, 1024 a pack, 6/SM, 3 stages", c);
 }
 
+// Segments of a long mean through scan_long (LongWith, one grid of tiles
+// over the flat data, a look-back tree a segment) with a shape
+// (lookback::LookbackShape<warps, vectors a lane, stages, blocks an SM,
+// BULK, STREAM, MID_PUBLISH>).
+template <class Shape>
+void long_candidate(Bench &b, const char *name, const Case &c) {
+    using T = LongWith<Shape, float, Op>;
+    if (T::scratch(seg::Layout::of(c.a), c.longest) > b.scratch_bytes) {
+        std::printf("| %-40s | scratch too small |\n", name);
+        return;
+    }
+    row(b, name, c, [&](gp_scan_args x) {
+        x.batch.longest = c.longest;
+        return T::run(x, b.facts);
+    });
+}
+
+void long_candidates(Bench &b, const Case &c) {
+    using lookback::LookbackShape;
+    candidate<FlatTuning<float, float>>(b, "flat: FlatTuning (the library's)", c);
+    if (c.total / c.segments <= 65536)
+        pack_candidate<scan::packs::ScanPackTuning>(b, "packs: ScanPackTuning (the library's)", c, c.longest);
+    long_candidate<LongTuning<float, float>>(b, "long: LongTuning (the library's)", c);
+    long_candidate<LookbackShape<2, 12, 2, 6, true, true, false>>(b, "long: 2x12 s2 b6, no MID_PUBLISH", c);
+    long_candidate<LookbackShape<2, 16, 2, 4>>(b, "long: 2x16 s2 b4", c);
+    long_candidate<LookbackShape<2, 16, 2, 6>>(b, "long: 2x16 s2 b6 (spills)", c);
+    long_candidate<LookbackShape<2, 8, 2, 8>>(b, "long: 2x8 s2 b8", c);
+    long_candidate<LookbackShape<2, 12, 3, 4>>(b, "long: 2x12 s3 b4", c);
+    long_candidate<LookbackShape<2, 12, 2, 6, false>>(b, "long: 2x12 s2 b6, cp.async", c);
+}
+
 // The float64 scan of each problem ([starts[p], starts[p+1]) of the host
 // data) and its bound, uploaded.
 void reference(Bench &b, const std::vector<int64_t> &starts) {
@@ -218,13 +249,16 @@ int main(int argc, char **argv) {
     // `tune_segscan packs`: the segments alone (means 4 to 65536), the
     // library's flat look-back against the scan by packs (cuda/scan/packs.cuh).
     const bool packs = argc > 1 && std::strcmp(argv[1], "packs") == 0;
+    // `tune_segscan long`: segments of means 8192 to 2^20, the flat
+    // look-back and the packs against scan_long's shapes.
+    const bool long_only = argc > 1 && std::strcmp(argv[1], "long") == 0;
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     Bench b{};
     CHECK(device_facts(b.facts));
     b.flush = l2_flush_buffer(prop, b.fb);
-    const int64_t most = int64_t(1) << (segments_only || rows_only || chain || packs ? 26 : 28);  // 16384^2
+    const int64_t most = int64_t(1) << (segments_only || rows_only || chain || packs || long_only ? 26 : 28);  // 16384^2
     b.host = random_floats(most, &b.in, &b.out);
     CHECK(cudaMalloc(&b.out2, most * 4));
     CHECK(cudaMalloc(&b.want, most * 8));
@@ -248,7 +282,7 @@ int main(int argc, char **argv) {
     std::vector<Shape> shapes(std::begin(all_shapes), std::end(all_shapes));
     if (rows_only) shapes.assign(std::begin(whole_tiles), std::end(whole_tiles));
     if (chain) shapes = {{1, 1 << 26}, {21, 3 * (1 << 20) + 7}};
-    if (packs) shapes.clear();
+    if (packs || long_only) shapes.clear();
     for (const Shape s : shapes) {
         if (segments_only && (s.rows > 64 || s.rows * s.n > most)) continue;  // the long rows of 2^26 stay
         Case c{};
@@ -298,6 +332,7 @@ int main(int argc, char **argv) {
     CHECK(cudaMalloc(&d_off, (2 * total + 1) * 8));  // lengths of 0 ... 2 mean: up to 2 total segments at mean 1
     std::vector<int64_t> means{4, 64, 1024, 65536};
     if (packs) means = {1, 2, 4, 8, 16, 64, 256, 1024, 4096, 8192, 16384, 65536};
+    if (long_only) means = {8192, 16384, 65536, 262144, 1 << 20};
     for (int64_t mean : means) {
         const std::vector<int64_t> off = random_offsets(total, mean);
         Case c{};
@@ -314,6 +349,7 @@ int main(int argc, char **argv) {
                     HEAD);
         if (chain) chain_candidates(b, c);
         else if (packs) pack_candidates(b, c);
+        else if (long_only) long_candidates(b, c);
         else candidates(b, c);
     }
     return 0;

@@ -66,6 +66,36 @@ def test_segments(backend, case):
     check_segmented(FLAT, lengths, "max", "float64", "float64", True, seed=28)
 
 
+# Segments of a mean of 8192 elements or more (float32 tiles of 1024,
+# float64 and int32 -> int64 of 512) take scan_long: a look-back tree a
+# segment on one grid of tiles, a tile where segments meet scanned once a
+# part.  The cases put offsets on tile edges, runs of empty segments and
+# short segments between long ones inside one tile, and segments over more
+# than 32 tiles (level-1 totals).
+LONG = {
+    "tile edges and empties": [1024 * 20, 0, 0, 1024 * 5, 1, 1023, 0, 100000, 7, 1024 * 3 - 7, 0, 1024 * 12],
+    "short between long": [60000, 1, 2, 3, 0, 5, 60000, 1, 70000, 0],
+    "over 32 tiles": [1024 * 33 + 5, 1024 * 40 - 5, 3],
+    "one segment": [1024 * 8 + 1],
+}
+
+
+@pytest.mark.parametrize("case", list(LONG))
+def test_long_segments(backend, case):
+    lengths = LONG[case]
+    check_segmented(FLAT, lengths, "sum", "float32", "float32", True, seed=32)
+    check_segmented(FLAT, lengths, "sum", "int32", "int64", False, seed=33)
+    check_segmented(FLAT, lengths, "max", "float64", "float64", True, seed=34)
+
+
+def test_long_segments_unaligned(backend):
+    """The call's data starting one segment in (not 16-byte aligned): the
+    copies element by element, the output around it untouched."""
+    lengths = [3] + LONG["tile edges and empties"] + [5]
+    check_segmented(FLAT, lengths, "sum", "float32", "float32", True, seed=35, window=(1, len(lengths) - 1))
+    check_segmented(FLAT, lengths, "min", "int64", "int64", False, seed=36, window=(1, len(lengths) - 1))
+
+
 def test_segments_deterministic(backend):
     """The same bits every run for ragged segments over many tiles."""
     rng = np.random.default_rng(29)
@@ -110,7 +140,7 @@ def test_long_rows_at_gpu_sizes(cuda, variant, shape):
     check_scanned(got.ravel(), x.ravel(), np.arange(shape[0] + 1, dtype=np.int64) * shape[1])
 
 
-@pytest.mark.parametrize("mean", [4, 64, 1024, 65536])
+@pytest.mark.parametrize("mean", [4, 64, 1024, 16384, 65536, 2 ** 20])
 def test_segments_at_gpu_sizes(cuda, mean):
     rng = np.random.default_rng(mean)
     lengths = rng.integers(0, 2 * mean + 1, 2 ** 24 // mean)

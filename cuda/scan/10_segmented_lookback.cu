@@ -274,9 +274,10 @@ __device__ inline int64_t lower_bound(const int64_t *a, int64_t count, int64_t k
 // Before the scan (which may start meanwhile, GP_LAUNCH_EARLY, and waits
 // for this grid before it takes a tile): zero words [0, words) (the tile
 // counter and the slots) and, for segments, bounds[t] = the first offset
-// at or past tile t's first element, t = 0 ... tiles, and last[t] = the
-// place in tile t of its last head (the offset before bounds[t + 1], where
-// it falls in the tile), -1 where it holds none.
+// at or past tile t's first element, t = 0 ... tiles, and (where `last`
+// is given) last[t] = the place in tile t of its last head (the offset
+// before bounds[t + 1], where it falls in the tile), -1 where it holds
+// none.
 template <class Word>
 __global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets, int64_t problems, int64_t tile,
                               int64_t *bounds, int *last, int64_t tiles) {
@@ -287,7 +288,7 @@ __global__ void flat_prologue(Word *zero, int64_t words, const int64_t *offsets,
         for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t <= tiles; t += stride) {
             const int64_t b = lower_bound(offsets, problems + 1, t * tile);
             bounds[t] = b;
-            if (t > 0) {
+            if (t > 0 && last != nullptr) {
                 const int64_t e = b > 0 ? offsets[b - 1] : -1;  // below t * tile
                 last[t - 1] = e >= (t - 1) * tile ? int(e - (t - 1) * tile) : -1;
             }
@@ -598,6 +599,197 @@ struct TilesWith {
     }
 };
 
+// -------------------------------------------------------- long segments
+// Segments of a mean length of LONG_MEAN or more: each segment is a 1-D
+// scan, all of them on one grid of tiles laid over the flat data (the 1-D
+// scan's ring, tile scan and protocol; LongTuning's shapes).  Tile t covers
+// elements t*TILE ... as in the 1-D scan; the tiles a segment's elements touch are
+// its tiles, local tile i of segment s being flat tile offsets[s] / TILE +
+// i, and each segment has a look-back tree of its own (SegmentLevels): a
+// tile publishes the total of the segment it ends in, where that segment
+// goes on past it, and gathers the prefix of the segment it begins in from
+// that segment's tree - the 1-D scan's protocol with plain totals, no
+// heads, no flags.  A tile inside a segment (most tiles, at these lengths)
+// is read, scanned and written by the 1-D scan's own code; a tile where
+// segments meet is scanned once for each segment's part of it, each part
+// masked (Ring::read's and write_tile's bounds).  The parts are at most
+// the tiles plus the segments, so the mean bounds the work whatever the
+// lengths; short segments next to long ones cost a pass each.  Input read
+// once, output written once; the same bits every run (every result is the
+// same tree of the same totals for a given layout).
+
+// Where the totals of a segment's tiles lie: level j of segment s (first
+// flat tile ft) at j * width + (ft >> 5j) + 2s + block.  Segment s + 1
+// starts at a flat tile no earlier than s's last, so its blocks at level j
+// start past s's (the 2s leaves room for the block s shares with it), and
+// each level holds width = tiles + 2 * segments + 2 slots.
+struct SegmentLevels {
+    int64_t width, ft, s;
+    __device__ int64_t slot(int j, int64_t block) const { return j * width + (ft >> (5 * j)) + 2 * s + block; }
+};
+
+template <class Shape, class In, class Op>
+__global__ void __launch_bounds__(Shape::WARPS *WARP, Shape::BLOCKS)
+scan_long(const In *in, typename Op::type *out, int64_t total, int64_t problems, const int64_t *offsets,
+          const int64_t *bounds, bool inclusive, bool vector_ok, bool evict_first, unsigned *next_tile,
+          lookback::SlotsOf<Shape, typename Op::type> slots, int64_t width, unsigned tiles) {
+    using Acc = typename Op::type;
+    using W = lookback::WarpRing<Shape, In, lookback::bulk_copies<Shape>()>;
+    using R = typename W::R;
+    constexpr int TILE = R::TILE;
+    static_assert(!Shape::HOLD, "the tile waits for its prefix in registers");
+    const Op op;
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    __shared__ unsigned long long barriers[Shape::BARRIERS];
+    unsigned t[W::STAGES];
+    W ring(in, total, vector_ok, next_tile, tiles, lane, warp, barriers, t, evict_first);
+    ring.start(warp);
+    const auto levels = [&](int64_t s) { return SegmentLevels{width, __ldg(offsets + s) / TILE, s}; };
+    // Publish the totals of the landed tiles, oldest first, up to the first
+    // that has not landed: a tile's total from where its last segment
+    // begins (or the tile's start), where that segment goes on past it.
+    const auto publish_landed = [&]() {
+#pragma unroll
+        for (int q = 0; q < W::STAGES; ++q) {
+            if ((ring.published >> q) & 1u) continue;
+            if (t[q] >= tiles || !ring.landed(q)) break;
+            const int64_t tile = t[q], start = tile * TILE, b = __ldg(bounds + tile + 1);
+            if (b >= 1 && b <= problems && __ldg(offsets + b) > start + TILE) {
+                const SegmentLevels lv = levels(b - 1);
+                const int64_t from = __ldg(offsets + b - 1);
+                const unsigned char *stage = ring.mine + ring.stage_of(q) * W::SB;
+                const Acc sum = from > start ? R::template total<Op, true>(stage, tile, total, op, lane, from)
+                                             : R::total(stage, tile, total, op, lane);
+                lookback::publish_totals(tile - lv.ft, sum, slots, lv, op, lane);
+            }
+            ring.published |= 1u << q;
+        }
+    };
+
+    while (t[0] < tiles) {
+        const int64_t tile = t[0], start = tile * TILE, end = start + TILE < total ? start + TILE : total;
+        // The offsets in the tile: [b0, b1).
+        const int64_t b0 = __ldg(bounds + tile), b1 = __ldg(bounds + tile + 1);
+        const int64_t h0 = b0 <= problems ? __ldg(offsets + b0) : total;  // the first at or past the start
+        ring.wait_oldest();
+        publish_landed();  // the tile among them, if it was not out yet
+        const unsigned char *stage = ring.mine + ring.s0 * W::SB;
+        Acc x[Shape::VPT][R::VEC], base[Shape::VPT];
+        // The segments that begin in the tile: no prefix; the stage is read
+        // again for each.
+        for (int64_t j = b0; j < b1 && j < problems; ++j) {
+            const int64_t lo = __ldg(offsets + j), next = __ldg(offsets + j + 1), hi = next < end ? next : end;
+            if (lo >= hi) continue;
+#pragma unroll
+            for (int v = 0; v < Shape::VPT; ++v) R::template read<Op, true>(stage, tile, v, hi, lane, x[v], lo);
+            lookback::scan_tile(x, base, op, lane);
+            lookback::write_tile<Shape::STREAM, R, true>(out, hi, inclusive, vector_ok, x, base, false,
+                                                         Op::identity(), op, tile, lane, lo);
+        }
+        // The part from the tile's start: the rest of segment b0 - 1, which
+        // began in an earlier tile (so it has a prefix).
+        const bool first = b0 >= 1 && h0 > start;
+        const int64_t hi0 = h0 < end ? h0 : end;
+        if (first) {
+#pragma unroll
+            for (int v = 0; v < Shape::VPT; ++v) R::template read<Op>(stage, tile, v, hi0, lane, x[v]);
+            lookback::scan_tile(x, base, op, lane);
+        }
+        if (Shape::MID_PUBLISH) publish_landed();
+        const int s = ring.retire_oldest();
+        ring.refill(s);
+        if (!first) continue;
+        const bool pending = ring.pending();
+        const SegmentLevels lv = levels(b0 - 1);
+        const Acc p = lookback::look_back(tile - lv.ft, slots, lv, op, lane, [&]() {
+            if (pending) publish_landed();
+        });
+        lookback::write_tile<Shape::STREAM, R>(out, hi0, inclusive, vector_ok, x, base, true, p, op, tile, lane);
+    }
+}
+
+// The shapes of scan_long (lookback::LookbackShape), two stages filled by
+// bulk copies.  4-byte results: 2 warps x 8 vectors a lane (1024 elements),
+// 8 blocks an SM - on an H100 (bench/results/tune-segscan-long-nvidia-
+// h100-80gb-hbm3-2026-11-24.md, float32 inclusive cumsum of 2^26
+// elements, segments of random lengths, % of a copy of the bytes read +
+// written) means 8192, 16384, 65536, 2^18, 2^20 at 80.9, 83.8, 82.1,
+// 81.7, 81.2% (the flat look-back of heads: 74.5-80.1; the packs at 8192:
+// 77.5), against 69.8-84.1 with 2 x 12 at 6 blocks (its small means lose
+// on the parts), 49-78 with 2 x 16 at 4 blocks, 56-69 with the 1-D scan's
+// own 2 x 16 at 6 (284 bytes of spills a thread here), 52-74 with 2 x 12
+// in 3 stages at 4 blocks, 58-83 with cp.async copies.  8-byte results
+// (not timed): 2 x 8 vectors (512 elements) at 6 blocks; 4-byte inputs
+// summed into 8 bytes 2 x 4 (512): the largest of the 1-D structure with
+// no spills (ptxas of CUDA 13.0, sm_90; float32 sums spill 4 bytes).
+template <class In, class Acc>
+using LongTuning = std::conditional_t<
+    sizeof(Acc) == 4, lookback::LookbackShape<2, 8, 2, 8>,
+    std::conditional_t<sizeof(In) == sizeof(Acc), lookback::LookbackShape<2, 8, 2, 6, true, true, false>,
+                       lookback::LookbackShape<2, 4, 2, 6, true, true, false>>>;
+
+// The host side of scan_long: the prologue (flat_prologue: the counter
+// and the slots zeroed, each tile's bounds), then the grid, which starts
+// at once on sm_90+.  The scratch: the counter (256 bytes), the slots, the
+// bounds.
+template <class Shape_, class In, class Op>
+struct LongWith {
+    using Shape = Shape_;
+    using Acc = typename Op::type;
+    using S = lookback::SlotsOf<Shape, Acc>;
+    static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
+    // The mean length from which segments take scan_long (8 of float32's
+    // tiles; the tune program's smallest mean, where it beats the flat
+    // look-back by 6 points).
+    static constexpr int64_t LONG_MEAN = 8192;
+    static bool takes(const seg::Layout &lay) {
+        return lay.offsets != nullptr && lay.problems > 0 && lay.n / lay.problems >= LONG_MEAN;
+    }
+    static int64_t tiles(const seg::Layout &lay) { return ceil_div<int64_t>(lay.elements(), TILE); }
+    // The slots: `levels` levels of width slots (the levels the longest
+    // segment's tiles need: tile 32^j - 1 of a segment publishes level j).
+    static int64_t slot_count(const seg::Layout &lay, int64_t longest, int64_t &width) {
+        const int64_t nt = tiles(lay);
+        width = nt + 2 * lay.problems + 2;
+        const int64_t most = longest > 0 ? std::min(nt, longest / TILE + 2) : nt;  // a segment's tiles
+        int levels = 1;
+        while (levels < lookback::LEVELS && (most >> (5 * levels)) > 0) ++levels;
+        return levels * width;
+    }
+    static size_t scratch(const seg::Layout &lay, int64_t longest) {
+        int64_t width;
+        const int64_t count = slot_count(lay, longest, width);
+        return 256 + align_up(S::bytes(count)) + size_t(tiles(lay) + 1) * 8;
+    }
+    static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
+        const seg::Layout lay = seg::Layout::of(a);
+        const int64_t total = lay.elements(), nt = tiles(lay);
+        if (nt > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
+        int64_t width;
+        const int64_t count = slot_count(lay, a.batch.longest, width);
+        char *p = static_cast<char *>(a.scratch);
+        int64_t *bounds = reinterpret_cast<int64_t *>(p + 256 + align_up(S::bytes(count)));
+        const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
+        GP_LAUNCH(flat_prologue<unsigned long long>,
+                  unsigned(std::min<int64_t>(ceil_div<int64_t>(std::max(words, nt + 1), 256), 1024)), 256, 0,
+                  a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems, TILE, bounds,
+                  static_cast<int *>(nullptr), nt);
+        const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
+        const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
+        const auto kernel = scan_long<Shape, In, Op>;
+#ifndef GP_EMULATOR
+        if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)  // the opt-in, as LookbackWith's
+            GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
+#endif
+        GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
+                        static_cast<const In *>(a.in), static_cast<Acc *>(a.out), total, lay.problems, lay.offsets,
+                        bounds, a.inclusive != 0, vec,
+                        total * int64_t(sizeof(In)) <= lookback::evict_first_bytes<Acc>(),
+                        reinterpret_cast<unsigned *>(p), S(p + 256, count), width, unsigned(nt));
+        return cudaSuccess;
+    }
+};
+
 template <class In, class Op>
 struct FlatLookback {
     using Acc = typename Op::type;
@@ -610,8 +802,10 @@ struct FlatLookback {
     static int64_t strided_tiles(const seg::Layout &lay) {
         return ceil_div<int64_t>(lay.elements(), int64_t(BLOCK) * items_of<Acc>());
     }
+    using Long = LongWith<LongTuning<In, Acc>, In, Op>;  // segments of a long mean
     static size_t scratch(const gp_scan_args &a) {
         const seg::Layout lay = seg::Layout::of(a);
+        if (Long::takes(lay)) return Long::scratch(lay, a.batch.longest);
         if (contiguous(lay)) return rows_divide(lay) ? RowTiles::scratch(lay) : Tiles::scratch(lay);
         int64_t count;
         lookback::Levels::of(strided_tiles(lay), count);
@@ -622,6 +816,7 @@ struct FlatLookback {
         if (contiguous(lay)) {
             DeviceFacts d;
             GP_TRY(device_facts(d));
+            if (Long::takes(lay)) return Long::run(a, d);
             if (lay.offsets != nullptr) return Tiles::template run<true>(a, d);
             return rows_divide(lay) ? RowTiles::template run<false>(a, d) : Tiles::template run<false>(a, d);
         }
@@ -639,7 +834,9 @@ struct FlatLookback {
 };
 }  // namespace
 
+#ifndef ONLY
 cudaError_t gp_scan_segmented_lookback(gp_scan_args *a) { return seg::dispatch<FlatLookback>(a); }
+#endif
 
 GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_tiles<RowTuning<float, Sum<float>>, float, Sum<float>, false>)
 // The dynamic shared memory of that kernel (its rings), after its opt-in to

@@ -347,10 +347,12 @@ __device__ inline void scan_totals(const Acc (&tot)[VPT], Acc (&base)[VPT], Op o
 }
 
 // Write tile `tile`: prefix p (where the tile has one), then what comes
-// before the vector, then the vector.  STREAM: evict-first stores.
-template <bool STREAM, class R, int VPT, int VEC, class Acc, class Op>
+// before the vector, then the vector.  STREAM: evict-first stores.  The
+// elements from n on are not written (nor, FROM, those before `from`).
+template <bool STREAM, class R, bool FROM = false, int VPT, int VEC, class Acc, class Op>
 __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vector_ok, const Acc (&x)[VPT][VEC],
-                                  const Acc (&base)[VPT], bool has_prefix, Acc p, Op op, int64_t tile, int lane) {
+                                  const Acc (&base)[VPT], bool has_prefix, Acc p, Op op, int64_t tile, int lane,
+                                  int64_t from = 0) {
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
         const Acc b = has_prefix ? op(p, base[v]) : base[v];
@@ -358,7 +360,7 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
 #pragma unroll
         for (int k = 0; k < VEC; ++k) r[k] = inclusive ? op(b, x[v][k]) : (k == 0 ? b : op(b, x[v][k - 1]));
         const int64_t i0 = R::first(tile, v, lane);
-        if (vector_ok && i0 + VEC <= n) {
+        if (vector_ok && i0 + VEC <= n && (!FROM || i0 >= from)) {
             uint4 w[VEC * sizeof(Acc) / 16];
             memcpy(w, r, sizeof r);
 #pragma unroll
@@ -370,7 +372,7 @@ __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vect
         } else {
 #pragma unroll
             for (int k = 0; k < VEC; ++k)
-                if (i0 + k < n) out[i0 + k] = r[k];
+                if (i0 + k < n && (!FROM || i0 + k >= from)) out[i0 + k] = r[k];
         }
     }
 }

@@ -218,8 +218,10 @@ struct Rows {
 // tree - so what a tile publishes waits only for totals, never for a
 // prefix.  It waits for them here, polling at once (spin_pause<0>), since
 // the readers of a block's total wait for it.  The whole warp calls it.
-template <class S, class Op>
-__device__ inline void publish_totals(int64_t tile, typename Op::type total, const S &slots, const Levels &lv, Op op,
+// LV: where the slots of each level lie (Levels, or any type with the same
+// slot(j, block)).
+template <class S, class Op, class LV>
+__device__ inline void publish_totals(int64_t tile, typename Op::type total, const S &slots, const LV &lv, Op op,
                                       int lane) {
     using Acc = typename Op::type;
     if (lane == 0) slots.publish(lv.slot(0, tile), total);
@@ -243,8 +245,8 @@ __device__ inline void publish_totals(int64_t tile, typename Op::type total, con
 // between rounds.  The whole warp calls it.  L: the levels polled, for
 // callers whose tiles are known to be fewer than 32^L (the tile's digits
 // from L on are 0).
-template <int L = LEVELS, class S, class Op, class Idle>
-__device__ inline typename Op::type look_back(int64_t tile, const S &slots, const Levels &lv, Op op, int lane,
+template <int L = LEVELS, class S, class LV, class Op, class Idle>
+__device__ inline typename Op::type look_back(int64_t tile, const S &slots, const LV &lv, Op op, int lane,
                                               Idle idle) {
     static_assert(L >= 1 && L <= LEVELS, "levels polled");
     using Acc = typename Op::type;
