@@ -834,9 +834,7 @@ struct FlatLookback {
 };
 }  // namespace
 
-#ifndef ONLY
 cudaError_t gp_scan_segmented_lookback(gp_scan_args *a) { return seg::dispatch<FlatLookback>(a); }
-#endif
 
 GP_KERNEL_OF(gp_scan_segmented_lookback_kernel, scan_tiles<RowTuning<float, Sum<float>>, float, Sum<float>, false>)
 // The dynamic shared memory of that kernel (its rings), after its opt-in to
