@@ -187,10 +187,14 @@ void pack_candidates(Bench &b, const Case &c) {
 // Segments of a long mean through scan_long (LongWith, one grid of tiles
 // over the flat data, a look-back tree a segment) with a shape
 // (lookback::LookbackShape<warps, vectors a lane, stages, blocks an SM,
-// BULK, STREAM, MID_PUBLISH>).
-template <class Shape>
+// BULK, STREAM, MID_PUBLISH>), and evict-first copies up to
+// EVICT_FIRST_UP_TO bytes of input.  Measured and dropped (bench/results/
+// tune-segscan-long-*): 2x16 s2 b4, 2x16 s2 b6 (it spills), 2x12 s3 b4,
+// 2x12 s2 b6 with cp.async copies, 2x8 s3 b6, 2x10 s2 b7 (3-30 points
+// below the best).
+template <class Shape, int64_t EVICT_FIRST_UP_TO = INT64_MAX>
 void long_candidate(Bench &b, const char *name, const Case &c) {
-    using T = LongWith<Shape, float, Op>;
+    using T = LongWith<Shape, float, Op, EVICT_FIRST_UP_TO>;
     if (T::scratch(seg::Layout::of(c.a), c.longest) > b.scratch_bytes) {
         std::printf("| %-40s | scratch too small |\n", name);
         return;
@@ -207,12 +211,10 @@ void long_candidates(Bench &b, const Case &c) {
     if (c.total / c.segments <= 65536)
         pack_candidate<scan::packs::ScanPackTuning>(b, "packs: ScanPackTuning (the library's)", c, c.longest);
     long_candidate<LongTuning<float, float>>(b, "long: LongTuning (the library's)", c);
+    long_candidate<LongTuning<float, float>, 0>(b, "long: LongTuning, no evict-first", c);
+    long_candidate<LookbackShape<2, 8, 2, 8, true, true, false>>(b, "long: 2x8 s2 b8, no MID_PUBLISH", c);
     long_candidate<LookbackShape<2, 12, 2, 6, true, true, false>>(b, "long: 2x12 s2 b6, no MID_PUBLISH", c);
-    long_candidate<LookbackShape<2, 16, 2, 4>>(b, "long: 2x16 s2 b4", c);
-    long_candidate<LookbackShape<2, 16, 2, 6>>(b, "long: 2x16 s2 b6 (spills)", c);
-    long_candidate<LookbackShape<2, 8, 2, 8>>(b, "long: 2x8 s2 b8", c);
-    long_candidate<LookbackShape<2, 12, 3, 4>>(b, "long: 2x12 s3 b4", c);
-    long_candidate<LookbackShape<2, 12, 2, 6, false>>(b, "long: 2x12 s2 b6, cp.async", c);
+    long_candidate<LookbackShape<4, 8, 2, 4>>(b, "long: 4x8 s2 b4", c);
 }
 
 // The float64 scan of each problem ([starts[p], starts[p+1]) of the host

@@ -709,19 +709,24 @@ scan_long(const In *in, typename Op::type *out, int64_t total, int64_t problems,
 }
 
 // The shapes of scan_long (lookback::LookbackShape), two stages filled by
-// bulk copies.  4-byte results: 2 warps x 8 vectors a lane (1024 elements),
-// 8 blocks an SM - on an H100 (bench/results/tune-segscan-long-nvidia-
-// h100-80gb-hbm3-2026-11-24.md, float32 inclusive cumsum of 2^26
-// elements, segments of random lengths, % of a copy of the bytes read +
-// written) means 8192, 16384, 65536, 2^18, 2^20 at 80.9, 83.8, 82.1,
-// 81.7, 81.2% (the flat look-back of heads: 74.5-80.1; the packs at 8192:
-// 77.5), against 69.8-84.1 with 2 x 12 at 6 blocks (its small means lose
-// on the parts), 49-78 with 2 x 16 at 4 blocks, 56-69 with the 1-D scan's
-// own 2 x 16 at 6 (284 bytes of spills a thread here), 52-74 with 2 x 12
-// in 3 stages at 4 blocks, 58-83 with cp.async copies.  8-byte results
-// (not timed): 2 x 8 vectors (512 elements) at 6 blocks; 4-byte inputs
-// summed into 8 bytes 2 x 4 (512): the largest of the 1-D structure with
-// no spills (ptxas of CUDA 13.0, sm_90; float32 sums spill 4 bytes).
+// bulk copies marked evict-first in the L2 (LongWith's EVICT_FIRST_UP_TO:
+// every size).  4-byte results: 2 warps x 8 vectors a lane (1024
+// elements), 8 blocks an SM.  Float32 inclusive cumsum of 2^26 elements,
+// segments of random lengths, % of a copy of the bytes read + written, at
+// means 8192 / 16384 / 65536 / 2^18 / 2^20 (bench/results/tune-segscan-
+// long-*-2026-11-24.md): on an H200 67.2 / 72.3 / 74.1 / 73.5 / 73.9
+// (the flat look-back of heads 58.7 / 63.5 / 67.8 / 66.9 / 69.2; the packs
+// at 8192 71.4), without the evict-first hint 65.4 / 70.8 / 70.3 / 69.9 /
+// 70.2; 2 x 12 vectors at 6 blocks 51-76 (without the publication after
+// the scan, with the hint: 52.3 / 65.0 / 73.8 / 75.4 / 75.5 - its tiles
+// lose on the parts where segments are short), 4 x 8 at 4 blocks 65-70,
+// 2 x 8 in 3 stages at 6 blocks 55-60, 2 x 10 at 7 54-60, the 1-D scan's
+// own 2 x 16 at 6 (284 bytes of spills a thread here) 43-57.  On an H100
+// (without the hint) 80.9 / 83.8 / 82.1 / 81.7 / 81.2, the flat look-back
+// 74.5-80.1.  8-byte results (not timed): 2 x 8 vectors (512 elements) at
+// 6 blocks; 4-byte inputs summed into 8 bytes 2 x 4 (512): the largest of
+// the 1-D structure with no spills (ptxas of CUDA 13.0, sm_90; float32
+// sums spill 4 bytes).
 template <class In, class Acc>
 using LongTuning = std::conditional_t<
     sizeof(Acc) == 4, lookback::LookbackShape<2, 8, 2, 8>,
@@ -732,7 +737,7 @@ using LongTuning = std::conditional_t<
 // and the slots zeroed, each tile's bounds), then the grid, which starts
 // at once on sm_90+.  The scratch: the counter (256 bytes), the slots, the
 // bounds.
-template <class Shape_, class In, class Op>
+template <class Shape_, class In, class Op, int64_t EVICT_FIRST_UP_TO = INT64_MAX>
 struct LongWith {
     using Shape = Shape_;
     using Acc = typename Op::type;
@@ -784,7 +789,7 @@ struct LongWith {
         GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
                         static_cast<const In *>(a.in), static_cast<Acc *>(a.out), total, lay.problems, lay.offsets,
                         bounds, a.inclusive != 0, vec,
-                        total * int64_t(sizeof(In)) <= lookback::evict_first_bytes<Acc>(),
+                        total * int64_t(sizeof(In)) <= EVICT_FIRST_UP_TO,
                         reinterpret_cast<unsigned *>(p), S(p + 256, count), width, unsigned(nt));
         return cudaSuccess;
     }
