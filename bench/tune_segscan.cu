@@ -212,7 +212,7 @@ void long_candidates(Bench &b, const Case &c) {
         pack_candidate<scan::packs::ScanPackTuning>(b, "packs: ScanPackTuning (the library's)", c, c.longest);
     long_candidate<LongTuning<float, float>>(b, "long: LongTuning (the library's)", c);
     long_candidate<LongTuning<float, float>, 0>(b, "long: LongTuning, no evict-first", c);
-    long_candidate<LookbackShape<2, 8, 2, 8, true, true, false>>(b, "long: 2x8 s2 b8, no MID_PUBLISH", c);
+    long_candidate<LookbackShape<2, 8, 2, 8>>(b, "long: 2x8 s2 b8, MID_PUBLISH", c);
     long_candidate<LookbackShape<2, 12, 2, 6, true, true, false>>(b, "long: 2x12 s2 b6, no MID_PUBLISH", c);
     long_candidate<LookbackShape<4, 8, 2, 4>>(b, "long: 4x8 s2 b4", c);
 }

@@ -710,26 +710,28 @@ scan_long(const In *in, typename Op::type *out, int64_t total, int64_t problems,
 
 // The shapes of scan_long (lookback::LookbackShape), two stages filled by
 // bulk copies marked evict-first in the L2 (LongWith's EVICT_FIRST_UP_TO:
-// every size).  4-byte results: 2 warps x 8 vectors a lane (1024
-// elements), 8 blocks an SM.  Float32 inclusive cumsum of 2^26 elements,
-// segments of random lengths, % of a copy of the bytes read + written, at
-// means 8192 / 16384 / 65536 / 2^18 / 2^20 (bench/results/tune-segscan-
-// long-*-2026-11-24.md): on an H200 67.2 / 72.3 / 74.1 / 73.5 / 73.9
-// (the flat look-back of heads 58.7 / 63.5 / 67.8 / 66.9 / 69.2; the packs
-// at 8192 71.4), without the evict-first hint 65.4 / 70.8 / 70.3 / 69.9 /
-// 70.2; 2 x 12 vectors at 6 blocks 51-76 (without the publication after
-// the scan, with the hint: 52.3 / 65.0 / 73.8 / 75.4 / 75.5 - its tiles
-// lose on the parts where segments are short), 4 x 8 at 4 blocks 65-70,
-// 2 x 8 in 3 stages at 6 blocks 55-60, 2 x 10 at 7 54-60, the 1-D scan's
-// own 2 x 16 at 6 (284 bytes of spills a thread here) 43-57.  On an H100
-// (without the hint) 80.9 / 83.8 / 82.1 / 81.7 / 81.2, the flat look-back
-// 74.5-80.1.  8-byte results (not timed): 2 x 8 vectors (512 elements) at
-// 6 blocks; 4-byte inputs summed into 8 bytes 2 x 4 (512): the largest of
-// the 1-D structure with no spills (ptxas of CUDA 13.0, sm_90; float32
-// sums spill 4 bytes).
+// every size), no publication after the scan.  4-byte results: 2 warps x
+// 8 vectors a lane (1024 elements), 8 blocks an SM.  Float32 inclusive
+// cumsum of 2^26 elements, segments of random lengths, % of a copy of the
+// bytes read + written, at means 8192 / 16384 / 65536 / 2^18 / 2^20
+// (bench/results/tune-segscan-long-*-2026-11-24.md): on an H200 (run 3)
+// 70.6 / 74.2 / 75.1 / 74.6 / 74.5 against the flat look-back of heads'
+// 59.3 / 63.9 / 68.3 / 68.1 / 69.8 (the packs at 8192: 72.3); with the
+// publication after the scan 67.7 / 72.6 / 74.3 / 73.9 / 74.2, and without
+// the hint as well 65.9 / 71.1 / 70.7 / 70.3 / 70.6 (run 2, both without
+// the hint: 68.8 / 72.9 / 71.9 / 70.6 / 70.5 against 65.4 / 70.8 / 70.3 /
+// 69.9 / 70.2).  2 x 12 vectors at 6 blocks 52-76 (its tiles lose on the
+// parts where segments are short), 4 x 8 at 4 blocks 65-73, 2 x 8 in 3
+// stages at 6 blocks 55-60, 2 x 10 at 7 54-60, the 1-D scan's own 2 x 16
+// at 6 (284 bytes of spills a thread here) 43-57.  On an H100 (the
+// publication after the scan, no hint) 80.9 / 83.8 / 82.1 / 81.7 / 81.2,
+// the flat look-back 74.5-80.1.  8-byte results (not timed): 2 x 8
+// vectors (512 elements) at 6 blocks; 4-byte inputs summed into 8 bytes 2
+// x 4 (512): the largest of the 1-D structure with no spills (ptxas of
+// CUDA 13.0, sm_90; 4-byte sums spill 16-24 bytes a thread).
 template <class In, class Acc>
 using LongTuning = std::conditional_t<
-    sizeof(Acc) == 4, lookback::LookbackShape<2, 8, 2, 8>,
+    sizeof(Acc) == 4, lookback::LookbackShape<2, 8, 2, 8, true, true, false>,
     std::conditional_t<sizeof(In) == sizeof(Acc), lookback::LookbackShape<2, 8, 2, 6, true, true, false>,
                        lookback::LookbackShape<2, 4, 2, 6, true, true, false>>>;
 
