@@ -27,6 +27,11 @@
 // problems are few (4 rows of 2^24: 4 blocks), and wastes warps when they
 // are short; a block's problems are as long as they are, so ragged
 // segments leave blocks waiting for their longest.
+// Segments of a long mean (LONG_MEAN, 8192) leave the heads behind: each
+// is a 1-D scan with a look-back tree of its own, all on one grid of tiles
+// over the data (scan_long below), so a tile inside a segment is exactly
+// the 1-D scan's tile, and only a tile where segments meet is scanned more
+// than once (a pass for each segment's part of it).
 // Still slow here: along a non-last axis (columns), the elements of a
 // problem are a row apart (read element by element below; step 14 reads
 // them coalesced).  Segments read their offsets besides the data (8 bytes

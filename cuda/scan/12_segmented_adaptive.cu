@@ -27,7 +27,8 @@
 //     to 512 of the shortest: wide packs), streamed as one run of memory
 //     (packs.cuh), with no look-back and a restart paid only in the trips
 //     where a segment starts; the long ones cut out and scanned apart in
-//     chunks.
+//     chunks.  Longer means: step 13's 1-D scans on one grid of tiles, a
+//     look-back tree a segment.
 // The segment lengths live on the device, so the choice never reads them.
 // The bits depend on the layout only (each kernel is deterministic, and
 // the choice reads nothing but the shape and the strides).
@@ -106,7 +107,10 @@ namespace {
 //     the offsets counted): means 1, 2, 4, 8: 50.6, 65.0, 74.0, 80.2
 //     against 63.3, 55.3, 51.3, 50.2.  So packs from PACK_MIN = 2 to
 //     PACK_MAX = 8192, where the element is its own accumulator and the
-//     data 16-byte aligned.
+//     data 16-byte aligned.  Past it, step 13 runs its 1-D scans on one
+//     grid of tiles (from a mean of 8192 on: at 8192 the packs read 72.3%
+//     against its 70.6, at 16384 61.9 against 74.2; bench/results/tune-
+//     segscan-long-nvidia-h200-2026-11-24.md run 3).
 struct AdaptiveTuning {
     static constexpr int64_t THREAD_PROBLEMS = int64_t(1) << 18, THREAD_N = 64;
     static constexpr int64_t WARP_N = int64_t(1) << 12, WARP_PROBLEMS = int64_t(1) << 13;

@@ -169,7 +169,9 @@ extern "C" const gp_variant GP_SYM(gp_scan_variants)[] = {
      "problem (row starts computed from the row length, segment offsets marked per tile) restart "
      "the scan, the lanes' vectors are combined across the warp with the segmented operator, and "
      "a tile continuing a problem gets its prefix from the tiles before through the deterministic "
-     "look-back (none where the rows divide the tile). Other layouts: blocks of 256 threads, "
+     "look-back (none where the rows divide the tile). Segments of a mean of 8192 or more: each a "
+     "1-D scan with a look-back tree of its own, on one grid of tiles over the data (no heads; a "
+     "tile where segments meet is scanned once a part). Other layouts: blocks of 256 threads, "
      "element by element. Input read once, output written once.",
      -1, NULL, 64, GP_ON_DEVICE, (gp_any_fn)gp_scan_segmented_lookback,
      gp_scan_segmented_lookback_kernel, gp_scan_segmented_lookback_smem,
