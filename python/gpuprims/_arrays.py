@@ -89,6 +89,22 @@ class DeviceArray:
         self._owner = _owner  # keeps a foreign array alive while viewed
         self._readonly = bool(_readonly)  # a view of memory its producer marked read-only (DLPack)
 
+    @classmethod
+    def _result(cls, n: int, dtype: np.dtype) -> "DeviceArray":
+        """A new 1-D array of n elements of `dtype` for a hot path whose
+        parsing already checked both (a device dtype, an int): __init__'s
+        work less its conversions and checks.  The core call that fills it
+        waits for the stream before it returns (_core.alloc, synced=False)."""
+        self = cls.__new__(cls)
+        self.shape = (n,)
+        self.dtype = dtype
+        self._buf = buf = _core.alloc(n * dtype.itemsize, False)
+        self._ptr = buf.ptr
+        self._backend = buf.backend
+        self._owner = None
+        self._readonly = False
+        return self
+
     @property
     def size(self) -> int:
         return math.prod(self.shape)

@@ -70,7 +70,7 @@ def scan(x, op: str = "sum", *, axis=None, inclusive: bool = True, dtype=None, o
             index, params, result = fast
             n = x.size
             if out is None:
-                y = DeviceArray((n,), result, _synced=False)  # the call waits for the stream
+                y = DeviceArray._result(n, result)
             else:
                 y = out if ready_out(out, x, (n,), result) else None  # else the parsing below
             if y is not None:
