@@ -26,10 +26,12 @@ GP_NAMESPACE_BEGIN
 
 // An L2 policy that marks the lines a copy brings in as the first to
 // evict (createpolicy, PTX ISA 7.4+, sm_80+), for the copies' cache hint.
+// Not volatile: createpolicy only computes a value, so the compiler may
+// make it once for all the copies of a loop.
 __device__ inline unsigned long long evict_first_policy() {
     unsigned long long policy = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(GP_EMULATOR)
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
 #endif
     return policy;
 }
