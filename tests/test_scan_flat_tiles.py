@@ -148,3 +148,34 @@ def test_segments_at_gpu_sizes(cuda, mean):
     x = rng.standard_normal(int(offs[-1])).astype(np.float32)
     got = gpuprims.cumsum(gpuprims.to_device(x), segments=offs).get()
     check_scanned(got, x, offs)
+
+
+@pytest.mark.parametrize("mean", [2 ** 14, 2 ** 20])
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+def test_long_segments_at_gpu_sizes_wide(cuda, dtype, mean):
+    """8-byte results of long segments (scan_long's 512-element tiles; at a
+    mean of 2^20 segments of over 1024 tiles, the look-back's level 2):
+    int32 summed into int64 exactly as NumPy, float64 within the suite's
+    bound at float64's eps, against each segment's prefix sums in extended
+    precision (numpy.longdouble)."""
+    rng = np.random.default_rng(mean + 1)
+    lengths = rng.integers(0, 2 * mean + 1, 2 ** 24 // mean)
+    offs = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    n = int(offs[-1])
+    x = rng.integers(-1000, 1000, n).astype(np.int32) if dtype == "int32" else rng.standard_normal(n)
+    keep = x.copy()
+    got = gpuprims.cumsum(gpuprims.to_device(x), segments=offs).get()
+    np.testing.assert_array_equal(x, keep)
+    if dtype == "int32":
+        assert got.dtype == np.int64
+        want = np.concatenate([np.cumsum(x[a:b], dtype=np.int64) for a, b in zip(offs[:-1], offs[1:])])
+        np.testing.assert_array_equal(got, want)
+    else:  # each segment's prefix sums in extended precision, and of |x|
+        parts = [(np.cumsum(x[a:b], dtype=np.longdouble), np.cumsum(np.abs(x[a:b])))
+                 for a, b in zip(offs[:-1], offs[1:])]
+        want = np.concatenate([p[0] for p in parts])
+        run_abs = np.concatenate([p[1] for p in parts])
+        eps = 2.0 ** -53
+        depth = np.ceil(np.log2(max(int(lengths.max()), 2))) + 1
+        bound = 4 * depth * eps * run_abs + eps * np.abs(want.astype(np.float64))
+        assert not (np.abs(got - want) > bound).any()
