@@ -469,8 +469,10 @@ lanes); `segmented_split` gives a very long one several blocks; `segmented_adapt
 length - segments of a mean of 64 to 4096 elements (on 16-byte aligned data) it reads in packs: a
 warp streams up to 32 neighbouring segments as one run of memory and marks where each starts, so no
 lane waits on a short segment (`reduce_packs`, cuda/reduce/segmented.cuh); the cumsum does the same for
-means of 2 to 8192 (`cuda/scan/packs.cuh`; below a mean of 12, up to 512 segments a warp). On the emulator, 40
-numbers in segments of 3, 0, 17 and 20 elements:"""),
+means of 2 to 8192 (`cuda/scan/packs.cuh`; below a mean of 12, up to 512 segments a warp), and past
+them scans each segment as a 1-D scan with a look-back tree of its own, all on one grid of tiles laid
+over the data (`segmented_lookback`'s long path: only a tile where segments meet is scanned more than
+once). On the emulator, 40 numbers in segments of 3, 0, 17 and 20 elements:"""),
         code('''x = np.arange(1, 41, dtype=np.float32)
 offsets = [0, 3, 3, 20, 40]
 for name in ("segmented_block", "segmented_warp", "segmented_subwarp", "batched_thread"):
@@ -496,6 +498,8 @@ table = gpuprims.compare("reduce", x=d, segments=short_segments, repeat=10, k=2)
 table''', tags=["table"]),
         code('''gpuprims.compare("reduce", x=d, segments=long_segments, repeat=10, k=2)''', tags=["table"]),
         code('''gpuprims.compare("scan", x=d, segments=short_segments, repeat=10, k=2)''', tags=["table"]),
+        md("""Segments of a mean of 65536: 256 of them, each a run of 1-D tiles with its own look-back."""),
+        code('''gpuprims.compare("scan", x=d, segments=random_offsets(n, 65536), repeat=10, k=2)''', tags=["table"]),
     ]
     return notebook(cells)
 
