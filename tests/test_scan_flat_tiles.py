@@ -7,7 +7,8 @@ cases here sit at those edges: rows shorter than a 16-byte
 vector (1, 2, 3), rows that do not divide a warp's round of vectors, rows
 starting mid-tile over many tiles (the look-back's second level), an input
 not 16-byte aligned, segments with runs of empty ones at tile boundaries
-and offsets past the last tile; inclusive and exclusive, against NumPy.
+and offsets past the last tile, segments of a long mean (scan_long: a
+look-back tree a segment); inclusive and exclusive, against NumPy.
 The checks are test_scan_batched.py's."""
 import numpy as np
 import pytest
@@ -58,14 +59,6 @@ SEGMENTS = {
 }
 
 
-@pytest.mark.parametrize("case", list(SEGMENTS))
-def test_segments(backend, case):
-    lengths = SEGMENTS[case]
-    check_segmented(FLAT, lengths, "sum", "float32", "float32", True, seed=26)
-    check_segmented(FLAT, lengths, "sum", "int32", "int64", False, seed=27)
-    check_segmented(FLAT, lengths, "max", "float64", "float64", True, seed=28)
-
-
 # Segments of a mean of 8192 elements or more (float32 tiles of 1024,
 # float64 and int32 -> int64 of 512) take scan_long: a look-back tree a
 # segment on one grid of tiles, a tile where segments meet scanned once a
@@ -80,12 +73,12 @@ LONG = {
 }
 
 
-@pytest.mark.parametrize("case", list(LONG))
-def test_long_segments(backend, case):
-    lengths = LONG[case]
-    check_segmented(FLAT, lengths, "sum", "float32", "float32", True, seed=32)
-    check_segmented(FLAT, lengths, "sum", "int32", "int64", False, seed=33)
-    check_segmented(FLAT, lengths, "max", "float64", "float64", True, seed=34)
+@pytest.mark.parametrize("case", list(SEGMENTS) + list(LONG))
+def test_segments(backend, case):
+    lengths = SEGMENTS[case] if case in SEGMENTS else LONG[case]
+    check_segmented(FLAT, lengths, "sum", "float32", "float32", True, seed=26)
+    check_segmented(FLAT, lengths, "sum", "int32", "int64", False, seed=27)
+    check_segmented(FLAT, lengths, "max", "float64", "float64", True, seed=28)
 
 
 def test_long_segments_unaligned(backend):
