@@ -89,6 +89,19 @@ def test_long_segments_unaligned(backend):
     check_segmented(FLAT, lengths, "min", "int64", "int64", False, seed=36, window=(1, len(lengths) - 1))
 
 
+def test_long_segments_short_of_the_data(backend):
+    """Offsets that end before the data (gpuprims.h asks a scan's caller for
+    offsets from 0 to n; the Python calls check it): the long path returns,
+    the segments right, whatever the elements past the last offset hold."""
+    rng = np.random.default_rng(37)
+    buf = rng.standard_normal(40000).astype(np.float32)
+    offs = np.array([0, 20000, 30000], dtype=np.int64)
+    d_offs = gpuprims.to_device(offs)
+    got = run(FLAT, buf, 0, buf.size, "sum", "float32", "float32", True, (2, buf.size, 1, 0, 1, 0, d_offs.ptr))
+    for a, b in zip(offs[:-1], offs[1:]):
+        np.testing.assert_allclose(got[a:b], np.cumsum(buf[a:b], dtype=np.float64), rtol=1e-4, atol=1e-3)
+
+
 def test_segments_deterministic(backend):
     """The same bits every run for ragged segments over many tiles."""
     rng = np.random.default_rng(29)

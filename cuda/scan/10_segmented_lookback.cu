@@ -692,8 +692,11 @@ scan_long(const In *in, typename Op::type *out, int64_t total, int64_t problems,
                                                          Op::identity(), op, tile, lane, lo);
         }
         // The part from the tile's start: the rest of segment b0 - 1, which
-        // began in an earlier tile (so it has a prefix).
-        const bool first = b0 >= 1 && h0 > start;
+        // began in an earlier tile (so it has a prefix).  Elements past the
+        // last offset are in no segment (a caller that breaks gpuprims.h's
+        // promise of offsets from 0 to n leaves them unwritten: no tile
+        // waits for a total that none publishes).
+        const bool first = b0 >= 1 && b0 <= problems && h0 > start;
         const int64_t hi0 = h0 < end ? h0 : end;
         if (first) {
 #pragma unroll
