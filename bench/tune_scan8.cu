@@ -22,7 +22,8 @@
 // check is marked FAIL and the program exits with status 1 at the end.
 //
 // `tune_scan8 evict` times instead the library's choice with and without
-// evict-first L2 hints on its copies (float32 too), at 2^20 to 2^28.
+// evict-first L2 hints on its copies (float32 too), at 2^20 to 2^28;
+// `tune_scan8 parts` splits the small shape's time at 2^20 (Parts below).
 //
 // On the GPU machine (after pip install --no-build-isolation -e . with the
 // nvidia-cuda-cccl wheel installed):
@@ -269,6 +270,37 @@ struct Evict {
     }
 };
 
+// `tune_scan8 parts`: where the time of a small scan (2^20) goes - the
+// library's small shape whole, its zeroing launch alone, and its tile pass
+// without the look-back (no totals published or polled: wrong results, so
+// timed only) with and without the zeroing before it.
+struct NoLookBack : NoProbe {
+    static constexpr bool LOOK_BACK = false;
+};
+template <class C, class F>
+void time_only(C &c, const char *variant, F call) {
+    c.row(variant, median_ms([&] { CHECK(call()); }, c.flush, c.fb, REPEAT), "timed only");
+}
+struct Parts {
+    template <class C>
+    void operator()(C &c) const {
+        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
+        using Acc = std::remove_pointer_t<decltype(c.out)>;
+        using Shape = TuningFor<In, Acc, true>;
+        using L = LookbackWith<Shape, In, gp::Sum<Acc>>;
+        using T = LookbackWith<Shape, In, gp::Sum<Acc>, NoLookBack>;
+        gp_scan_args a{};
+        a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
+        a.scratch_bytes = L::scratch(c.n);
+        CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+        time_only(c, "small shape: zeroing alone", [&] { return L::zero(a); });
+        time_only(c, "small shape: tile pass + zeroing", [&] { return T::run(a, facts); });
+        time_only(c, "small shape: tile pass alone", [&] { return T::launch(a, facts); });
+        time_only(c, "small shape: whole (as auto)", [&] { return L::run(a, facts); });
+        CHECK(cudaFree(a.scratch));
+    }
+};
+
 template <class In, class Acc, class Rows>
 void one_type(const char *name, void *flush, size_t fb, Rows rows) {
     const int64_t nmax = int64_t(1) << 28;
@@ -282,6 +314,8 @@ void one_type(const char *name, void *flush, size_t fb, Rows rows) {
     CHECK(cudaMemcpy(in, h.data(), nmax * sizeof(In), cudaMemcpyHostToDevice));
     if constexpr (std::is_same<Rows, Evict>::value) {
         for (int lg : {20, 22, 24, 26, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
+    } else if constexpr (std::is_same<Rows, Parts>::value) {
+        one_case<In, Acc>(name, h, in, out, flush, fb, 20, rows);
     } else {
         for (int lg : {20, 24, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
     }
@@ -320,6 +354,7 @@ struct Widening {
 int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
     const bool evict = argc > 1 && std::strcmp(argv[1], "evict") == 0;
+    const bool parts = argc > 1 && std::strcmp(argv[1], "parts") == 0;
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     CHECK(device_facts(facts));
@@ -331,7 +366,12 @@ int main(int argc, char **argv) {
                 "memory; FENCED: flag + __threadfence slots, else paired words.  x copy / x CUB / x r2r: their "
                 "time over the row's (above 1: the row is faster)\n\n");
     std::printf("| sum | variant | n | ms | GB/s | x copy | x CUB | x r2r | check |\n|---|---|---|---:|---:|---:|---:|---:|---|\n");
-    if (evict) {
+    if (parts) {
+        one_type<float, float>("float32", flush, fb, Parts{});
+        one_type<double, double>("float64", flush, fb, Parts{});
+        one_type<long long, long long>("int64", flush, fb, Parts{});
+        one_type<int, long long>("int32 -> int64", flush, fb, Parts{});
+    } else if (evict) {
         one_type<float, float>("float32", flush, fb, Evict{});
         one_type<double, double>("float64", flush, fb, Evict{});
         one_type<long long, long long>("int64", flush, fb, Evict{});
