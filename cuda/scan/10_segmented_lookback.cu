@@ -608,20 +608,20 @@ struct TilesWith {
 // Segments of a mean length of LONG_MEAN or more: each segment is a 1-D
 // scan, all of them on one grid of tiles laid over the flat data (the 1-D
 // scan's ring, tile scan and protocol; LongTuning's shapes).  Tile t covers
-// elements t*TILE ... as in the 1-D scan; the tiles a segment's elements touch are
-// its tiles, local tile i of segment s being flat tile offsets[s] / TILE +
-// i, and each segment has a look-back tree of its own (SegmentLevels): a
-// tile publishes the total of the segment it ends in, where that segment
-// goes on past it, and gathers the prefix of the segment it begins in from
-// that segment's tree - the 1-D scan's protocol with plain totals, no
-// heads, no flags.  A tile inside a segment (most tiles, at these lengths)
-// is read, scanned and written by the 1-D scan's own code; a tile where
-// segments meet is scanned once for each segment's part of it, each part
-// masked (Ring::read's and write_tile's bounds).  The parts are at most
-// the tiles plus the segments, so the mean bounds the work whatever the
-// lengths; short segments next to long ones cost a pass each.  Input read
-// once, output written once; the same bits every run (every result is the
-// same tree of the same totals for a given layout).
+// elements t*TILE ... as in the 1-D scan; the tiles a segment's elements
+// touch are its tiles, local tile i of segment s being flat tile
+// offsets[s] / TILE + i, and each segment has a look-back tree of its own
+// (SegmentLevels): a tile publishes the total of the segment it ends in,
+// where that segment goes on past it, and gathers the prefix of the segment
+// it begins in from that segment's tree - the 1-D scan's protocol with
+// plain totals, no heads, no flags.  A tile inside a segment (most tiles,
+// at these lengths) is read, scanned and written by the 1-D scan's own
+// code; a tile where segments meet is scanned once for each segment's part
+// of it, each part masked (Ring::read's and write_tile's bounds).  The
+// parts are at most the tiles plus the segments, so the mean bounds the
+// work whatever the lengths; short segments next to long ones cost a pass
+// each.  Input read once, output written once; the same bits every run
+// (every result is the same tree of the same totals for a given layout).
 
 // Where the totals of a segment's tiles lie: level j of segment s (first
 // flat tile ft) at j * width + (ft >> 5j) + 2s + block.  Segment s + 1
@@ -755,7 +755,7 @@ struct LongWith {
     static constexpr int64_t TILE = int64_t(Shape::VPT) * WARP * (16 / sizeof(In));
     // The mean length from which segments take scan_long (8 of float32's
     // tiles; the tune program's smallest mean, where it beats the flat
-    // look-back by 6 points).
+    // look-back by 6 points on an H100 and 11 on an H200).
     static constexpr int64_t LONG_MEAN = 8192;
     static bool takes(const seg::Layout &lay) {
         return lay.offsets != nullptr && lay.problems > 0 && lay.n / lay.problems >= LONG_MEAN;
@@ -787,9 +787,10 @@ struct LongWith {
         const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
         GP_LAUNCH(flat_prologue<unsigned long long>,
                   unsigned(std::min<int64_t>(ceil_div<int64_t>(std::max(words, nt + 1), 256), 1024)), 256, 0,
-                  a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems, TILE, bounds,
-                  static_cast<int *>(nullptr), nt);
-        const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
+                  a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems, TILE,
+                  bounds, static_cast<int *>(nullptr), nt);
+        const int64_t blocks =
+            std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         const auto kernel = scan_long<Shape, In, Op>;
 #ifndef GP_EMULATOR
