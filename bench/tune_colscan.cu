@@ -185,9 +185,7 @@ struct QuadScan {
         int64_t count;
         const lookback::Levels lv = lookback::Levels::of(tiles, count);
         char *p = static_cast<char *>(a.scratch);
-        const int64_t words = int64_t(256 + QuadSlots::zeroed_bytes(count)) / 8;
-        lookback::zero_words<<<unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream>>>(
-            reinterpret_cast<unsigned long long *>(p), words);
+        GP_TRY(lookback::launch_zero_words(p, int64_t(256 + QuadSlots::zeroed_bytes(count)) / 8, a.stream));
         const auto kernel = quad_scan<Shape, WAIT>;
         if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)
             GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));

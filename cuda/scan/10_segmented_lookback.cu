@@ -573,9 +573,8 @@ struct TilesWith {
         int *last = reinterpret_cast<int *>(bounds + align_up(size_t(nt + 1) * 8) / 8);
         const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
         const int64_t work = std::max(words, SEGMENTS ? nt + 1 : 0);
-        GP_LAUNCH(flat_prologue<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(work, 256), 1024)),
-                  256, 0, a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems,
-                  TILE, bounds, last, nt);
+        GP_LAUNCH(flat_prologue<unsigned long long>, lookback::prologue_grid(work), 256, 0, a.stream,
+                  reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems, TILE, bounds, last, nt);
         const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         const int64_t n = SEGMENTS ? total : lay.n;  // rows: the row length (total: one row)
@@ -785,8 +784,7 @@ struct LongWith {
         char *p = static_cast<char *>(a.scratch);
         int64_t *bounds = reinterpret_cast<int64_t *>(p + 256 + align_up(S::bytes(count)));
         const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
-        GP_LAUNCH(flat_prologue<unsigned long long>,
-                  unsigned(std::min<int64_t>(ceil_div<int64_t>(std::max(words, nt + 1), 256), 1024)), 256, 0,
+        GP_LAUNCH(flat_prologue<unsigned long long>, lookback::prologue_grid(std::max(words, nt + 1)), 256, 0,
                   a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems, TILE,
                   bounds, static_cast<int *>(nullptr), nt);
         const int64_t blocks =

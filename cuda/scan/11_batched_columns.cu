@@ -590,10 +590,7 @@ struct ColumnTiles {
         DeviceFacts d;
         GP_TRY(device_facts(d));
         const int64_t words = int64_t(S::zeroed_bytes(count)) / 8;  // none where one chunk needs no look-back
-        if (words > 0)
-            GP_LAUNCH(lookback::zero_words<unsigned long long>,
-                      unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream,
-                      reinterpret_cast<unsigned long long *>(p), words);
+        if (words > 0) GP_TRY(lookback::launch_zero_words(p, words, a.stream));
         GP_LAUNCH_EARLY(d.major >= 9 && words > 0, (scan_column_tiles<Shape, In, Op>), unsigned(tiles),
                         Shape::THREADS, 0, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), lay,
                         a.inclusive != 0, g, cs);

@@ -472,6 +472,20 @@ __global__ void zero_words(Word *p, int64_t n) {
         p[i] = 0;
 }
 
+// The grid of a prologue that loops over `work` items with a grid stride
+// (zero_words, the flat look-back's): blocks of 256 threads, at most 1024.
+inline unsigned prologue_grid(int64_t work) {
+    return unsigned(std::min<int64_t>(ceil_div<int64_t>(work, 256), 1024));
+}
+
+// Enqueue zero_words over the 8-byte words [0, words) of p.  A template for
+// the reason zero_words is one.
+template <class Word = unsigned long long>
+cudaError_t launch_zero_words(void *p, int64_t words, cudaStream_t stream) {
+    GP_LAUNCH(zero_words<Word>, prologue_grid(words), 256, 0, stream, static_cast<Word *>(p), words);
+    return cudaSuccess;
+}
+
 // ---------------------------------------------------------- the host side
 // One shape: zero the counter and the slots, then launch the grid; on
 // sm_90+ the scan starts while the zeroing runs, loads its first tiles and
@@ -501,10 +515,7 @@ struct LookbackWith {
     static cudaError_t zero(const gp_scan_args &a, int64_t rows = 1) {
         int64_t count;
         levels(a.n, rows, count);
-        const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
-        GP_LAUNCH(zero_words<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)), 256, 0, a.stream,
-                  static_cast<unsigned long long *>(a.scratch), words);
-        return cudaSuccess;
+        return launch_zero_words(a.scratch, int64_t(256 + S::zeroed_bytes(count)) / 8, a.stream);
     }
     static cudaError_t launch(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1) {
         const int64_t per_row = ceil_div<int64_t>(a.n, TILE), tiles = per_row * rows;

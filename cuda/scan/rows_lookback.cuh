@@ -259,9 +259,7 @@ struct RowsWith {
         int64_t count;
         const Levels lv = levels(rows, count);
         char *p = static_cast<char *>(a.scratch);
-        const int64_t words = int64_t(256 + S::zeroed_bytes(count)) / 8;
-        GP_LAUNCH(zero_words<unsigned long long>, unsigned(std::min<int64_t>(ceil_div<int64_t>(words, 256), 1024)),
-                  256, 0, a.stream, reinterpret_cast<unsigned long long *>(p), words);
+        GP_TRY(launch_zero_words(p, int64_t(256 + S::zeroed_bytes(count)) / 8, a.stream));
         const int64_t blocks =
             std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
 #ifndef GP_EMULATOR
