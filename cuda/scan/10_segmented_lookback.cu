@@ -356,18 +356,13 @@ scan_tiles(const In *in, typename Op::type *out, int64_t total, int64_t n, int64
     // another warp's look-back (or level total) waits for.
     const auto publish_landed = [&]() {
         if constexpr (Shape::EARLY) {
-#pragma unroll
-            for (int q = 0; q < W::STAGES; ++q) {
-                if ((ring.published >> q) & 1u) continue;
-                if (t[q] >= tiles || !ring.landed(q)) break;
+            ring.each_landed([&](int q, const unsigned char *stage) {
                 const int h = last_head(t[q], q);
-                const unsigned char *stage = ring.mine + ring.stage_of(q) * W::SB;
                 const Acc sum = h <= 0 ? W::R::total(stage, t[q], total, op, lane)
                                        : W::R::template total<Op, true>(stage, t[q], total, op, lane,
                                                                         int64_t(t[q]) * TILE + h);
                 seg::publish_totals(int64_t(t[q]), F{sum, h < 0 ? 0u : 1u}, slots, lv, sop, lane);
-                ring.published |= 1u << q;
-            }
+            });
         }
     };
     const auto prefetch = [&]() {
@@ -653,21 +648,16 @@ scan_long(const In *in, typename Op::type *out, int64_t total, int64_t problems,
     // that has not landed: a tile's total from where its last segment
     // begins (or the tile's start), where that segment goes on past it.
     const auto publish_landed = [&]() {
-#pragma unroll
-        for (int q = 0; q < W::STAGES; ++q) {
-            if ((ring.published >> q) & 1u) continue;
-            if (t[q] >= tiles || !ring.landed(q)) break;
+        ring.each_landed([&](int q, const unsigned char *stage) {
             const int64_t tile = t[q], start = tile * TILE, b = __ldg(bounds + tile + 1);
             if (b >= 1 && b <= problems && __ldg(offsets + b) > start + TILE) {
                 const SegmentLevels lv = levels(b - 1);
                 const int64_t from = __ldg(offsets + b - 1);
-                const unsigned char *stage = ring.mine + ring.stage_of(q) * W::SB;
                 const Acc sum = from > start ? R::template total<Op, true>(stage, tile, total, op, lane, from)
                                              : R::total(stage, tile, total, op, lane);
                 lookback::publish_totals(tile - lv.ft, sum, slots, lv, op, lane);
             }
-            ring.published |= 1u << q;
-        }
+        });
     };
 
     while (t[0] < tiles) {

@@ -245,18 +245,27 @@ struct WarpRing {
         }
     }
 
-    // Publish the totals of the landed tiles, oldest first, up to the first
-    // that has not landed (a younger one could need its total).
-    template <class S, class Op>
-    __device__ void publish_landed(const S &slots, const Levels &lv, const Rows &rows, Op op) {
+    // Call publish(q, stage) for each landed tile whose total is not out
+    // (t[q], the lane's part of its stage), oldest first, up to the first
+    // that has not landed (a younger one could need its total), and mark it
+    // published.
+    template <class Publish>
+    __device__ void each_landed(Publish publish) {
 #pragma unroll
         for (int q = 0; q < STAGES; ++q) {
             if ((published >> q) & 1u) continue;
             if (t[q] >= tiles || !landed(q)) break;
-            publish_totals(rows.local(t[q]), R::total(mine + stage_of(q) * SB, t[q], n, op, lane),
-                           rows.slots_of(slots, t[q]), lv, op, lane);
+            publish(q, static_cast<const unsigned char *>(mine + stage_of(q) * SB));
             published |= 1u << q;
         }
+    }
+    // Publish the totals of the landed tiles (each_landed).
+    template <class S, class Op>
+    __device__ void publish_landed(const S &slots, const Levels &lv, const Rows &rows, Op op) {
+        each_landed([&](int q, const unsigned char *stage) {
+            publish_totals(rows.local(t[q]), R::total(stage, t[q], n, op, lane), rows.slots_of(slots, t[q]), lv, op,
+                           lane);
+        });
     }
     // Whether a tile of the ring still has its total to publish.
     __device__ bool pending() const {
