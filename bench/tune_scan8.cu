@@ -23,7 +23,9 @@
 //
 // `tune_scan8 evict` times instead the library's choice with and without
 // evict-first L2 hints on its copies (float32 too), at 2^20 to 2^28;
-// `tune_scan8 parts` splits the small shape's time at 2^20 (Parts below).
+// `tune_scan8 parts` splits the small shape's time at 2^20 (Parts below);
+// `tune_scan8 hops` times it at tile counts around a new look-back level
+// (hops below).
 //
 // On the GPU machine (after pip install --no-build-isolation -e . with the
 // nvidia-cuda-cccl wheel installed):
@@ -301,6 +303,47 @@ struct Parts {
     }
 };
 
+// `tune_scan8 hops`: the small shape's time at tile counts on either side
+// of 32 and 32^2 tiles, where the look-back gains a level (a tile that
+// ends a block of 32^j tiles publishes the block's total, waiting for the
+// totals before it; the tiles past it wait for that total): a jump in time
+// there beyond the tiles' bytes is the price of that level.
+template <class In, class Acc>
+void hops(const char *name, const In *in, Acc *out, void *flush, size_t fb) {
+    using L = LookbackWith<TuningFor<In, Acc, true>, In, gp::Sum<Acc>>;
+    const int64_t resident = int64_t(facts.sms) * L::Shape::BLOCKS * L::Shape::WARPS;
+    for (int64_t tiles : {int64_t(32), int64_t(33), int64_t(512), int64_t(1000), int64_t(1024), int64_t(1025),
+                          int64_t(1100), int64_t(1366), resident}) {
+        if (tiles > resident) continue;
+        gp_scan_args a{};
+        a.in = in; a.out = out; a.n = tiles * L::TILE; a.inclusive = 1;
+        a.scratch_bytes = L::scratch(a.n);
+        CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+        const float ms = median_ms([&] { CHECK(L::run(a, facts)); }, flush, fb, REPEAT);
+        const float copy = median_ms([&] {
+            CHECK(cudaMemcpyAsync(out, in, size_t(a.n) * (sizeof(In) + sizeof(Acc)) / 2, cudaMemcpyDeviceToDevice));
+        }, flush, fb, REPEAT);
+        CHECK(cudaFree(a.scratch));
+        std::printf("| %-16s | %5lld | %8lld | %8.2f | %8.2f | %8.2f |\n", name, (long long)tiles, (long long)a.n,
+                    ms * 1e3, copy * 1e3, (ms - copy) * 1e3);
+    }
+}
+
+template <class In, class Acc>
+void hops_of(const char *name, void *flush, size_t fb) {
+    const int64_t nmax = int64_t(1) << 21;
+    std::vector<In> h;
+    make_input<In>(nmax, h);
+    In *in;
+    Acc *out;
+    CHECK(cudaMalloc(&in, nmax * sizeof(Acc)));  // room for the copy roof's source: n (In + Acc) / 2 bytes
+    CHECK(cudaMalloc(&out, nmax * sizeof(Acc)));
+    CHECK(cudaMemcpy(in, h.data(), nmax * sizeof(In), cudaMemcpyHostToDevice));
+    hops<In, Acc>(name, in, out, flush, fb);
+    CHECK(cudaFree(in));
+    CHECK(cudaFree(out));
+}
+
 template <class In, class Acc, class Rows>
 void one_type(const char *name, void *flush, size_t fb, Rows rows) {
     const int64_t nmax = int64_t(1) << 28;
@@ -365,6 +408,13 @@ int main(int argc, char **argv) {
     std::printf("shapes: warps a block x vectors a lane, stages, blocks an SM; hold: the tile waits in shared "
                 "memory; FENCED: flag + __threadfence slots, else paired words.  x copy / x CUB / x r2r: their "
                 "time over the row's (above 1: the row is faster)\n\n");
+    if (argc > 1 && std::strcmp(argv[1], "hops") == 0) {
+        std::printf("| sum | tiles | n | us | copy us | us - copy |\n|---|---:|---:|---:|---:|---:|\n");
+        hops_of<float, float>("float32", flush, fb);
+        hops_of<double, double>("float64", flush, fb);
+        hops_of<int, long long>("int32 -> int64", flush, fb);
+        return 0;
+    }
     std::printf("| sum | variant | n | ms | GB/s | x copy | x CUB | x r2r | check |\n|---|---|---|---:|---:|---:|---:|---:|---|\n");
     if (parts) {
         one_type<float, float>("float32", flush, fb, Parts{});
