@@ -15,15 +15,19 @@ machine, one run, about 3 minutes).
 2. The host cost of a small call: wall-clock per call of sum, cumsum (2^10
    elements) and transpose (32 x 32) on device arrays, each call waited for
    (the result usable on the host or by the next kernel), medians of 2000
-   calls, beside CuPy's and PyTorch's same calls on the same data when they
-   are installed; then the same for sum and cumsum of 2^20 float32, float64
-   and int32 and a 1024 x 1024 transpose.  gpuprims with and without out=.
+   calls, beside CuPy's, PyTorch's and NVIDIA's cuda.compute's (the
+   cuda-cccl package: its one-shot functions and its prebuilt objects) same
+   calls on the same data when they are installed; then the same for sum
+   and cumsum of 2^20 float32, float64 and int32 and a 1024 x 1024
+   transpose, by wall clock and by CUDA events around each call (its device
+   side: events_table).  gpuprims with and without out=.
 
 Writes bench/results/dtypes-<gpu>-<date>.md (and JSON under $OUT).
 `--narrow`: the narrow tables only (the events table and the wall clock
 beside CuPy), about a minute.  `--calls`: the tables of calls alone (the
 small ones, and sum / cumsum of 2^20 float32, float64 and int32 and a
-1024 x 1024 transpose), to bench/results/calls-<gpu>-<date>.md.
+1024 x 1024 transpose, wall clock and events), to
+bench/results/calls-<gpu>-<date>.md.
 """
 import statistics
 import sys
@@ -195,6 +199,59 @@ def _peer_calls(cp, torch, op, x):
     return calls
 
 
+def _cuda_compute_calls(cc, cp, op, x):
+    """NVIDIA's cuda.compute (the cuda-cccl package) on a CuPy copy of x, as
+    its documentation calls it: {"cuda.compute": (call, sync)} - the
+    one-shot function (reduce_into / inclusive_scan: it builds or finds the
+    algorithm, sizes and allocates its temporary storage, runs), the result
+    array made in the call - and {"prebuilt": (call, sync)}: the object of
+    make_reduce_into / make_inclusive_scan, called with temporary storage and
+    result made once (the `out=` of its API).  Sums accumulate in NumPy's
+    result dtype (h_init / init_value of that dtype: int32 into int64).  It
+    has no transpose: {} then, as without CuPy or cuda.compute.  Each call's
+    result is checked against NumPy once, after a first call."""
+    if cc is None or cp is None or op == "transpose":
+        return {}
+    c = cp.asarray(x)
+    n = x.size
+    acc = (np.sum(x[:1]) if op == "sum" else np.cumsum(x[:1])).dtype
+    exact = acc.kind in "iu"
+    want = (np.sum if op == "sum" else np.cumsum)(x, dtype=acc if exact else np.float64)
+    init = np.zeros(1, acc)
+    plus = cc.OpKind.PLUS
+    size = 1 if op == "sum" else n
+    out = cp.empty(size, acc)
+    if op == "sum":
+        def one_shot():
+            o = cp.empty(1, acc)
+            cc.reduce_into(d_in=c, d_out=o, num_items=n, op=plus, h_init=init)
+            return o
+        algo = cc.make_reduce_into(d_in=c, d_out=out, op=plus, h_init=init)
+        run = lambda tmp: algo(temp_storage=tmp, d_in=c, d_out=out, num_items=n, op=plus,  # noqa: E731
+                               h_init=init)
+    else:
+        def one_shot():
+            o = cp.empty(n, acc)
+            cc.inclusive_scan(d_in=c, d_out=o, op=plus, init_value=init, num_items=n)
+            return o
+        algo = cc.make_inclusive_scan(d_in=c, d_out=out, op=plus, init_value=init)
+        run = lambda tmp: algo(temp_storage=tmp, d_in=c, d_out=out, op=plus,  # noqa: E731
+                               init_value=init, num_items=n)
+    tmp = cp.empty(max(int(run(None)), 1), np.uint8)
+    sync = cp.cuda.Device().synchronize
+    for label, got in (("cuda.compute", one_shot), ("prebuilt", lambda: (run(tmp), out)[1])):
+        r = cp.asnumpy(got()).reshape(np.shape(want))
+        # integers exact; floats within 1e-5 of the sum of |x| (a float32 sum
+        # or scan of 2^20 errs by about eps * log2(n) = 1.2e-6 of it)
+        if exact:
+            ok = np.array_equal(r, want)
+        else:
+            ok = np.all(np.abs(r - want) <= 1e-5 * np.sum(np.abs(x), dtype=np.float64))
+        if not ok:
+            raise AssertionError(f"cuda.compute {label} {op} of {x.dtype} differs from NumPy's")
+    return {"cuda.compute": (one_shot, sync), "prebuilt": (lambda: run(tmp), sync)}
+
+
 def _gp_calls(op, x):
     """gpuprims' op on a DeviceArray copy of x, and the same with out= (the
     result's memory made once, outside the timed calls)."""
@@ -217,32 +274,168 @@ CALLS_2_20 = [(f"{op}, 2^20 {dt}", op, (2**20,), dt) for op in ("sum", "cumsum")
              [("transpose, 1024 x 1024 float32", "transpose", (1024, 1024), "float32")]
 
 
-def overhead_table(parts, data, cases=SMALL_CALLS, title="Host cost of a small call on device arrays"):
-    cp, torch = import_peer("cupy"), import_peer("torch")
-    none = lambda: None  # noqa: E731 - gpuprims calls return when their work is done
+def _libraries():
+    """CuPy, PyTorch and cuda.compute where they import with a GPU (None
+    where not), and the column names of the peers found."""
+    cp, torch, cc = import_peer("cupy"), import_peer("torch"), import_peer("cuda.compute")
     names = [n for n, lib in (("CuPy", cp), ("PyTorch", torch)) if lib is not None]
-    lines = [f"\n## {title} (wall-clock per call, us)\n",
-             f"Medians of {CALLS} calls, each waited for (gpuprims returns when its work is done; "
-             "CuPy and PyTorch are followed by a device synchronize); `out=`: gpuprims writing into "
-             "a DeviceArray made once. `x best`: the fastest peer's time / gpuprims'.\n",
-             "| " + " | ".join(["call", "gpuprims", "gpuprims out="] + names + ["x best"]) + " |",
-             "|---|---:|---:|" + "---:|" * len(names) + "---:|"]
-    out = []
-    for seed, (label, op, shape, dtype) in enumerate(cases):
-        x = random_input(shape, dtype, seed=4 + seed)
-        plain, into = _gp_calls(op, x)
-        g, g_out = per_call(plain, none), per_call(into, none)
-        peers = _peer_calls(cp, torch, op, x)
-        others = {n: per_call(*peers[n]) for n in names}
-        best = min(others.values()) / g if others else None
-        out.append({"call": label, "gpuprims_us": g, "gpuprims_out_us": g_out,
-                    **{f"{n}_us": t for n, t in others.items()}, "x_best": best})
-        cells = [label, f"{g:.1f}", f"{g_out:.1f}"] + [f"{others[n]:.1f}" for n in names] + \
-            ["" if best is None else f"{best:.2f}"]
+    if cc is not None and cp is not None:
+        names += ["cuda.compute", "prebuilt"]
+    return cp, torch, cc, names
+
+
+def _versions(cp, torch, cc):
+    """The peers' versions, for a table's text."""
+    from importlib.metadata import version
+    found = [f"CuPy {cp.__version__}" if cp else "", f"PyTorch {torch.__version__}" if torch else "",
+             f"cuda.compute of cuda-cccl {version('cuda-cccl')}" if cc and cp else ""]
+    return "Peers: " + (", ".join(v for v in found if v) or "none installed") + ". "
+
+
+def _all_calls(cp, torch, cc, op, x):
+    """{column: (call, sync)}: gpuprims (its calls return when their work is
+    done: no sync), gpuprims with out=, and the peers."""
+    none = lambda: None  # noqa: E731
+    plain, into = _gp_calls(op, x)
+    try:
+        nvidia = _cuda_compute_calls(cc, cp, op, x)
+    except Exception as e:  # a version whose API differs: its columns stay empty, the reason printed
+        print(f"cuda.compute, {op} of {x.dtype}: {type(e).__name__}: {e}", flush=True)
+        nvidia = {}
+    return {"gpuprims": (plain, none), "out=": (into, none), **_peer_calls(cp, torch, op, x), **nvidia}
+
+
+def _ratios(t, into="out="):
+    """x best: the fastest one-shot peer's time over gpuprims' (CuPy,
+    PyTorch, cuda.compute's one-shot function); x prebuilt: cuda.compute's
+    prebuilt object's time over gpuprims' column `into` (with out=: both
+    write into memory made once)."""
+    one_shot = [t[n] for n in ("CuPy", "PyTorch", "cuda.compute") if n in t]
+    best = min(one_shot) / t["gpuprims"] if one_shot and "gpuprims" in t else None
+    pre = t["prebuilt"] / t[into] if "prebuilt" in t and into in t else None
+    return best, pre
+
+
+def _table(parts, data, title, intro, names, rows, events=False):
+    """A table of calls: gpuprims' columns (with and without out=; one
+    column for events, where both run the same launches), then `names`."""
+    mine = ["gpuprims"] if events else ["gpuprims", "out="]
+    cols = mine + names
+    heads = ["gpuprims"] if events else ["gpuprims", "gpuprims out="]
+    lines = [f"\n## {title}\n", intro,
+             "| " + " | ".join(["call"] + heads + names + ["x best", "x prebuilt"]) + " |",
+             "|---|" + "---:|" * (len(cols) + 2)]
+    for r in rows:
+        t = r["us"]
+        best, pre = _ratios(t, mine[-1])
+        r.update(x_best=best, x_prebuilt=pre)
+        cells = [r["call"]] + [f"{t[c]:.1f}" if c in t else "-" for c in cols] + \
+            ["" if v is None else f"{v:.2f}" for v in (best, pre)]
         lines.append("| " + " | ".join(cells) + " |")
     parts.append("\n".join(lines))
-    data["tables"].append({"title": title, "rows": out})
+    data["tables"].append({"title": title, "rows": rows})
     print(parts[-1], flush=True)
+
+
+COLUMNS = ("`out=`: gpuprims writing into a DeviceArray made once; `cuda.compute`: its one-shot function "
+           "(reduce_into / inclusive_scan, the result made in the call); `prebuilt`: its make_reduce_into / "
+           "make_inclusive_scan object with temporary storage and result made once. `x best`: the fastest "
+           "one-shot peer's time / gpuprims'; `x prebuilt`: prebuilt's time / gpuprims' with out= (in the events "
+           "table, where both would time the same launches, / gpuprims').\n")
+
+
+def overhead_table(parts, data, cases=SMALL_CALLS, title="Host cost of a small call on device arrays"):
+    cp, torch, cc, names = _libraries()
+    rows = []
+    for seed, (label, op, shape, dtype) in enumerate(cases):
+        x = random_input(shape, dtype, seed=4 + seed)
+        calls = _all_calls(cp, torch, cc, op, x)
+        rows.append({"call": label, "us": {n: per_call(*c) for n, c in calls.items()}})
+    _table(parts, data, f"{title} (wall-clock per call, us)",
+           f"Medians of {CALLS} calls, each waited for (gpuprims returns when its work is done; the peers are "
+           "followed by a device synchronize). " + _versions(cp, torch, cc) + COLUMNS, names, rows)
+
+
+# A kernel that holds its stream for `ns` nanoseconds: queued before a call,
+# it keeps the GPU busy while the host makes the call, so that the events
+# around the call time its device work and not its host work.
+_HOLD = r"""extern "C" __global__ void hold(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}"""
+HOLD_NS = 1_000_000
+EVENT_CALLS = 100
+
+
+def device_us(cp, fn, flush, hold):
+    """Median microseconds between two CUDA events recorded on the legacy
+    default stream (the peers' stream) around fn(), each call after a write
+    of `flush` (4x the L2: the input leaves the L2) and a kernel that holds
+    the stream for HOLD_NS, queued before the first event: the host makes
+    the call while the GPU waits, so the interval is the call's work on the
+    GPU.  A call whose host side took more than half the hold is left out
+    (its interval would hold host time); None where most were."""
+    stream = cp.cuda.Stream.null
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for i in range(EVENT_CALLS + 5):
+        with stream:
+            flush.fill(i & 0xff)
+            hold((1,), (1,), (np.uint64(HOLD_NS),))
+        start.record(stream)
+        t0 = time.perf_counter()
+        fn()
+        host_ns = 1e9 * (time.perf_counter() - t0)
+        end.record(stream)
+        end.synchronize()
+        if i >= 5 and host_ns < HOLD_NS / 2:
+            times.append(1e3 * cp.cuda.get_elapsed_time(start, end))
+    return statistics.median(times) if len(times) > EVENT_CALLS // 2 else None
+
+
+# gpuprims.compare's rows for a call: the family, and the rows beside auto.
+_COMPARED = {"sum": ("reduce", ["auto", "cub"]), "cumsum": ("scan", ["auto", "cub"]),
+             "transpose": ("transpose", ["auto", "cublas"])}
+
+
+def events_table(parts, data, cases=CALLS_2_20):
+    """The calls' device side, CUDA events: gpuprims' `auto` and the C
+    library rows (CUB, cuBLAS) as gpuprims.compare times them (events
+    around the launches, L2 overwritten before each); the peers' calls by
+    device_us.  (A gpuprims call returns when its work is done, so events
+    around it from outside would hold its host time: compare times the same
+    launches the call makes.)"""
+    cp, torch, cc, names = _libraries()
+    if cp is None:
+        return
+    from gpuprims._bench import FLUSH_L2_TIMES, _l2_bytes
+    flush = cp.empty(FLUSH_L2_TIMES * _l2_bytes(), np.uint8)
+    hold = cp.RawKernel(_HOLD, "hold")
+    rows = []
+    for seed, (label, op, shape, dtype) in enumerate(cases):
+        x = random_input(shape, dtype, seed=4 + seed)
+        family, compared = _COMPARED[op]
+        t = gpuprims.compare(family, x=x, variants=compared, baselines=False, repeat=EVENT_CALLS, k=1)
+        auto = next(v.name for v in gpuprims.variants(family) if v.auto)
+        timed = {r["variant"]: r for r in t.rows if r.get("median_ms")}
+        us = {col: 1e3 * timed[name]["median_ms"] for col, name in (("gpuprims", auto), ("library", compared[1]))
+              if name in timed}
+        ok = all(timed[name].get("matches") is not False for name in (auto, compared[1]) if name in timed)
+        for n, (f, _) in _all_calls(cp, torch, cc, op, x).items():
+            if n not in ("gpuprims", "out="):
+                v = device_us(cp, f, flush, hold)
+                if v is not None:
+                    us[n] = v
+        rows.append({"call": label, "us": us, "gpuprims_matches": ok})
+    _table(parts, data, "Calls of 2^20 elements: device time per call (CUDA events, us)",
+           f"Medians of {EVENT_CALLS} runs. gpuprims (`auto`) and `library` (CUB's DeviceReduce / DeviceScan "
+           f"from the build's CCCL, cuBLAS geam for the transpose) as gpuprims.compare times them: events "
+           f"around the launches, {FLUSH_L2_TIMES}x the L2 overwritten before each. The peers: events on "
+           f"the legacy default stream around the call as their users make it, after a write of "
+           f"{FLUSH_L2_TIMES}x the L2 and a kernel holding the stream for {HOLD_NS // 1000} us, so the host "
+           "makes the call while the GPU waits and the interval is the call's work on the GPU. "
+           + _versions(cp, torch, cc) + COLUMNS, ["library"] + names, rows, events=True)
 
 
 def main():
@@ -258,6 +451,7 @@ def main():
     if "--calls" in sys.argv[1:]:  # the small calls alone
         overhead_table(parts, data)
         overhead_table(parts, data, CALLS_2_20, "Calls of 2^20 elements on device arrays")
+        events_table(parts, data)
         return save_results("calls", info, date, parts, data)
     if not narrow_only:
         reduce_table(parts, data)

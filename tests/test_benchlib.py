@@ -1,4 +1,5 @@
-"""bench/benchlib.py: a run's results files never overwrite another, and the wall clock of a call."""
+"""bench/benchlib.py: a run's results files never overwrite another, and the wall clock of a call; the
+benchmarks' peers by module name."""
 import importlib.util
 from pathlib import Path
 
@@ -70,3 +71,13 @@ def test_wall_ms_warms_up_syncs_each_call_and_leaves_pre_untimed(monkeypatch):
     ms = lib.wall_ms(fn, repeat=3, sync=sync, warmup=2, pre=pre)
     assert abs(ms - 2.0) < 1e-9
     assert calls == ["fn", "sync"] * 2 + ["pre", "fn", "sync"] * 3
+
+
+def test_import_peer_takes_dotted_names_and_misses_quietly():
+    """The benchmarks' peers by module name: a dotted name gives the module
+    itself (cuda.compute, not the `cuda` package), a missing one None."""
+    import os.path
+    from gpuprims._bench import import_peer
+    assert import_peer("os.path") is os.path
+    assert import_peer("gpuprims_no_such_peer") is None
+    assert import_peer("gpuprims_no_such_peer.compute") is None

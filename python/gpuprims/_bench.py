@@ -16,6 +16,7 @@ distinct results.  Nothing here knows a family by name: each Family
 """
 from __future__ import annotations
 
+import importlib
 import statistics
 import sys
 import time
@@ -114,10 +115,13 @@ class PeerTimer:
 
 
 def import_peer(name):
-    """The module `name` where it imports and can use the GPU, else None."""
+    """The module `name` ("cupy", "torch", "cuda.compute") where it imports
+    and can use the GPU, else None."""
     try:
-        lib = __import__(name)
+        lib = importlib.import_module(name)
         if name == "torch" and not lib.cuda.is_available():
+            return None
+        if name == "cuda.compute" and not lib._BINDINGS_AVAILABLE:  # installed, but no CUDA driver
             return None
         return lib
     except Exception:  # not installed, or installed without a usable CUDA
