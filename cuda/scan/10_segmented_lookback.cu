@@ -582,12 +582,8 @@ struct TilesWith {
         Acc *out = static_cast<Acc *>(a.out);
         unsigned *ticket = reinterpret_cast<unsigned *>(p);
         const auto go = [&](auto kernel) -> cudaError_t {
-#ifndef GP_EMULATOR
-            // The opt-in: the rings and the static shared memory together
-            // pass the 48 KiB a launch gets without it.
-            if (Shape::SMEM + Shape::BARRIERS * 8 + Shape::WARPS * TILE > 48 * 1024)
-                GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
-#endif
+            // the rings, beside the static barriers and tiles
+            GP_TRY(opt_in_shared(kernel, Shape::SMEM, Shape::BARRIERS * 8 + Shape::WARPS * TILE));
             GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream, in,
                             out, total, n, round_step, pattern, lay.offsets, bounds, last, chained, a.inclusive != 0, vec, ticket,
                             slots, lv,
@@ -781,10 +777,7 @@ struct LongWith {
             std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         const auto kernel = scan_long<Shape, In, Op>;
-#ifndef GP_EMULATOR
-        if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)  // the opt-in, as LookbackWith's
-            GP_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
-#endif
+        GP_TRY(opt_in_shared(kernel, Shape::SMEM, Shape::BARRIERS * 8));
         GP_LAUNCH_EARLY(d.major >= 9, kernel, unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream,
                         static_cast<const In *>(a.in), static_cast<Acc *>(a.out), total, lay.problems, lay.offsets,
                         bounds, a.inclusive != 0, vec,

@@ -538,14 +538,8 @@ struct LookbackWith {
         const int64_t blocks =
             std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
-#ifndef GP_EMULATOR
-        // The opt-in: the dynamic and the static shared memory (the
-        // barriers) together pass the 48 KiB a launch gets without it.  The
-        // emulator counts the dynamic alone, and stops at 48 KiB.
-        if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)
-            GP_TRY(cudaFuncSetAttribute(scan_lookback<Shape, In, Op, Probe>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::SMEM));
-#endif
+        // the rings, beside the static barriers
+        GP_TRY(opt_in_shared(scan_lookback<Shape, In, Op, Probe>, Shape::SMEM, Shape::BARRIERS * 8));
         GP_LAUNCH_EARLY(d.major >= 9, (scan_lookback<Shape, In, Op, Probe>), unsigned(blocks), Shape::WARPS * WARP,
                         Shape::SMEM, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n * rows,
                         a.inclusive != 0, vec, a.n * rows * int64_t(sizeof(In)) <= EVICT_FIRST_UP_TO,

@@ -262,11 +262,7 @@ struct RowsWith {
         GP_TRY(launch_zero_words(p, int64_t(256 + S::zeroed_bytes(count)) / 8, a.stream));
         const int64_t blocks =
             std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
-#ifndef GP_EMULATOR
-        if (Shape::SMEM + Shape::BARRIERS * 8 > 48 * 1024)  // the opt-in, as LookbackWith's
-            GP_TRY(cudaFuncSetAttribute(scan_rows<Shape, In, Op, Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        Shape::SMEM));
-#endif
+        GP_TRY(opt_in_shared(scan_rows<Shape, In, Op, Probe>, Shape::SMEM, Shape::BARRIERS * 8));
         GP_LAUNCH_EARLY(d.major >= 9, (scan_rows<Shape, In, Op, Probe>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM,
                         a.stream, static_cast<const Row<In> *>(a.in), static_cast<Row<Acc> *>(a.out), rows,
                         a.inclusive != 0, reinterpret_cast<unsigned *>(p), S(p + 256, count), lv, unsigned(tiles));
