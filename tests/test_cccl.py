@@ -72,7 +72,8 @@ def test_only_the_cccl_sources_get_the_headers_and_their_keys_follow_the_version
         wheel = fake_cccl(tmp_path / wheel_dir, 3005000)
         (wheel / setup.CCCL_VERSION_H).write_text(version_text)
         monkeypatch.setattr(setup, "wheel_cccl", lambda: (wheel, "13.3.5.0.6"))
-        jobs = setup.nvcc_jobs(setup.cu_sources(), tmp_path / "obj", "nvcc", ["-arch=sm_90"], setup.Cccl(home))
+        cccl = setup.Cccl(home, "auto")  # named: GPUPRIMS_CCCL in the environment must not choose
+        jobs = setup.nvcc_jobs(setup.cu_sources(), tmp_path / "obj", "nvcc", ["-arch=sm_90"], cccl)
         return {j.src: (j.key, any(a.startswith("-I" + str(wheel)) for a in j.cmd)) for j in jobs}
 
     a = keys("a", "#define CCCL_VERSION 3005000\n")
