@@ -337,6 +337,49 @@ def test_bad_out_raises_before_any_work(backend):
         gpuprims.transpose(sq, out=sq)
 
 
+@pytest.mark.parametrize("variant", ["auto", "nd_tiled", "tiled_wide"])
+def test_repeated_device_calls_take_the_hot_path(backend, variant, monkeypatch):
+    """A second call on a DeviceArray of the same (variant, axes, shape,
+    dtype) goes straight to the core (_transpose._PARSED): the same results
+    as NumPy, into a new array or into out=, the input unchanged; axes the
+    hot path does not take (a list, bool or NumPy entries) and a bad out=
+    still go through the parsing, which judges them as before."""
+    from gpuprims import _transpose
+    if variant != "auto":
+        need(backend, BY_NAME[variant])
+    monkeypatch.setattr(_transpose, "_PARSED", {})
+    matrix = variant == "tiled_wide"
+    x = random_array((33, 130) if matrix else (17, 33, 16), "float32")
+    axes = None if matrix else (2, 0, 1)
+    want = expect(x, axes)
+    d = gpuprims.to_device(x)
+    first = gpuprims.transpose(d, axes, variant=variant)
+    assert len(_transpose._PARSED) == 1
+    out = gpuprims.DeviceArray(want.shape, np.float32)
+    with monkeypatch.context() as m:  # no parsing on the hot path: lookup is never reached
+        m.setattr(_transpose, "lookup", lambda *a: pytest.fail("parsed again"))
+        second = gpuprims.transpose(d, axes, variant=variant)
+        assert gpuprims.transpose(d, axes, out=out, variant=variant) is out
+    for got in (first, second, out):
+        assert type(got) is gpuprims.DeviceArray and got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got.get(), want)
+    assert second.ptr != first.ptr
+    np.testing.assert_array_equal(d.get(), x)
+    # not the hot path: judged as before
+    with pytest.raises(ValueError, match="shape"):
+        gpuprims.transpose(d, axes, out=gpuprims.DeviceArray(x.shape, np.float32), variant=variant)
+    sq = gpuprims.to_device(random_array((16, 16), "float32"))
+    gpuprims.transpose(sq, variant=variant)
+    with pytest.raises(ValueError, match="overlaps"):  # its own input as out=, after a parsed call
+        gpuprims.transpose(sq, out=sq, variant=variant)
+    if not matrix:
+        with pytest.raises(TypeError):
+            gpuprims.transpose(d, (True, False, False), variant=variant)  # NumPy refuses bool axes
+        np.testing.assert_array_equal(gpuprims.transpose(d, [2, 0, 1], variant=variant).get(), want)
+        np.testing.assert_array_equal(gpuprims.transpose(d, (np.int64(2), 0, 1), variant=variant).get(), want)
+    assert len(_transpose._PARSED) == 2  # (17, 33, 16) or (33, 130), and (16, 16)
+
+
 @gpu
 @pytest.mark.parametrize("dtype", ELEMENTS)
 def test_strided_device_inputs_read_in_place(cuda, monkeypatch, dtype):

@@ -90,13 +90,14 @@ class DeviceArray:
         self._readonly = bool(_readonly)  # a view of memory its producer marked read-only (DLPack)
 
     @classmethod
-    def _result(cls, n: int, dtype: np.dtype) -> "DeviceArray":
-        """A new 1-D array of n elements of `dtype` for a hot path whose
-        parsing already checked both (a device dtype, an int): __init__'s
-        work less its conversions and checks.  The core call that fills it
-        waits for the stream before it returns (_core.alloc, synced=False)."""
+    def _result(cls, n: int, dtype: np.dtype, shape: tuple | None = None) -> "DeviceArray":
+        """A new array of n elements of `dtype`, 1-D or of `shape` (of n
+        elements), for a hot path whose parsing already checked them (a
+        device dtype, ints): __init__'s work less its conversions and
+        checks.  The core call that fills it waits for the stream before it
+        returns (_core.alloc, synced=False)."""
         self = cls.__new__(cls)
-        self.shape = (n,)
+        self.shape = (n,) if shape is None else shape
         self.dtype = dtype
         self._buf = buf = _core.alloc(n * dtype.itemsize, False)
         self._ptr = buf.ptr

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from . import _backend, _core
 from ._arrays import DeviceArray, Operand, _check, _host_array, take, to_device
-from ._family import Family, invoke, register, take_out
+from ._family import Family, invoke, ready_out, register, take_out
 from ._numerics import ulps
 from ._registry import Variant, lookup, variants
 from ._table import Column, Table
@@ -244,6 +244,21 @@ def _matrix_error(v: Variant, plan: TransposePlan) -> ValueError:
         f"any rank and any strides")
 
 
+# (variant, axes, shape, dtype) -> (the variant's index, the core's params,
+# the result's shape), for transposes of DeviceArrays whose kernels write the
+# result as it is (see the hot path in transpose)
+_PARSED: dict = {}
+
+
+def _hot_key(variant, axes, x):
+    """The _PARSED key of a call on DeviceArray x, or None where its axes
+    are not None or a tuple of plain ints (a list, NumPy or bool entries:
+    the parsing judges those every time, as NumPy would)."""
+    if axes is None or (type(axes) is tuple and all(type(k) is int for k in axes)):
+        return variant, axes, x.shape, x.dtype
+    return None
+
+
 def transpose(x, axes=None, *, out=None, variant: str = "auto", progress: bool = False):
     """numpy.ascontiguousarray(numpy.transpose(x, axes)), on the GPU.
 
@@ -272,6 +287,25 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto", progress: bool =
     array expected to take more than 2 s (the host pipeline's tiles);
     Ctrl-C stops such a call between tiles whether or not it is shown.
     """
+    hot = type(x) is DeviceArray and x._backend == _backend.current
+    if hot:
+        # The hot path - a DeviceArray whose (variant, axes, shape, dtype)
+        # parsed before - goes straight to the core, into a new DeviceArray
+        # or into out= (one of the result's shape and dtype, outside x).
+        try:
+            key = _hot_key(variant, axes, x)
+            fast = None if key is None else _PARSED.get(key)
+        except TypeError:  # an unhashable variant: the parsing below says what is wrong
+            key = fast = None
+        if fast is not None:
+            index, params, shape = fast
+            if out is None:
+                y = DeviceArray._result(x.size, x.dtype, shape)
+            else:
+                y = out if ready_out(out, x, shape, x.dtype) else None  # else the parsing below
+            if y is not None:
+                _core.call("transpose", index, x._ptr, y._ptr, params)
+                return y
     v = lookup("transpose", variant)
     strided = not v.matrix and v.name != "copy"  # reads through strides
     if not isinstance(x, (np.ndarray, list, tuple, np.generic)):  # device arrays (or TypeError)
@@ -294,7 +328,12 @@ def transpose(x, axes=None, *, out=None, variant: str = "auto", progress: bool =
         raise _matrix_error(v, plan)
     out_shape = operand.shape if v.name == "copy" else plan.out_shape
     target = take_out(out, out_shape, operand.dtype, operand, x, "transpose")
-    return invoke("transpose", v, operand, out_shape, operand.dtype, params, out=target, progress=progress)
+    result = invoke("transpose", v, operand, out_shape, operand.dtype, params, out=target, progress=progress)
+    if hot and key is not None and v.where == "device" and x.size:
+        if len(_PARSED) >= 256:  # shapes are part of the key: a bounded memory of them
+            _PARSED.clear()
+        _PARSED[key] = (v.index, params, tuple(out_shape))
+    return result
 
 
 # ------------------------------------------------------- timing any rank
