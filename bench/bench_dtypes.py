@@ -1,9 +1,9 @@
 """Every dtype against the roof, and what a small call costs (run on the GPU
 machine, one run, about 3 minutes).
 
-1. Reductions of 2^28 elements of the kernels' own dtypes (float32/64,
-   int32/64; sum, and min/max): `auto`, CUB's DeviceReduce and, for float
-   sums, the gpu_to_gpu rows, timed with gpuprims.compare (CUDA events around
+1. Reductions of 2^24 and 2^28 elements of the kernels' own dtypes
+   (float32/64, int32/64; sum, and min/max): `auto`, CUB's DeviceReduce
+   and, for float sums, the gpu_to_gpu rows, timed with gpuprims.compare (CUDA events around
    the kernels, warm-up, median of 20, L2 flushed); % of a device-to-device
    copy of the same input bytes measured in the same call.  The other dtypes
    (1 GiB each) by wall clock per call beside CuPy's.
@@ -24,7 +24,8 @@ machine, one run, about 3 minutes).
 
 Writes bench/results/dtypes-<gpu>-<date>.md (and JSON under $OUT).
 `--narrow`: the narrow tables only (the events table and the wall clock
-beside CuPy), about a minute.  `--calls`: the tables of calls alone (the
+beside CuPy), about a minute.  `--reduce`: the reductions of the kernels'
+own dtypes alone, to bench/results/dtypes-reduce-<gpu>-<date>.md.  `--calls`: the tables of calls alone (the
 small ones, and sum / cumsum of 2^20 float32, float64 and int32 and a
 1024 x 1024 transpose, wall clock and events), to
 bench/results/calls-<gpu>-<date>.md.
@@ -42,6 +43,7 @@ from gpuprims._family import random_input
 from benchlib import begin, save_results, wall_ms
 
 N = 2**28
+REDUCE_SIZES = [2**24, 2**28]  # the issue's sizes for the kernels' own dtypes
 # The dtypes the kernels take directly, timed with events (gpuprims.compare);
 # the others (converted on the way in, or read by a wider accumulator) by
 # wall clock per call, 1 GiB of input each.
@@ -62,31 +64,32 @@ def reduce_table(parts, data):
     auto = next(v.name for v in variants if v.auto)
     reproducible = [v.name for v in variants if getattr(v, "reproducible", False) and not v.batched
                     and not v.segmented]
-    lines = [f"\n## Reductions of 2^28 elements, by dtype (auto = {auto})\n",
-             "| dtype | op | result | variant | ms | GB/s | % roof | x CUB | ok |",
-             "|---|---|---|---|---:|---:|---:|---:|---|"]
-    rows = []
-    for dt, op in REDUCE_CASES:
-        names = [auto, "cub"]
-        if op == "sum" and dt in ("float32", "float64"):
-            names = list(dict.fromkeys(names + reproducible + ["cub_reproducible"]))
-        x = random_input(N, dt, seed=3)
-        t = gpuprims.compare("reduce", x=x, op=op, variants=names, baselines=False, repeat=20, k=1)
-        result = np.dtype(gpuprims._reduce.result_dtype(op, x.dtype)).name
-        cub = next((r for r in t.rows if r["variant"] == "cub" and r.get("median_ms")), None)
-        for r in t.rows:
-            if not r.get("median_ms"):
-                continue
-            xc = cub["median_ms"] / r["median_ms"] if cub else None
-            rows.append({"dtype": dt, "op": op, "result": result, **{k: r.get(k) for k in (
-                "variant", "median_ms", "gbps", "roof_pct", "matches")}, "x_cub": xc})
-            lines.append(f"| {dt} | {op} | {result} | {r['variant']} | {r['median_ms']:.4f} | "
-                         f"{r['gbps']:.0f} | {r['roof_pct']:.1f} | "
-                         f"{'' if xc is None else f'{xc:.2f}'} | {'yes' if r['matches'] else 'NO'} |")
-            print(lines[-1], flush=True)
-        del x
-    parts.append("\n".join(lines))
-    data["tables"].append({"title": "reductions by dtype", "rows": rows})
+    for n in REDUCE_SIZES:
+        lines = [f"\n## Reductions of 2^{n.bit_length() - 1} elements, by dtype (auto = {auto})\n",
+                 "| dtype | op | result | variant | ms | GB/s | % roof | x CUB | ok |",
+                 "|---|---|---|---|---:|---:|---:|---:|---|"]
+        rows = []
+        for dt, op in REDUCE_CASES:
+            names = [auto, "cub"]
+            if op == "sum" and dt in ("float32", "float64"):
+                names = list(dict.fromkeys(names + reproducible + ["cub_reproducible"]))
+            x = random_input(n, dt, seed=3)
+            t = gpuprims.compare("reduce", x=x, op=op, variants=names, baselines=False, repeat=20, k=1)
+            result = np.dtype(gpuprims._reduce.result_dtype(op, x.dtype)).name
+            cub = next((r for r in t.rows if r["variant"] == "cub" and r.get("median_ms")), None)
+            for r in t.rows:
+                if not r.get("median_ms"):
+                    continue
+                xc = cub["median_ms"] / r["median_ms"] if cub else None
+                rows.append({"n": n, "dtype": dt, "op": op, "result": result, **{k: r.get(k) for k in (
+                    "variant", "median_ms", "gbps", "roof_pct", "matches")}, "x_cub": xc})
+                lines.append(f"| {dt} | {op} | {result} | {r['variant']} | {r['median_ms']:.4f} | "
+                             f"{r['gbps']:.0f} | {r['roof_pct']:.1f} | "
+                             f"{'' if xc is None else f'{xc:.2f}'} | {'yes' if r['matches'] else 'NO'} |")
+                print(lines[-1], flush=True)
+            del x
+        parts.append("\n".join(lines))
+        data["tables"].append({"title": f"reductions of {n} elements by dtype", "rows": rows})
 
 
 def narrow_table(parts, data):
@@ -297,12 +300,17 @@ def _all_calls(cp, torch, cc, op, x):
     done: no sync), gpuprims with out=, and the peers."""
     none = lambda: None  # noqa: E731
     plain, into = _gp_calls(op, x)
+    return {"gpuprims": (plain, none), "out=": (into, none), **_other_calls(cp, torch, cc, op, x)}
+
+
+def _other_calls(cp, torch, cc, op, x):
+    """{column: (call, sync)} of the peers: CuPy, PyTorch, cuda.compute."""
     try:
         nvidia = _cuda_compute_calls(cc, cp, op, x)
     except Exception as e:  # a version whose API differs: its columns stay empty, the reason printed
         print(f"cuda.compute, {op} of {x.dtype}: {type(e).__name__}: {e}", flush=True)
         nvidia = {}
-    return {"gpuprims": (plain, none), "out=": (into, none), **_peer_calls(cp, torch, op, x), **nvidia}
+    return {**_peer_calls(cp, torch, op, x), **nvidia}
 
 
 def _ratios(t, into="out="):
@@ -422,11 +430,10 @@ def events_table(parts, data, cases=CALLS_2_20):
         us = {col: 1e3 * timed[name]["median_ms"] for col, name in (("gpuprims", auto), ("library", compared[1]))
               if name in timed}
         ok = all(timed[name].get("matches") is not False for name in (auto, compared[1]) if name in timed)
-        for n, (f, _) in _all_calls(cp, torch, cc, op, x).items():
-            if n not in ("gpuprims", "out="):
-                v = device_us(cp, f, flush, hold)
-                if v is not None:
-                    us[n] = v
+        for n, (f, _) in _other_calls(cp, torch, cc, op, x).items():
+            v = device_us(cp, f, flush, hold)
+            if v is not None:
+                us[n] = v
         rows.append({"call": label, "us": us, "gpuprims_matches": ok})
     _table(parts, data, "Calls of 2^20 elements: device time per call (CUDA events, us)",
            f"Medians of {EVENT_CALLS} runs. gpuprims (`auto`) and `library` (CUB's DeviceReduce / DeviceScan "
@@ -448,6 +455,9 @@ def main():
         "of the same bytes in the same call; every result checked against NumPy. Small calls: "
         "wall-clock (time.perf_counter) per call including the wait for its result.")
     narrow_only = "--narrow" in sys.argv[1:]
+    if "--reduce" in sys.argv[1:]:  # the kernels' own dtypes alone, at 2^24 and 2^28
+        reduce_table(parts, data)
+        return save_results("dtypes-reduce", info, date, parts, data)
     if "--calls" in sys.argv[1:]:  # the small calls alone
         overhead_table(parts, data)
         overhead_table(parts, data, CALLS_2_20, "Calls of 2^20 elements on device arrays")

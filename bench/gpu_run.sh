@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-scan8-evict|tune-scan8-parts|tune-scan8-hops|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segscan-long|tune-segflat-packs|bench|bench-axis|bench-calls|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-scan8-evict|tune-scan8-parts|tune-scan8-hops|tune-rfa-scan|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segscan-long|tune-segflat-packs|bench|bench-axis|bench-calls|bench-reduce-dtypes|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -94,6 +94,7 @@ for step in $steps; do
     bench-host) python3 bench/bench_host.py >"$OUT/bench-host.txt" 2>&1; r=$?
            grep -E "^\| (sum|cumsum|transpose|to_device|DeviceArray)" "$OUT/bench-host.txt"; [ $r -eq 0 ] || rc=1 ;;
     bench-calls) python3 bench/bench_dtypes.py --calls 2>&1 | tee "$OUT/bench-calls.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
+    bench-reduce-dtypes) python3 bench/bench_dtypes.py --reduce 2>&1 | tee "$OUT/bench-reduce-dtypes.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-segments) python3 bench/bench_reduce.py --axis --segments 2>&1 | tee "$OUT/bench-segments.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
     bench-scan-segments) python3 bench/bench_scan.py batched --cases segments --rows segmented_adaptive,segmented_lookback 2>&1 \
              | tee "$OUT/bench-scan-segments.log"; [ ${PIPESTATUS[0]} -eq 0 ] || rc=1 ;;
