@@ -1,5 +1,5 @@
 """bench/benchlib.py: a run's results files never overwrite another, and the wall clock of a call; the
-benchmarks' peers by module name."""
+benchmarks' peers by module name; the ratios and columns of bench_dtypes' calls tables."""
 import importlib.util
 from pathlib import Path
 
@@ -81,3 +81,43 @@ def test_import_peer_takes_dotted_names_and_misses_quietly():
     assert import_peer("os.path") is os.path
     assert import_peer("gpuprims_no_such_peer") is None
     assert import_peer("gpuprims_no_such_peer.compute") is None
+
+
+def bench_dtypes():
+    """bench/bench_dtypes.py as a module (it imports benchlib from bench/)."""
+    import sys
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_dtypes_under_test", BENCH / "bench_dtypes.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCH))
+    return module
+
+
+def test_calls_tables_ratios_and_columns():
+    """The calls tables' ratios: `x best` the fastest one-shot peer (CuPy,
+    PyTorch, cuda.compute's function - not its prebuilt object) over
+    gpuprims; `x prebuilt` the prebuilt object over gpuprims with out= (over
+    gpuprims in the events table, which has no out= column); a missing
+    peer's cell is '-', its ratio left out."""
+    b = bench_dtypes()
+    wall = {"gpuprims": 20.0, "out=": 16.0, "CuPy": 30.0, "PyTorch": 25.0, "cuda.compute": 50.0, "prebuilt": 8.0}
+    assert b._ratios(wall) == (25.0 / 20.0, 8.0 / 16.0)
+    assert b._ratios({"gpuprims": 20.0, "out=": 16.0}) == (None, None)
+    parts, data = [], {"tables": []}
+    rows = [{"call": "cumsum", "us": wall}, {"call": "transpose", "us": {"gpuprims": 10.0, "out=": 9.0,
+                                                                          "PyTorch": 12.0}}]
+    b._table(parts, data, "wall", "", ["CuPy", "PyTorch", "cuda.compute", "prebuilt"], rows)
+    lines = parts[-1].splitlines()
+    assert "| call | gpuprims | gpuprims out= | CuPy | PyTorch | cuda.compute | prebuilt | x best | x prebuilt |" \
+        in lines
+    assert "| cumsum | 20.0 | 16.0 | 30.0 | 25.0 | 50.0 | 8.0 | 1.25 | 0.50 |" in lines
+    assert "| transpose | 10.0 | 9.0 | - | 12.0 | - | - | 1.20 |  |" in lines
+    events = [{"call": "cumsum", "us": {"gpuprims": 11.0, "library": 10.0, "PyTorch": 11.0, "prebuilt": 9.9}}]
+    b._table(parts, data, "events", "", ["library", "PyTorch", "prebuilt"], events, events=True)
+    lines = parts[-1].splitlines()
+    assert "| call | gpuprims | library | PyTorch | prebuilt | x best | x prebuilt |" in lines
+    assert "| cumsum | 11.0 | 10.0 | 11.0 | 9.9 | 1.00 | 0.90 |" in lines
+    assert [t["title"] for t in data["tables"]] == ["wall", "events"]
