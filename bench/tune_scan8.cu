@@ -25,7 +25,8 @@
 // evict-first L2 hints on its copies (float32 too), at 2^20 to 2^28;
 // `tune_scan8 parts` splits the small shape's time at 2^20 (Parts below);
 // `tune_scan8 hops` times it at tile counts around a new look-back level
-// (hops below).
+// (hops below), on zeroed slots and on the tagged slots the library's calls
+// use; `tune_scan8 small` times candidates for 2^20 (Small below).
 //
 // On the GPU machine (after pip install --no-build-isolation -e . with the
 // nvidia-cuda-cccl wheel installed):
@@ -78,6 +79,15 @@ using N_Small8 = LookbackShape<2, 8, 2, 6, false, true, false>;
 using N_6S3B6 = LookbackShape<2, 6, 3, 6, false, true, false>;
 using N_8S3B5 = LookbackShape<2, 8, 3, 5, false, true, false>;
 using N_6Bulk = LookbackShape<2, 6, 2, 6, true, true, false>;
+// Small-scan candidates (`tune_scan8 small`): tiles of more than 1024
+// elements, so that 2^20 elements are fewer than 32^2 tiles (no third
+// look-back level), at 4 blocks an SM (the 255-register budget).
+using W_S20B4 = LookbackShape<2, 20, 2, 4, false, true, false>;        // 1280 elements
+using W_S24B4 = LookbackShape<2, 24, 2, 4, false, true, false>;        // 1536
+using W_S24B4H = LookbackShape<2, 24, 2, 4, false, true, false, true>; // 1536, the tile waits in its stage
+using N_S10B4 = LookbackShape<2, 10, 2, 4, false, true, false>;        // 1280
+using N_S12B4 = LookbackShape<2, 12, 2, 4, false, true, false>;        // 1536
+using F_Small = SmallTuning;                                           // float32's: 1536 already
 
 // ------------------------------------------------------------- one case
 template <class In, class Acc>
@@ -149,10 +159,24 @@ int64_t tile_of(int64_t n) {
     }
 }
 
+// Look-back slots that outlive a call, as the library keeps one per host
+// thread (csrc/glue.h, GP_LOOKBACK_CACHE_BYTES): zeroed once, then tagged.
+gp_lookback_cache *lookback_cache() {
+    static gp_lookback_cache cache{};
+    if (cache.slots == nullptr) {
+        cache.bytes = 64 * 1024;
+        CHECK(cudaMalloc(&cache.slots, cache.bytes));
+        CHECK(cudaMemset(cache.slots, 0, cache.bytes));
+    }
+    return &cache;
+}
+
+// cache: the slots a small scan publishes in instead of zeroed scratch (as
+// the library's calls run it), or nullptr (zeroed scratch every run).
 template <class L, class In, class Acc>
-void run_with(const char *variant, Case<In, Acc> &c) {
+void run_with(const char *variant, Case<In, Acc> &c, gp_lookback_cache *cache = nullptr) {
     gp_scan_args a{};
-    a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
+    a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1; a.cache = cache;
     a.scratch_bytes = L::scratch(c.n);
     CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
     const float ms = median_ms([&] { CHECK(L::run(a, facts)); }, c.flush, c.fb, REPEAT);
@@ -189,8 +213,8 @@ void run_with(const char *variant, Case<In, Acc> &c) {
 }
 
 template <class Shape, class In, class Acc>
-void runs(const char *variant, Case<In, Acc> &c) {
-    run_with<LookbackWith<Shape, In, gp::Sum<Acc>>>(variant, c);
+void runs(const char *variant, Case<In, Acc> &c, gp_lookback_cache *cache = nullptr) {
+    run_with<LookbackWith<Shape, In, gp::Sum<Acc>>>(variant, c, cache);
 }
 
 // CUB: InclusiveSum where input and sum have one type, else InclusiveScan
@@ -303,29 +327,77 @@ struct Parts {
     }
 };
 
+// `tune_scan8 small`: 2^20, a small scan (every tile a warp of the first
+// fills): the library's small shape on zeroed slots (as before) and on the
+// tagged slots the library's calls now use, and candidates with larger
+// tiles on tagged slots.
+template <class Shape, class C>
+void zeroed_and_tagged(const char *name, C &c) {
+    std::string z = std::string(name) + ", zeroed slots", t = std::string(name) + ", tagged slots";
+    runs<Shape>(z.c_str(), c);
+    runs<Shape>(t.c_str(), c, lookback_cache());
+}
+struct Small {
+    template <class C>
+    void operator()(C &c) const {
+        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
+        using Acc = std::remove_pointer_t<decltype(c.out)>;
+        if constexpr (sizeof(Acc) == 4) {
+            zeroed_and_tagged<F_Small>("2x12 s2 b5 (library)", c);
+        } else if constexpr (sizeof(In) == 8) {
+            zeroed_and_tagged<W_Small12>("2x12 s2 b6 (library)", c);
+            runs<W_S20B4>("2x20 s2 b4, tagged", c, lookback_cache());
+            runs<W_S24B4>("2x24 s2 b4, tagged", c, lookback_cache());
+            runs<W_S24B4H>("2x24 s2 b4 hold, tagged", c, lookback_cache());
+        } else {
+            zeroed_and_tagged<N_Small6>("2x6 s2 b6 (library)", c);
+            runs<N_S10B4>("2x10 s2 b4, tagged", c, lookback_cache());
+            runs<N_S12B4>("2x12 s2 b4, tagged", c, lookback_cache());
+        }
+    }
+};
+
 // `tune_scan8 hops`: the small shape's time at tile counts on either side
 // of 32 and 32^2 tiles, where the look-back gains a level (a tile that
 // ends a block of 32^j tiles publishes the block's total, waiting for the
 // totals before it; the tiles past it wait for that total): a jump in time
 // there beyond the tiles' bytes is the price of that level.
+// The library's kernel as it was before small scans deferred the block
+// totals of 32^2 tiles and more (DEFER_UPPER): every total published at
+// landing, every tile waiting for the published ones (no FOLD2).
+struct UpperAtLanding : NoProbe {
+    static constexpr bool FOLD2 = false, DEFER_UPPER = false;
+};
 template <class In, class Acc>
 void hops(const char *name, const In *in, Acc *out, void *flush, size_t fb) {
     using L = LookbackWith<TuningFor<In, Acc, true>, In, gp::Sum<Acc>>;
+    using Landing = LookbackWith<TuningFor<In, Acc, true>, In, gp::Sum<Acc>, UpperAtLanding>;
     const int64_t resident = int64_t(facts.sms) * L::Shape::BLOCKS * L::Shape::WARPS;
-    for (int64_t tiles : {int64_t(32), int64_t(33), int64_t(512), int64_t(1000), int64_t(1024), int64_t(1025),
-                          int64_t(1100), int64_t(1366), resident}) {
+    for (int64_t tiles : {int64_t(32), int64_t(33), int64_t(512), int64_t(1000), int64_t(1023), int64_t(1024),
+                          int64_t(1025), int64_t(1100), int64_t(1366), resident}) {
         if (tiles > resident) continue;
         gp_scan_args a{};
         a.in = in; a.out = out; a.n = tiles * L::TILE; a.inclusive = 1;
         a.scratch_bytes = L::scratch(a.n);
         CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
         const float ms = median_ms([&] { CHECK(L::run(a, facts)); }, flush, fb, REPEAT);
+        std::vector<Acc> zeroed(a.n), tagged(a.n);
+        CHECK(cudaMemcpy(zeroed.data(), out, a.n * sizeof(Acc), cudaMemcpyDeviceToHost));
+        a.cache = lookback_cache();  // the library's calls: tagged slots, no zeroing launch
+        const float landing_ms = median_ms([&] { CHECK(Landing::run(a, facts)); }, flush, fb, REPEAT);
+        CHECK(cudaMemcpy(tagged.data(), out, a.n * sizeof(Acc), cudaMemcpyDeviceToHost));
+        bool same = std::memcmp(zeroed.data(), tagged.data(), a.n * sizeof(Acc)) == 0;
+        const float tagged_ms = median_ms([&] { CHECK(L::run(a, facts)); }, flush, fb, REPEAT);
+        CHECK(cudaMemcpy(tagged.data(), out, a.n * sizeof(Acc), cudaMemcpyDeviceToHost));
+        same = same && std::memcmp(zeroed.data(), tagged.data(), a.n * sizeof(Acc)) == 0;
+        failed = failed || !same;
         const float copy = median_ms([&] {
             CHECK(cudaMemcpyAsync(out, in, size_t(a.n) * (sizeof(In) + sizeof(Acc)) / 2, cudaMemcpyDeviceToDevice));
         }, flush, fb, REPEAT);
         CHECK(cudaFree(a.scratch));
-        std::printf("| %-16s | %5lld | %8lld | %8.2f | %8.2f | %8.2f |\n", name, (long long)tiles, (long long)a.n,
-                    ms * 1e3, copy * 1e3, (ms - copy) * 1e3);
+        std::printf("| %-16s | %5lld | %8lld | %8.2f | %8.2f | %8.2f | %8.2f | %8.2f | %s |\n", name,
+                    (long long)tiles, (long long)a.n, ms * 1e3, landing_ms * 1e3, tagged_ms * 1e3, copy * 1e3,
+                    (tagged_ms - copy) * 1e3, same ? "same bits" : "BITS DIFFER FAIL");
     }
 }
 
@@ -357,7 +429,7 @@ void one_type(const char *name, void *flush, size_t fb, Rows rows) {
     CHECK(cudaMemcpy(in, h.data(), nmax * sizeof(In), cudaMemcpyHostToDevice));
     if constexpr (std::is_same<Rows, Evict>::value) {
         for (int lg : {20, 22, 24, 26, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
-    } else if constexpr (std::is_same<Rows, Parts>::value) {
+    } else if constexpr (std::is_same<Rows, Parts>::value || std::is_same<Rows, Small>::value) {
         one_case<In, Acc>(name, h, in, out, flush, fb, 20, rows);
     } else {
         for (int lg : {20, 24, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
@@ -409,14 +481,21 @@ int main(int argc, char **argv) {
                 "memory; FENCED: flag + __threadfence slots, else paired words.  x copy / x CUB / x r2r: their "
                 "time over the row's (above 1: the row is faster)\n\n");
     if (argc > 1 && std::strcmp(argv[1], "hops") == 0) {
-        std::printf("| sum | tiles | n | us | copy us | us - copy |\n|---|---:|---:|---:|---:|---:|\n");
+        std::printf("| sum | tiles | n | us, zeroed slots | us, tagged, upper totals at landing | us, tagged "
+                    "(library) | copy us | library - copy | check |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
         hops_of<float, float>("float32", flush, fb);
         hops_of<double, double>("float64", flush, fb);
         hops_of<int, long long>("int32 -> int64", flush, fb);
-        return 0;
+        return failed ? 1 : 0;
     }
     std::printf("| sum | variant | n | ms | GB/s | x copy | x CUB | x r2r | check |\n|---|---|---|---:|---:|---:|---:|---:|---|\n");
-    if (parts) {
+    if (argc > 1 && std::strcmp(argv[1], "small") == 0) {
+        one_type<float, float>("float32", flush, fb, Small{});
+        one_type<double, double>("float64", flush, fb, Small{});
+        one_type<long long, long long>("int64", flush, fb, Small{});
+        one_type<int, long long>("int32 -> int64", flush, fb, Small{});
+        one_type<float, double>("float32 -> float64", flush, fb, Small{});
+    } else if (parts) {
         one_type<float, float>("float32", flush, fb, Parts{});
         one_type<double, double>("float64", flush, fb, Parts{});
         one_type<long long, long long>("int64", flush, fb, Parts{});

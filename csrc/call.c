@@ -364,6 +364,7 @@ static int prepare_device(gp_job *j, int timing, gp_layout *m)
     if ((j->res = gp_thread_resources(j->module)) == NULL)
         return -1;
     c->counter = j->res->counter;
+    c->lookback = &j->res->lookback;
     if (bytes < GP_SMALL_SCRATCH_BYTES)
         m->staged_in = j->res->scratch;
     else if ((err = rt->malloc_async(&j->block, bytes, c->stream)) == cudaSuccess)

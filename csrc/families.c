@@ -117,7 +117,7 @@ static cudaError_t scan_launch(const gp_variant *v, gp_call *c)
 {
     gp_scan_args a = {c->in, c->out, c->len, (gp_dtype)c->in_t, (gp_dtype)c->out_t, (gp_op)c->op,
                       c->inclusive, c->scratch, c->scratch_bytes, c->stream, batch_of(c), c->carry_in,
-                      c->carry_out};
+                      c->carry_out, c->lookback};
     cudaError_t err = ((gp_scan_fn)v->launch)(&a);
     c->scratch_bytes = a.scratch_bytes;
     return err;

@@ -45,6 +45,7 @@ typedef struct gp_call {
     size_t scratch_bytes; /* what the launcher asked for: it gets them back */
     cudaStream_t stream;
     unsigned *counter;    /* a zeroed device word for grid-wide tickets */
+    gp_lookback_cache *lookback; /* the thread's look-back slots (small 1-D scans), or NULL */
     /* reproducible rows (gpuprims.h): gp_reduce_args.states, and a scan's
      * carry_in / carry_out; 0 / NULL for every other call */
     int states;

@@ -53,14 +53,19 @@ cudaError_t gp_sync(const gp_runtime *rt, cudaStream_t stream);
  * device scratch that calls needing little use instead of the pool (one
  * allocation and one free fewer per call).  All three are only touched by
  * work on the thread's own stream, which every call waits for before it
- * returns.  Allocated on first use and kept for the thread's life. */
+ * returns.  Allocated on first use and kept for the thread's life.  Also
+ * the look-back slots of the thread's small scans (gp_lookback_cache,
+ * gpuprims.h): zeroed once, then tagged call by call instead of zeroed
+ * before each scan. */
 #define GP_SMALL_SCRATCH_BYTES (64 * 1024)
+#define GP_LOOKBACK_CACHE_BYTES (64 * 1024)
 typedef struct {
     const gp_runtime *rt;
     int device;
     unsigned *counter;
     void *result; /* 64 bytes, host memory the GPU writes */
     void *scratch; /* GP_SMALL_SCRATCH_BYTES of device memory */
+    gp_lookback_cache lookback; /* GP_LOOKBACK_CACHE_BYTES of device memory */
 } gp_thread_res;
 gp_thread_res *gp_thread_resources(PyObject *module);
 

@@ -114,8 +114,8 @@ cudaError_t gp_sync(const gp_runtime *rt, cudaStream_t stream)
 gp_thread_res *gp_thread_resources(PyObject *module)
 {
     /* one set per backend: [0] the CUDA backend, [1] the emulator */
-    static __thread gp_thread_res per_backend[2] = {{NULL, -1, NULL, NULL, NULL},
-                                                     {NULL, -1, NULL, NULL, NULL}};
+    static __thread gp_thread_res per_backend[2] = {{NULL, -1, NULL, NULL, NULL, {NULL, 0, 0}},
+                                                     {NULL, -1, NULL, NULL, NULL, {NULL, 0, 0}}};
     const gp_runtime *rt = gp_rt(module);
     gp_thread_res *res = &per_backend[rt == &gp_runtime_emu];
     int dev = 0;
@@ -128,15 +128,20 @@ gp_thread_res *gp_thread_resources(PyObject *module)
     if (res->device == dev)
         return res;
     /* A first call on this thread, or on another device: the old device's
-     * small buffers stay allocated (64 KiB per thread and device). */
+     * small buffers stay allocated (128 KiB per thread and device). */
     res->device = -1;
     res->rt = rt;
     if ((err = rt->malloc_device((void **)&res->counter, sizeof(unsigned))) != cudaSuccess ||
-        (err = rt->memset_async(res->counter, 0, sizeof(unsigned), cudaStreamPerThread)) != cudaSuccess ||
-        (err = rt->stream_sync(cudaStreamPerThread)) != cudaSuccess ||
         (err = rt->host_alloc_mapped(&res->result, 64)) != cudaSuccess ||
-        (err = rt->malloc_device(&res->scratch, GP_SMALL_SCRATCH_BYTES)) != cudaSuccess)
+        (err = rt->malloc_device(&res->scratch, GP_SMALL_SCRATCH_BYTES)) != cudaSuccess ||
+        (err = rt->malloc_device(&res->lookback.slots, GP_LOOKBACK_CACHE_BYTES)) != cudaSuccess ||
+        (err = rt->memset_async(res->counter, 0, sizeof(unsigned), cudaStreamPerThread)) != cudaSuccess ||
+        (err = rt->memset_async(res->lookback.slots, 0, GP_LOOKBACK_CACHE_BYTES, cudaStreamPerThread)) !=
+            cudaSuccess ||
+        (err = rt->stream_sync(cudaStreamPerThread)) != cudaSuccess)
         goto fail;
+    res->lookback.bytes = GP_LOOKBACK_CACHE_BYTES;
+    res->lookback.tag = 0;
     res->device = dev;
     return res;
 fail:
@@ -563,6 +568,33 @@ static PyObject *gp_auto_reason(PyObject *module, PyObject *noargs)
 
 /* Is a GPU usable by the CUDA backend?  (ok, device count or reason),
  * never raising, whichever backend is active. */
+/* lookback_tag([tag]) -> the tag of the thread's last small look-back scan
+ * on the active backend (gp_lookback_cache), after moving it on to `tag`
+ * where one is given.  Only forward: a tag at or below one already used
+ * could match a slot an earlier scan left.  Tests move it to just below
+ * 2**32 to take scans through the wrap, where the slots are zeroed. */
+static PyObject *gp_lookback_tag_py(PyObject *module, PyObject *args)
+{
+    PyObject *want = NULL;
+    gp_thread_res *res;
+    unsigned long long tag = 0;
+
+    if (!PyArg_ParseTuple(args, "|O!", &PyLong_Type, &want))
+        return NULL;
+    if (want != NULL && (tag = PyLong_AsUnsignedLongLong(want)) == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    if ((res = gp_thread_resources(module)) == NULL)
+        return NULL;
+    if (want != NULL) {
+        if (tag > 0xffffffffull || tag < res->lookback.tag) {
+            PyErr_Format(PyExc_ValueError, "lookback_tag: %llu is not in [%u, 2**32)", tag, res->lookback.tag);
+            return NULL;
+        }
+        res->lookback.tag = (unsigned)tag;
+    }
+    return PyLong_FromUnsignedLong(res->lookback.tag);
+}
+
 static PyObject *gp_cuda_status(PyObject *module, PyObject *noargs)
 {
     int count;
@@ -722,6 +754,8 @@ static PyMethodDef gp_methods[] = {
     {"device_info", gp_device_info, METH_NOARGS, "properties of the current device"},
     {"cccl", gp_cccl, METH_NOARGS, "cccl() -> (version text, CCCL_VERSION) of the CUB baselines, or None"},
     {"cuda_status", gp_cuda_status, METH_NOARGS, "(True, device_count) or (False, reason)"},
+    {"lookback_tag", gp_lookback_tag_py, METH_VARARGS,
+     "lookback_tag([tag]) -> the thread's last small look-back scan tag on the active backend (moved on to tag)"},
     {"set_backend_auto", gp_set_backend_auto, METH_NOARGS,
      "\"auto\": the GPU if one is usable, else the emulator, decided at the backend's first use"},
     {"auto_reason", gp_auto_reason, METH_NOARGS,

@@ -217,6 +217,20 @@ typedef struct gp_transpose_args {
 
 typedef cudaError_t (*gp_transpose_fn)(const gp_transpose_args *args);
 
+/* Look-back slots that outlive a call (cuda/scan/lookback.cuh): `bytes` of
+ * device memory used for nothing else, and the tag its last scan used (0:
+ * the memory is all zeros).  A scan given one takes the next tag and
+ * publishes its tiles' totals there tagged with it, so it needs no zeroing
+ * launch first; where the tag wraps the launcher zeroes the memory and
+ * starts again at 1.  Only one scan at a time may use it: the core keeps
+ * one per host thread, whose calls all run on the thread's stream and end
+ * before the next begins. */
+typedef struct gp_lookback_cache {
+    void *slots;
+    size_t bytes;
+    unsigned tag;
+} gp_lookback_cache;
+
 /* Arguments of one prefix scan: `in` holds n elements of in_t, `out`
  * receives n elements of acc_t: out[i] = in[0] op ... op in[i] (inclusive)
  * or in[0] op ... op in[i-1], out[0] = identity (exclusive).  Two-phase
@@ -240,6 +254,9 @@ typedef struct gp_scan_args {
      * pipeline carries a chunk's state into the next this way. */
     const void *carry_in;
     void *carry_out;
+    /* 1-D look-back scans whose tiles all fit the grid at once: slots to use
+     * instead of zeroed scratch, or NULL. */
+    gp_lookback_cache *cache;
 } gp_scan_args;
 
 typedef cudaError_t (*gp_scan_fn)(gp_scan_args *args);

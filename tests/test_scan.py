@@ -5,6 +5,7 @@ Runs everywhere: the registry, validation and errors, the host variant.
 Needs a GPU: the device variants, determinism, device inputs, >2^31 (slow).
 """
 import functools
+import threading
 
 import numpy as np
 import pytest
@@ -237,6 +238,126 @@ def test_unaligned_device_view(backend, variant):
     d = gpuprims.to_device(x)
     view = gpuprims.DeviceArray((5002,), np.float32, _ptr=d.ptr + 4, _owner=d)
     check(x[1:], gpuprims.cumsum(view, variant=variant).get(), "sum", True, variant)
+
+
+# ------------------------------------------- look-back slots across calls
+# A small 1-D look-back scan (every tile a warp of the first fills)
+# publishes its tile totals in the thread's slots that outlive the call,
+# tagged with the thread's next tag, instead of zeroing slots first
+# (gp_lookback_cache, cuda/scan/lookback.cuh).  lookback_tag() reads the
+# tag of the thread's last such scan.  Up to 16 tiles (1536 elements a tile
+# for 4-byte sums, 768 for 8-byte ones) every GPU and the emulator (2 SMs)
+# scan that way.
+SMALL_TAGGED = {"float32": 16 * 1536, "int32": 16 * 768, "float64": 16 * 768, "int64": 16 * 768}
+
+
+def lookback_tag():
+    return gpuprims._core.lookback_tag()
+
+
+def small_scan_sizes(dtype):
+    """Sizes of one to 16 tiles, largest first and then up again, so that
+    each call meets slots a larger one left (older tags)."""
+    m = SMALL_TAGGED[dtype]
+    return [m, m // 2 + 3, 1, 37, m // 16 + 1, m - 5, 2 * m // 3]
+
+
+def test_small_scans_take_a_tag_each_over_slots_left_by_others(backend):
+    if backend == "cuda":
+        gpuprims.cumsum(device_case(33, "float32"))  # the thread's resources, before the first reading
+    for dtype in DTYPES:
+        for n in small_scan_sizes(dtype):
+            x = host_case(n, dtype)
+            d = device_case(n, dtype)
+            for op in OPS:
+                for inclusive in (True, False):
+                    before = lookback_tag()
+                    got = gpuprims.scan(d, op, inclusive=inclusive, variant="decoupled_lookback").get()
+                    assert lookback_tag() == before + 1, (dtype, n, op, inclusive)
+                    check(x, got, op, inclusive, "decoupled_lookback")
+            np.testing.assert_array_equal(d.get(), x)
+    # the other slot form over what these left: float32 summed into float64
+    x = host_case(SMALL_TAGGED["float64"] - 9, "float32")
+    before = lookback_tag()
+    got = gpuprims.cumsum(gpuprims.to_device(x), dtype=np.float64, variant="decoupled_lookback").get()
+    assert lookback_tag() == before + 1
+    check(x, got, "sum", True, "decoupled_lookback", dtype="float64")
+
+
+@gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_two_to_the_20_takes_a_tag_on_a_full_size_gpu(cuda, dtype):
+    # 2^20 + 7 elements: 683 tiles of float32, 1366 of 8-byte sums - three
+    # look-back levels - within the first fills of a GPU of 114 SMs or more.
+    if gpuprims.device_info()["multiprocessors"] < 114:
+        pytest.skip("fewer than 114 SMs: 2^20 elements are not a small scan there")
+    n = 2**20 + 7
+    x = host_case(n, dtype)
+    d = device_case(n, dtype)
+    firsts = set()
+    for _ in range(3):
+        before = lookback_tag()
+        got = gpuprims.cumsum(d, variant="decoupled_lookback").get()
+        assert lookback_tag() == before + 1
+        check(x, got, "sum", True, "decoupled_lookback")
+        firsts.add(got.tobytes())
+    assert len(firsts) == 1
+
+
+def test_the_tag_wraps_to_zeroed_slots(backend):
+    # In a new thread (slots of its own, tag 0): a scan at tag 1 leaves its
+    # totals tagged 1; after the tag is moved to 2**32 - 1 the next scan
+    # wraps to tag 1 again - right only if the slots were zeroed first: on
+    # a GPU a tile that polls a predecessor's slot before it is published
+    # would take the other input's tag-1 total for it.  (The emulator runs
+    # the tiles in order, every slot written before it is read, so there
+    # only the tags and the results are checked.)
+    if backend == "cuda":
+        gpuprims.cumsum(device_case(33, "float32"))
+    full = backend == "cuda" and gpuprims.device_info()["multiprocessors"] >= 114
+    n = 2**20 + 7 if full else 10 * 768 + 3
+    a, b = host_case(n, "int64"), -3 * host_case(n, "int64") + 5
+    out = {}
+
+    def body():
+        try:
+            da, db = gpuprims.to_device(a), gpuprims.to_device(b)
+            out["first"] = lookback_tag()
+            out["a"] = gpuprims.cumsum(da, variant="decoupled_lookback").get()
+            out["after_a"] = lookback_tag()
+            gpuprims._core.lookback_tag(2**32 - 1)
+            out["b"] = gpuprims.cumsum(db, variant="decoupled_lookback").get()
+            out["after_b"] = lookback_tag()
+            out["b_again"] = gpuprims.cumsum(db, variant="decoupled_lookback").get()
+            out["last"] = lookback_tag()
+        except BaseException as e:  # surfaced in the test's thread
+            out["error"] = e
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    assert (out["first"], out["after_a"], out["after_b"], out["last"]) == (0, 1, 1, 2)
+    np.testing.assert_array_equal(out["a"], np.cumsum(a))
+    np.testing.assert_array_equal(out["b"], np.cumsum(b))
+    np.testing.assert_array_equal(out["b_again"], np.cumsum(b))
+
+
+def test_the_tag_only_moves_forward(backend):
+    if backend == "cuda":
+        gpuprims.cumsum(device_case(33, "float32"))
+    gpuprims.cumsum(device_case(33, "float32"), variant="decoupled_lookback")
+    now = lookback_tag()
+    assert now >= 1
+    with pytest.raises(ValueError, match="not in"):
+        gpuprims._core.lookback_tag(now - 1)
+    with pytest.raises(ValueError, match="not in"):
+        gpuprims._core.lookback_tag(2**32)
+    with pytest.raises(TypeError):
+        gpuprims._core.lookback_tag(1.5)
+    assert lookback_tag() == now
+    assert gpuprims._core.lookback_tag(now) == now  # the same tag: no move, allowed
 
 
 @gpu

@@ -27,11 +27,16 @@ namespace lookback {
 // nothing and compiles to nothing.  bench/profile_scan.cu's probe reads
 // clock64() at each mark (mark(k) ends part k of an iteration);
 // bench/tune_scan.cu's sets LOOK_BACK = false to time the tile pass alone:
-// no totals published, every tile without its prefix (wrong results).
+// no totals published, every tile without its prefix (wrong results);
+// bench/tune_scan8.cu's UpperAtLanding sets FOLD2 and DEFER_UPPER false to
+// time the look-back as it was before small scans deferred their upper
+// block totals (scan_lookback; the same bits).
 enum ProbePart { START, LAND, PUBLISH, SCAN, TAKE, LOOKBACK, WRITE, PARTS };
 
 struct NoProbe {
     static constexpr bool LOOK_BACK = true;
+    static constexpr bool FOLD2 = true;        // scan_lookback: look_back's FOLD2
+    static constexpr bool DEFER_UPPER = true;  // a small scan's upper block totals after the scan (needs FOLD2)
     __device__ void mark(ProbePart) {}  // the part of the iteration that ends here
     __device__ void iteration(int) {}   // an iteration ends (the lane calls)
     __device__ void end(int) {}         // the warp's loop ends (the lane calls)
@@ -134,6 +139,7 @@ struct WarpRing {
     unsigned (&t)[STAGES];
     unsigned parity = 0, published = 0;
     int s0 = 0;
+    int publish_to = LEVELS;  // publish_landed: the levels of block totals published at landing
 
     // `barriers`: the block's, STAGES a warp.
     __device__ WarpRing(const In *in_, int64_t n_, bool vector_ok_, unsigned *next_tile_, unsigned tiles_, int lane_,
@@ -264,7 +270,7 @@ struct WarpRing {
     __device__ void publish_landed(const S &slots, const Levels &lv, const Rows &rows, Op op) {
         each_landed([&](int q, const unsigned char *stage) {
             publish_totals(rows.local(t[q]), R::total(stage, t[q], n, op, lane), rows.slots_of(slots, t[q]), lv, op,
-                           lane);
+                           lane, publish_to);
         });
     }
     // Whether a tile of the ring still has its total to publish.
@@ -421,6 +427,14 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     __shared__ unsigned long long barriers[Shape::BARRIERS];
     unsigned t[W::STAGES];
     W ring(in, n, vector_ok, next_tile, tiles, lane, warp, barriers, t, evict_first);
+    // Where every tile is a warp's only one (a small scan), a tile that
+    // ends a block of 32^2 tiles or more publishes those blocks' totals
+    // after its scan, not at landing (publish_upper_totals): it waits for
+    // 31 level-1 totals to fold them, and would hold up its own scan - the
+    // last tile of 1024 then finished ~1 us late.  The tiles after it fold
+    // a level-2 total themselves (look_back's FOLD2).
+    const bool defer_upper = Probe::FOLD2 && Probe::DEFER_UPPER && tiles <= unsigned(gridDim.x) * Shape::WARPS;
+    if (defer_upper) ring.publish_to = 1;
     ring.start(warp);
     probe.mark(START);  // the first fills and the wait for the zeroing
 
@@ -441,6 +455,8 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
             scan_tile(x, base, op, lane);
         }
         if (LOOK_BACK && Shape::MID_PUBLISH) ring.publish_landed(slots, lv, rows, op);
+        const unsigned local = rows.local(t0);  // the tile's place in its row
+        if (LOOK_BACK && defer_upper) publish_upper_totals(local, rows.slots_of(slots, t0), lv, op, lane);
         probe.mark(SCAN);
         const int s = ring.retire_oldest();
         probe.mark(TAKE);
@@ -452,8 +468,8 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         const auto publish_meanwhile = [&]() {
             if (pending) ring.publish_landed(slots, lv, rows, op);
         };
-        const unsigned local = rows.local(t0);  // the tile's place in its row
-        const Acc p = LOOK_BACK ? look_back(local, rows.slots_of(slots, t0), lv, op, lane, publish_meanwhile)
+        const Acc p = LOOK_BACK ? look_back<LEVELS, Probe::FOLD2>(local, rows.slots_of(slots, t0), lv, op, lane,
+                                                          publish_meanwhile)
                                 : Op::identity();
         probe.mark(LOOKBACK);
         if (Shape::HOLD) {  // the vectors' scans from the stage, as scan_tile makes them
@@ -499,6 +515,8 @@ cudaError_t launch_zero_words(void *p, int64_t words, cudaStream_t stream) {
 // One shape: zero the counter and the slots, then launch the grid; on
 // sm_90+ the scan starts while the zeroing runs, loads its first tiles and
 // waits for it before it takes a tile from the counter or polls a slot.
+// Given slots that outlive the call (a.cache) a small scan skips the
+// zeroing: it publishes with the cache's next tag instead (lookback.cuh).
 // The scratch: the counter (256 bytes), then the slots.  `rows` rows of
 // a.n elements each lie end to end in a.in and a.out, each scanned alone
 // (Rows); a.n a multiple of TILE where there are more than one.
@@ -526,7 +544,13 @@ struct LookbackWith {
         levels(a.n, rows, count);
         return launch_zero_words(a.scratch, int64_t(256 + S::zeroed_bytes(count)) / 8, a.stream);
     }
-    static cudaError_t launch(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1) {
+    static int64_t blocks_of(int64_t tiles, const DeviceFacts &d) {
+        return std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+    }
+    // The grid over the counter (scratch) and slots at `slot_memory` (NULL:
+    // the scratch's, after the counter) tagged `tag`.
+    static cudaError_t launch(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1,
+                              char *slot_memory = nullptr, unsigned tag = 1) {
         const int64_t per_row = ceil_div<int64_t>(a.n, TILE), tiles = per_row * rows;
         if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
         if (rows > 1 && a.n % TILE != 0) return cudaErrorInvalidValue;  // a tile would straddle two rows
@@ -534,9 +558,8 @@ struct LookbackWith {
         const Levels lv = levels(a.n, rows, count);
         const Rows rw{unsigned(per_row), count / rows};
         char *p = static_cast<char *>(a.scratch);
-        const S slots(p + 256, count);
-        const int64_t blocks =
-            std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+        const S slots(slot_memory ? slot_memory : p + 256, count, tag);
+        const int64_t blocks = blocks_of(tiles, d);
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         // the rings, beside the static barriers
         GP_TRY(opt_in_shared(scan_lookback<Shape, In, Op, Probe>, Shape::SMEM, Shape::BARRIERS * 8));
@@ -546,7 +569,26 @@ struct LookbackWith {
                         reinterpret_cast<unsigned *>(p), slots, lv, rw, unsigned(tiles));
         return cudaSuccess;
     }
+    // Whether a scan of a.n elements runs on a.cache's slots: one row whose
+    // tiles each get a warp of the first fills (the counter, which would
+    // need zeroing, is then not used) and whose slots fit, in a form that
+    // tags every word.
+    static bool on_cache(const gp_scan_args &a, const DeviceFacts &d, int64_t rows) {
+        if (!S::TAGGED_WORDS || a.cache == nullptr || rows != 1) return false;
+        const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
+        int64_t count;
+        levels(a.n, rows, count);
+        return tiles <= blocks_of(tiles, d) * Shape::WARPS && S::bytes(count) <= a.cache->bytes;
+    }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1) {
+        if (on_cache(a, d, rows)) {
+            gp_lookback_cache &c = *a.cache;
+            if (++c.tag == 0) {  // every tag used since the memory was zeroed: zero it again
+                GP_TRY(launch_zero_words(c.slots, int64_t(c.bytes / 8), a.stream));
+                c.tag = 1;
+            }
+            return launch(a, d, rows, static_cast<char *>(c.slots), c.tag);
+        }
         GP_TRY(zero(a, rows));
         return launch(a, d, rows);
     }

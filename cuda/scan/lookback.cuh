@@ -52,19 +52,31 @@ __device__ inline T broadcast0(T v) { return __shfl_sync(FULL_MASK, v, 0); }
 // neither); for wider values (Slots<Acc, false>) the value is stored,
 // __threadfence(), then the flag, and readers read the flag,
 // __threadfence(), then the value, bypassing L1.  8-byte values have a
-// fence-free form too (PairedSlots, below).  The zeroed part
-// (zeroed_bytes) is cleared before a scan.  A poll is try_get, or its two
+// fence-free form too (PairedSlots, below).  A poll is try_get, or its two
 // halves apart - peek (the load) and decode (whether it was ready, and the
 // value) - for a reader that has other work while the load is in flight.
+//
+// The flag is the slots' `tag`, not just nonzero: a slot is ready when its
+// flag equals the tag of this scan.  A scan on fresh slots clears the
+// zeroed part (zeroed_bytes) and uses tag 1.  Slots that outlive a call
+// (gp_lookback_cache, gpuprims.h) are not cleared: each call on them takes
+// the next tag, so whatever earlier calls left there carries an older tag
+// and reads as not yet published - one launch fewer per call.  Only the
+// forms with TAGGED_WORDS go there: every 64-bit word they write has its
+// flag in its high half, so a slot of one of them left where the other
+// now lies still reads as an older tag (the fenced form's untagged values
+// could read as a flag).
 template <class Acc, bool PACKED = sizeof(Acc) == 4>
 struct Slots;
 
 template <class Acc>
 struct Slots<Acc, true> {  // value and flag in one 64-bit word
     unsigned long long *word;
+    unsigned tag = 1;
+    static constexpr bool TAGGED_WORDS = true;  // every word written: flag high, value low
     static size_t bytes(int64_t count) { return size_t(count) * 8; }
     static size_t zeroed_bytes(int64_t count) { return bytes(count); }
-    explicit Slots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
+    explicit Slots(char *p, int64_t, unsigned t = 1) : word(reinterpret_cast<unsigned long long *>(p)), tag(t) {}
     // The slots from slot `by` on (a row's own: Rows::slots_of below).
     __host__ __device__ Slots shifted(int64_t by) const {
         Slots s = *this;
@@ -74,14 +86,14 @@ struct Slots<Acc, true> {  // value and flag in one 64-bit word
     __device__ void publish(int64_t i, Acc v) const {
         unsigned bits;
         memcpy(&bits, &v, 4);
-        reinterpret_cast<volatile unsigned long long *>(word)[i] = (1ull << 32) | bits;
+        reinterpret_cast<volatile unsigned long long *>(word)[i] = ((unsigned long long)tag << 32) | bits;
     }
     using Raw = unsigned long long;
     __device__ Raw peek(int64_t i) const { return reinterpret_cast<volatile unsigned long long *>(word)[i]; }
     __device__ bool decode(Raw w, int64_t, Acc &v) const {
         const unsigned bits = unsigned(w);
         memcpy(&v, &bits, 4);
-        return (w >> 32) != 0;
+        return unsigned(w >> 32) == tag;
     }
     __device__ bool try_get(int64_t i, Acc &v) const { return decode(peek(i), i, v); }  // one poll
 };
@@ -90,10 +102,12 @@ template <class Acc>
 struct Slots<Acc, false> {  // flags, then the values after them
     unsigned *flag;
     Acc *value;
+    unsigned tag = 1;
+    static constexpr bool TAGGED_WORDS = false;  // its values lie untagged where flags may later lie
     static size_t zeroed_bytes(int64_t count) { return align_up(size_t(count) * sizeof(unsigned)); }
     static size_t bytes(int64_t count) { return zeroed_bytes(count) + size_t(count) * sizeof(Acc); }
-    explicit Slots(char *p, int64_t count)
-        : flag(reinterpret_cast<unsigned *>(p)), value(reinterpret_cast<Acc *>(p + zeroed_bytes(count))) {}
+    explicit Slots(char *p, int64_t count, unsigned t = 1)
+        : flag(reinterpret_cast<unsigned *>(p)), value(reinterpret_cast<Acc *>(p + zeroed_bytes(count))), tag(t) {}
     __host__ __device__ Slots shifted(int64_t by) const {
         Slots s = *this;
         s.flag += by, s.value += by;
@@ -102,12 +116,12 @@ struct Slots<Acc, false> {  // flags, then the values after them
     __device__ void publish(int64_t i, Acc v) const {
         __stcg(value + i, v);
         __threadfence();
-        reinterpret_cast<volatile unsigned *>(flag)[i] = 1u;
+        reinterpret_cast<volatile unsigned *>(flag)[i] = tag;
     }
     using Raw = unsigned;
     __device__ Raw peek(int64_t i) const { return reinterpret_cast<volatile unsigned *>(flag)[i]; }
     __device__ bool decode(Raw f, int64_t i, Acc &v) const {  // the value read only once the flag is seen
-        if (f == 0u) return false;
+        if (f != tag) return false;
         __threadfence();
         v = __ldcg(value + i);
         return true;
@@ -118,9 +132,9 @@ struct Slots<Acc, false> {  // flags, then the values after them
 // 8-byte values without a fence: a slot is two 64-bit words, each a
 // "ready" flag (high half) beside half of the value's bits (low half),
 // written by one 16-byte store and read by one 16-byte load.  A 64-bit
-// word is seen whole or not at all, and a slot is written once after its
-// zeroing, so a reader that sees both flags has both halves of the value -
-// whatever order the two words arrive in.  CUB's ScanTileState does
+// word is seen whole or not at all, and a slot is written once a scan (a
+// tag), so a reader that sees both flags carry its tag has both halves of
+// the value - whatever order the two words arrive in.  CUB's ScanTileState does
 // without a fence the same way, with one flag beside the value in a
 // 16-byte word (agent/single_pass_scan_operators.cuh), which leans on the
 // 16-byte access being seen whole; here each half carries its own flag.
@@ -131,9 +145,11 @@ template <class Acc>
 struct PairedSlots {
     static_assert(sizeof(Acc) == 8, "PairedSlots holds 8-byte values");
     unsigned long long *word;  // two a slot
+    unsigned tag = 1;
+    static constexpr bool TAGGED_WORDS = true;
     static size_t bytes(int64_t count) { return size_t(count) * 16; }
     static size_t zeroed_bytes(int64_t count) { return bytes(count); }
-    explicit PairedSlots(char *p, int64_t) : word(reinterpret_cast<unsigned long long *>(p)) {}
+    explicit PairedSlots(char *p, int64_t, unsigned t = 1) : word(reinterpret_cast<unsigned long long *>(p)), tag(t) {}
     __host__ __device__ PairedSlots shifted(int64_t by) const {
         PairedSlots s = *this;
         s.word += 2 * by;
@@ -142,7 +158,8 @@ struct PairedSlots {
     __device__ void publish(int64_t i, Acc v) const {
         unsigned long long bits;
         memcpy(&bits, &v, 8);
-        const unsigned long long lo = (1ull << 32) | (bits & 0xffffffffull), hi = (1ull << 32) | (bits >> 32);
+        const unsigned long long flag = (unsigned long long)tag << 32;
+        const unsigned long long lo = flag | (bits & 0xffffffffull), hi = flag | (bits >> 32);
         unsigned long long *w = word + 2 * i;
 #if defined(__CUDA_ARCH__) && !defined(GP_EMULATOR)
         asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(lo), "l"(hi) : "memory");
@@ -168,7 +185,7 @@ struct PairedSlots {
     __device__ bool decode(Raw r, int64_t, Acc &v) const {
         const unsigned long long bits = (r.hi << 32) | (r.lo & 0xffffffffull);
         memcpy(&v, &bits, 8);
-        return ((r.lo & r.hi) >> 32) != 0;
+        return unsigned(r.lo >> 32) == tag && unsigned(r.hi >> 32) == tag;
     }
     __device__ bool try_get(int64_t i, Acc &v) const { return decode(peek(i), i, v); }  // one poll
 };
@@ -208,25 +225,25 @@ struct Rows {
     __device__ S slots_of(const S &all, unsigned t) const { return all.shifted(int64_t(row(t)) * slots); }
 };
 
-// Publish the tile's total, and the totals of the blocks it ends.  Digit j
-// of the tile index in base 32 says how many aligned blocks of 32^j tiles
-// lie between the start of the tile's block of 32^(j+1) and the tile's own
+// Publish the totals of the aligned blocks of 32^(j+1) tiles that the
+// tile ends, for j from `from` while j < `to`, `own` being the total of
+// the tile's block of 32^from (its own total for from = 0).  Digit j of the
+// tile index in base 32 says how many aligned blocks of 32^j tiles lie
+// between the start of the tile's block of 32^(j+1) and the tile's own
 // block of 32^j.  Where the low digits are 31, those blocks with the
 // tile's own make whole blocks of 32^(j+1) that this tile ends: it
-// publishes their totals too, from the 31 blocks before its own (lane i
+// publishes their totals, from the 31 blocks before its own (lane i
 // fetches the i-th, lane 31 holds the tile's own block) reduced in a fixed
 // tree - so what a tile publishes waits only for totals, never for a
 // prefix.  It waits for them here, polling at once (spin_pause<0>), since
 // the readers of a block's total wait for it.  The whole warp calls it.
 // LV: where the slots of each level lie (Levels, or any type with the same
-// slot(j, block)).
+// slot(j, block)).  Digits below `from` must be 31 (the caller's check).
 template <class S, class Op, class LV>
-__device__ inline void publish_totals(int64_t tile, typename Op::type total, const S &slots, const LV &lv, Op op,
-                                      int lane) {
+__device__ inline void publish_blocks(int64_t tile, typename Op::type own, int from, int to, const S &slots,
+                                      const LV &lv, Op op, int lane) {
     using Acc = typename Op::type;
-    if (lane == 0) slots.publish(lv.slot(0, tile), total);
-    Acc own = total;  // the block of 32^j this tile ends
-    for (int j = 0; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
+    for (int j = from; j < to && digit(tile, j) == 31; ++j) {  // uniform over the warp
         const int64_t b0 = (tile >> (5 * j)) - 31;
         Acc v = Op::identity();
         bool ok = lane >= 31;
@@ -234,6 +251,31 @@ __device__ inline void publish_totals(int64_t tile, typename Op::type total, con
         own = broadcast0(warp_reduce(lane < 31 ? v : own, op));
         if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
     }
+}
+
+// Publish the tile's total, and the totals of the blocks of up to 32^to
+// tiles it ends (publish_blocks).  The whole warp calls it.
+template <class S, class Op, class LV>
+__device__ inline void publish_totals(int64_t tile, typename Op::type total, const S &slots, const LV &lv, Op op,
+                                      int lane, int to = LEVELS) {
+    if (lane == 0) slots.publish(lv.slot(0, tile), total);
+    publish_blocks(tile, total, 0, to, slots, lv, op, lane);
+}
+
+// The rest after publish_totals(..., to = 1): the totals of the blocks of
+// 32^2 tiles and more that the tile ends, from its block of 32 tiles'
+// total (read back from its slot, where the tile itself published it).
+// A small scan publishes these after the tile's scan (scan_lookback): the
+// one tile in 32^2 that ends such a block then scans while the 31 level-1
+// totals it folds come in, instead of before - and the tiles after it
+// fold that total themselves (look_back's FOLD2) rather than wait for it.
+template <class S, class Op, class LV>
+__device__ inline void publish_upper_totals(int64_t tile, const S &slots, const LV &lv, Op op, int lane) {
+    if (digit(tile, 0) != 31 || digit(tile, 1) != 31) return;
+    typename Op::type own = Op::identity();
+    bool ok = false;
+    while (!__all_sync(FULL_MASK, ok = ok || slots.try_get(lv.slot(1, tile >> 5), own))) spin_pause<0>();
+    publish_blocks(tile, broadcast0(own), 1, LEVELS, slots, lv, op, lane);
 }
 
 // The prefix of the tile (the identity for tile 0): for each digit, lane i
@@ -244,21 +286,30 @@ __device__ inline void publish_totals(int64_t tile, typename Op::type total, con
 // caller's prefix callback, which publishes what has landed meanwhile)
 // between rounds.  The whole warp calls it.  L: the levels polled, for
 // callers whose tiles are known to be fewer than 32^L (the tile's digits
-// from L on are 0).
-template <int L = LEVELS, class S, class LV, class Op, class Idle>
+// from L on are 0).  FOLD2: a tile whose level-2 digit is 1 needs one
+// block of 32^2 tiles; it folds that block's total from the block's 32
+// level-1 totals itself (lane i the i-th), in the tree publish_blocks folds
+// it with - the same bits - instead of waiting for its publication (for
+// publishers that defer it: publish_upper_totals).
+template <int L = LEVELS, bool FOLD2 = false, class S, class LV, class Op, class Idle>
 __device__ inline typename Op::type look_back(int64_t tile, const S &slots, const LV &lv, Op op, int lane,
                                               Idle idle) {
     static_assert(L >= 1 && L <= LEVELS, "levels polled");
     using Acc = typename Op::type;
+    const bool fold2 = FOLD2 && L > 2 && digit(tile, 2) == 1;
     Acc got[L];
     bool ok[L];
 #pragma unroll
-    for (int k = 0; k < L; ++k) ok[k] = lane >= digit(tile, k);
+    for (int k = 0; k < L; ++k) ok[k] = fold2 && k == 2 ? false : lane >= digit(tile, k);
     for (;;) {
         bool all = true;
 #pragma unroll
         for (int k = 0; k < L; ++k) {
-            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
+            if (!ok[k]) {
+                const int64_t at = fold2 && k == 2 ? lv.slot(1, (((tile >> 10) - 1) << 5) + lane)
+                                                   : lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane);
+                ok[k] = slots.try_get(at, got[k]);
+            }
             all = all && ok[k];
         }
         if (__all_sync(FULL_MASK, all)) break;
@@ -270,7 +321,9 @@ __device__ inline typename Op::type look_back(int64_t tile, const S &slots, cons
     for (int k = L - 1; k >= 0; --k) {
         const int d = digit(tile, k);
         if (d == 0) continue;
-        const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
+        // with FOLD2, lane 0 then holds the block's total, as if fetched
+        const Acc mine = fold2 && k == 2 ? broadcast0(warp_reduce(got[k], op)) : got[k];
+        const Acc part = broadcast0(warp_reduce(lane < d ? mine : Op::identity(), op));
         p = seen ? op(p, part) : part;
         seen = true;
     }
