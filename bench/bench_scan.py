@@ -250,11 +250,11 @@ def batched_section(parts, data, dry=False, only=None, cases_only=None):
         del d_in, d_out
 
 
-def sized_tables(parts, data, dtypes, rows, title):
-    """`rows` for each dtype and size in WIDE_SIZES, each table titled
+def sized_tables(parts, data, dtypes, rows, title, sizes=WIDE_SIZES):
+    """`rows` for each dtype and size in `sizes`, each table titled
     title(dtype, n) and the copy roof of the same bytes."""
     for dtype in dtypes:
-        for n in WIDE_SIZES:
+        for n in sizes:
             t = gpuprims.compare("scan", n=n, dtype=dtype, op="sum", variants=rows, baselines=False,
                                  repeat=30, k=3)
             roof_ms = t.meta["bytes"] / (t.meta["roof_gbps"] * 1e9) * 1e3
@@ -265,11 +265,11 @@ def sized_tables(parts, data, dtypes, rows, title):
             print(parts[-1], flush=True)
 
 
-def wide_section(parts, data, dtypes):
+def wide_section(parts, data, dtypes, sizes=WIDE_SIZES):
     """8-byte accumulators: WIDE_ROWS for each dtype and size, with the copy
     roof of the same bytes (meta roof_gbps) in each table."""
     sized_tables(parts, data, dtypes, WIDE_ROWS,
-                 lambda dtype, n: f"{dtype} -> {np.cumsum(np.zeros(1, dtype)).dtype.name} inclusive sum")
+                 lambda dtype, n: f"{dtype} -> {np.cumsum(np.zeros(1, dtype)).dtype.name} inclusive sum", sizes)
 
 
 def g2g_section(parts, data):
@@ -304,7 +304,10 @@ def main(argv):
         dtypes = WIDE_DTYPES
         if "--dtype" in argv:
             dtypes = argv[argv.index("--dtype") + 1].split(",")
-        wide_section(parts, data, dtypes)
+        sizes = WIDE_SIZES  # --sizes 20,24: powers of two
+        if "--sizes" in argv:
+            sizes = [2**int(k) for k in argv[argv.index("--sizes") + 1].split(",")]
+        wide_section(parts, data, dtypes, sizes)
         return save_results("scan-wide", info, date, parts, data)
     if "batched" not in argv:
         journey_tables("scan", [(f"\n## float32 inclusive sum, n = {n} (2^{n.bit_length() - 1})", {"n": n})

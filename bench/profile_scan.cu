@@ -31,7 +31,6 @@ __device__ inline long long cycles() {
 
 struct ClockProbe {
     static constexpr bool LOOK_BACK = true;
-    static constexpr bool FOLD2 = true, DEFER_UPPER = true;
     long long t, acc[PARTS + 1];
     __device__ ClockProbe() : t(cycles()) {
         for (int k = 0; k <= PARTS; ++k) acc[k] = 0;

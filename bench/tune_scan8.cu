@@ -362,16 +362,9 @@ struct Small {
 // ends a block of 32^j tiles publishes the block's total, waiting for the
 // totals before it; the tiles past it wait for that total): a jump in time
 // there beyond the tiles' bytes is the price of that level.
-// The library's kernel as it was before small scans deferred the block
-// totals of 32^2 tiles and more (DEFER_UPPER): every total published at
-// landing, every tile waiting for the published ones (no FOLD2).
-struct UpperAtLanding : NoProbe {
-    static constexpr bool FOLD2 = false, DEFER_UPPER = false;
-};
 template <class In, class Acc>
 void hops(const char *name, const In *in, Acc *out, void *flush, size_t fb) {
     using L = LookbackWith<TuningFor<In, Acc, true>, In, gp::Sum<Acc>>;
-    using Landing = LookbackWith<TuningFor<In, Acc, true>, In, gp::Sum<Acc>, UpperAtLanding>;
     const int64_t resident = int64_t(facts.sms) * L::Shape::BLOCKS * L::Shape::WARPS;
     for (int64_t tiles : {int64_t(32), int64_t(33), int64_t(512), int64_t(1000), int64_t(1023), int64_t(1024),
                           int64_t(1025), int64_t(1100), int64_t(1366), resident}) {
@@ -384,20 +377,17 @@ void hops(const char *name, const In *in, Acc *out, void *flush, size_t fb) {
         std::vector<Acc> zeroed(a.n), tagged(a.n);
         CHECK(cudaMemcpy(zeroed.data(), out, a.n * sizeof(Acc), cudaMemcpyDeviceToHost));
         a.cache = lookback_cache();  // the library's calls: tagged slots, no zeroing launch
-        const float landing_ms = median_ms([&] { CHECK(Landing::run(a, facts)); }, flush, fb, REPEAT);
-        CHECK(cudaMemcpy(tagged.data(), out, a.n * sizeof(Acc), cudaMemcpyDeviceToHost));
-        bool same = std::memcmp(zeroed.data(), tagged.data(), a.n * sizeof(Acc)) == 0;
         const float tagged_ms = median_ms([&] { CHECK(L::run(a, facts)); }, flush, fb, REPEAT);
         CHECK(cudaMemcpy(tagged.data(), out, a.n * sizeof(Acc), cudaMemcpyDeviceToHost));
-        same = same && std::memcmp(zeroed.data(), tagged.data(), a.n * sizeof(Acc)) == 0;
+        const bool same = std::memcmp(zeroed.data(), tagged.data(), a.n * sizeof(Acc)) == 0;
         failed = failed || !same;
         const float copy = median_ms([&] {
             CHECK(cudaMemcpyAsync(out, in, size_t(a.n) * (sizeof(In) + sizeof(Acc)) / 2, cudaMemcpyDeviceToDevice));
         }, flush, fb, REPEAT);
         CHECK(cudaFree(a.scratch));
-        std::printf("| %-16s | %5lld | %8lld | %8.2f | %8.2f | %8.2f | %8.2f | %8.2f | %s |\n", name,
-                    (long long)tiles, (long long)a.n, ms * 1e3, landing_ms * 1e3, tagged_ms * 1e3, copy * 1e3,
-                    (tagged_ms - copy) * 1e3, same ? "same bits" : "BITS DIFFER FAIL");
+        std::printf("| %-16s | %5lld | %8lld | %8.2f | %8.2f | %8.2f | %8.2f | %s |\n", name, (long long)tiles,
+                    (long long)a.n, ms * 1e3, tagged_ms * 1e3, copy * 1e3, (tagged_ms - copy) * 1e3,
+                    same ? "same bits" : "BITS DIFFER FAIL");
     }
 }
 
@@ -481,8 +471,8 @@ int main(int argc, char **argv) {
                 "memory; FENCED: flag + __threadfence slots, else paired words.  x copy / x CUB / x r2r: their "
                 "time over the row's (above 1: the row is faster)\n\n");
     if (argc > 1 && std::strcmp(argv[1], "hops") == 0) {
-        std::printf("| sum | tiles | n | us, zeroed slots | us, tagged, upper totals at landing | us, tagged "
-                    "(library) | copy us | library - copy | check |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        std::printf("| sum | tiles | n | us, zeroed slots | us, tagged slots (library) | copy us | tagged - copy | "
+                    "check |\n|---|---:|---:|---:|---:|---:|---:|---|\n");
         hops_of<float, float>("float32", flush, fb);
         hops_of<double, double>("float64", flush, fb);
         hops_of<int, long long>("int32 -> int64", flush, fb);

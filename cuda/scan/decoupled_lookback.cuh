@@ -27,16 +27,11 @@ namespace lookback {
 // nothing and compiles to nothing.  bench/profile_scan.cu's probe reads
 // clock64() at each mark (mark(k) ends part k of an iteration);
 // bench/tune_scan.cu's sets LOOK_BACK = false to time the tile pass alone:
-// no totals published, every tile without its prefix (wrong results);
-// bench/tune_scan8.cu's UpperAtLanding sets FOLD2 and DEFER_UPPER false to
-// time the look-back as it was before small scans deferred their upper
-// block totals (scan_lookback; the same bits).
+// no totals published, every tile without its prefix (wrong results).
 enum ProbePart { START, LAND, PUBLISH, SCAN, TAKE, LOOKBACK, WRITE, PARTS };
 
 struct NoProbe {
     static constexpr bool LOOK_BACK = true;
-    static constexpr bool FOLD2 = true;        // scan_lookback: look_back's FOLD2
-    static constexpr bool DEFER_UPPER = true;  // a small scan's upper block totals after the scan (needs FOLD2)
     __device__ void mark(ProbePart) {}  // the part of the iteration that ends here
     __device__ void iteration(int) {}   // an iteration ends (the lane calls)
     __device__ void end(int) {}         // the warp's loop ends (the lane calls)
@@ -139,7 +134,6 @@ struct WarpRing {
     unsigned (&t)[STAGES];
     unsigned parity = 0, published = 0;
     int s0 = 0;
-    int publish_to = LEVELS;  // publish_landed: the levels of block totals published at landing
 
     // `barriers`: the block's, STAGES a warp.
     __device__ WarpRing(const In *in_, int64_t n_, bool vector_ok_, unsigned *next_tile_, unsigned tiles_, int lane_,
@@ -270,7 +264,7 @@ struct WarpRing {
     __device__ void publish_landed(const S &slots, const Levels &lv, const Rows &rows, Op op) {
         each_landed([&](int q, const unsigned char *stage) {
             publish_totals(rows.local(t[q]), R::total(stage, t[q], n, op, lane), rows.slots_of(slots, t[q]), lv, op,
-                           lane, publish_to);
+                           lane);
         });
     }
     // Whether a tile of the ring still has its total to publish.
@@ -427,14 +421,6 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     __shared__ unsigned long long barriers[Shape::BARRIERS];
     unsigned t[W::STAGES];
     W ring(in, n, vector_ok, next_tile, tiles, lane, warp, barriers, t, evict_first);
-    // Where every tile is a warp's only one (a small scan), a tile that
-    // ends a block of 32^2 tiles or more publishes those blocks' totals
-    // after its scan, not at landing (publish_upper_totals): it waits for
-    // 31 level-1 totals to fold them, and would hold up its own scan - the
-    // last tile of 1024 then finished ~1 us late.  The tiles after it fold
-    // a level-2 total themselves (look_back's FOLD2).
-    const bool defer_upper = Probe::FOLD2 && Probe::DEFER_UPPER && tiles <= unsigned(gridDim.x) * Shape::WARPS;
-    if (defer_upper) ring.publish_to = 1;
     ring.start(warp);
     probe.mark(START);  // the first fills and the wait for the zeroing
 
@@ -455,8 +441,6 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
             scan_tile(x, base, op, lane);
         }
         if (LOOK_BACK && Shape::MID_PUBLISH) ring.publish_landed(slots, lv, rows, op);
-        const unsigned local = rows.local(t0);  // the tile's place in its row
-        if (LOOK_BACK && defer_upper) publish_upper_totals(local, rows.slots_of(slots, t0), lv, op, lane);
         probe.mark(SCAN);
         const int s = ring.retire_oldest();
         probe.mark(TAKE);
@@ -468,8 +452,8 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         const auto publish_meanwhile = [&]() {
             if (pending) ring.publish_landed(slots, lv, rows, op);
         };
-        const Acc p = LOOK_BACK ? look_back<LEVELS, Probe::FOLD2>(local, rows.slots_of(slots, t0), lv, op, lane,
-                                                          publish_meanwhile)
+        const unsigned local = rows.local(t0);  // the tile's place in its row
+        const Acc p = LOOK_BACK ? look_back(local, rows.slots_of(slots, t0), lv, op, lane, publish_meanwhile)
                                 : Op::identity();
         probe.mark(LOOKBACK);
         if (Shape::HOLD) {  // the vectors' scans from the stage, as scan_tile makes them
@@ -548,9 +532,12 @@ struct LookbackWith {
         return std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
     }
     // The grid over the counter (scratch) and slots at `slot_memory` (NULL:
-    // the scratch's, after the counter) tagged `tag`.
+    // the scratch's, after the counter) tagged `tag`.  `early`: launched to
+    // start while the zeroing before it runs (GP_LAUNCH_EARLY).  Only after
+    // the zeroing: the warps load their first tiles before they wait on the
+    // kernel before them, which must then not be one that writes the input.
     static cudaError_t launch(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1,
-                              char *slot_memory = nullptr, unsigned tag = 1) {
+                              char *slot_memory = nullptr, unsigned tag = 1, bool early = true) {
         const int64_t per_row = ceil_div<int64_t>(a.n, TILE), tiles = per_row * rows;
         if (tiles > int64_t(INT32_MAX)) return cudaErrorInvalidValue;  // the counter overshoots by a few per warp
         if (rows > 1 && a.n % TILE != 0) return cudaErrorInvalidValue;  // a tile would straddle two rows
@@ -563,9 +550,10 @@ struct LookbackWith {
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         // the rings, beside the static barriers
         GP_TRY(opt_in_shared(scan_lookback<Shape, In, Op, Probe>, Shape::SMEM, Shape::BARRIERS * 8));
-        GP_LAUNCH_EARLY(d.major >= 9, (scan_lookback<Shape, In, Op, Probe>), unsigned(blocks), Shape::WARPS * WARP,
-                        Shape::SMEM, a.stream, static_cast<const In *>(a.in), static_cast<Acc *>(a.out), a.n * rows,
-                        a.inclusive != 0, vec, a.n * rows * int64_t(sizeof(In)) <= EVICT_FIRST_UP_TO,
+        GP_LAUNCH_EARLY(early && d.major >= 9, (scan_lookback<Shape, In, Op, Probe>), unsigned(blocks),
+                        Shape::WARPS * WARP, Shape::SMEM, a.stream, static_cast<const In *>(a.in),
+                        static_cast<Acc *>(a.out), a.n * rows, a.inclusive != 0, vec,
+                        a.n * rows * int64_t(sizeof(In)) <= EVICT_FIRST_UP_TO,
                         reinterpret_cast<unsigned *>(p), slots, lv, rw, unsigned(tiles));
         return cudaSuccess;
     }
@@ -583,11 +571,12 @@ struct LookbackWith {
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1) {
         if (on_cache(a, d, rows)) {
             gp_lookback_cache &c = *a.cache;
-            if (++c.tag == 0) {  // every tag used since the memory was zeroed: zero it again
+            const bool wrapped = ++c.tag == 0;  // every tag used since the memory was zeroed
+            if (wrapped) {
                 GP_TRY(launch_zero_words(c.slots, int64_t(c.bytes / 8), a.stream));
                 c.tag = 1;
             }
-            return launch(a, d, rows, static_cast<char *>(c.slots), c.tag);
+            return launch(a, d, rows, static_cast<char *>(c.slots), c.tag, wrapped);
         }
         GP_TRY(zero(a, rows));
         return launch(a, d, rows);

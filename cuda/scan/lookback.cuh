@@ -134,8 +134,8 @@ struct Slots<Acc, false> {  // flags, then the values after them
 // written by one 16-byte store and read by one 16-byte load.  A 64-bit
 // word is seen whole or not at all, and a slot is written once a scan (a
 // tag), so a reader that sees both flags carry its tag has both halves of
-// the value - whatever order the two words arrive in.  CUB's ScanTileState does
-// without a fence the same way, with one flag beside the value in a
+// the value - whatever order the two words arrive in.  CUB's ScanTileState
+// does without a fence the same way, with one flag beside the value in a
 // 16-byte word (agent/single_pass_scan_operators.cuh), which leans on the
 // 16-byte access being seen whole; here each half carries its own flag.
 // A __threadfence() orders the thread's earlier stores too (the tile just
@@ -225,25 +225,25 @@ struct Rows {
     __device__ S slots_of(const S &all, unsigned t) const { return all.shifted(int64_t(row(t)) * slots); }
 };
 
-// Publish the totals of the aligned blocks of 32^(j+1) tiles that the
-// tile ends, for j from `from` while j < `to`, `own` being the total of
-// the tile's block of 32^from (its own total for from = 0).  Digit j of the
-// tile index in base 32 says how many aligned blocks of 32^j tiles lie
-// between the start of the tile's block of 32^(j+1) and the tile's own
+// Publish the tile's total, and the totals of the blocks it ends.  Digit j
+// of the tile index in base 32 says how many aligned blocks of 32^j tiles
+// lie between the start of the tile's block of 32^(j+1) and the tile's own
 // block of 32^j.  Where the low digits are 31, those blocks with the
 // tile's own make whole blocks of 32^(j+1) that this tile ends: it
-// publishes their totals, from the 31 blocks before its own (lane i
+// publishes their totals too, from the 31 blocks before its own (lane i
 // fetches the i-th, lane 31 holds the tile's own block) reduced in a fixed
 // tree - so what a tile publishes waits only for totals, never for a
 // prefix.  It waits for them here, polling at once (spin_pause<0>), since
 // the readers of a block's total wait for it.  The whole warp calls it.
 // LV: where the slots of each level lie (Levels, or any type with the same
-// slot(j, block)).  Digits below `from` must be 31 (the caller's check).
+// slot(j, block)).
 template <class S, class Op, class LV>
-__device__ inline void publish_blocks(int64_t tile, typename Op::type own, int from, int to, const S &slots,
-                                      const LV &lv, Op op, int lane) {
+__device__ inline void publish_totals(int64_t tile, typename Op::type total, const S &slots, const LV &lv, Op op,
+                                      int lane) {
     using Acc = typename Op::type;
-    for (int j = from; j < to && digit(tile, j) == 31; ++j) {  // uniform over the warp
+    if (lane == 0) slots.publish(lv.slot(0, tile), total);
+    Acc own = total;  // the block of 32^j this tile ends
+    for (int j = 0; j < LEVELS && digit(tile, j) == 31; ++j) {  // uniform over the warp
         const int64_t b0 = (tile >> (5 * j)) - 31;
         Acc v = Op::identity();
         bool ok = lane >= 31;
@@ -251,31 +251,6 @@ __device__ inline void publish_blocks(int64_t tile, typename Op::type own, int f
         own = broadcast0(warp_reduce(lane < 31 ? v : own, op));
         if (lane == 0) slots.publish(lv.slot(j + 1, tile >> (5 * (j + 1))), own);
     }
-}
-
-// Publish the tile's total, and the totals of the blocks of up to 32^to
-// tiles it ends (publish_blocks).  The whole warp calls it.
-template <class S, class Op, class LV>
-__device__ inline void publish_totals(int64_t tile, typename Op::type total, const S &slots, const LV &lv, Op op,
-                                      int lane, int to = LEVELS) {
-    if (lane == 0) slots.publish(lv.slot(0, tile), total);
-    publish_blocks(tile, total, 0, to, slots, lv, op, lane);
-}
-
-// The rest after publish_totals(..., to = 1): the totals of the blocks of
-// 32^2 tiles and more that the tile ends, from its block of 32 tiles'
-// total (read back from its slot, where the tile itself published it).
-// A small scan publishes these after the tile's scan (scan_lookback): the
-// one tile in 32^2 that ends such a block then scans while the 31 level-1
-// totals it folds come in, instead of before - and the tiles after it
-// fold that total themselves (look_back's FOLD2) rather than wait for it.
-template <class S, class Op, class LV>
-__device__ inline void publish_upper_totals(int64_t tile, const S &slots, const LV &lv, Op op, int lane) {
-    if (digit(tile, 0) != 31 || digit(tile, 1) != 31) return;
-    typename Op::type own = Op::identity();
-    bool ok = false;
-    while (!__all_sync(FULL_MASK, ok = ok || slots.try_get(lv.slot(1, tile >> 5), own))) spin_pause<0>();
-    publish_blocks(tile, broadcast0(own), 1, LEVELS, slots, lv, op, lane);
 }
 
 // The prefix of the tile (the identity for tile 0): for each digit, lane i
@@ -286,30 +261,21 @@ __device__ inline void publish_upper_totals(int64_t tile, const S &slots, const 
 // caller's prefix callback, which publishes what has landed meanwhile)
 // between rounds.  The whole warp calls it.  L: the levels polled, for
 // callers whose tiles are known to be fewer than 32^L (the tile's digits
-// from L on are 0).  FOLD2: a tile whose level-2 digit is 1 needs one
-// block of 32^2 tiles; it folds that block's total from the block's 32
-// level-1 totals itself (lane i the i-th), in the tree publish_blocks folds
-// it with - the same bits - instead of waiting for its publication (for
-// publishers that defer it: publish_upper_totals).
-template <int L = LEVELS, bool FOLD2 = false, class S, class LV, class Op, class Idle>
+// from L on are 0).
+template <int L = LEVELS, class S, class LV, class Op, class Idle>
 __device__ inline typename Op::type look_back(int64_t tile, const S &slots, const LV &lv, Op op, int lane,
                                               Idle idle) {
     static_assert(L >= 1 && L <= LEVELS, "levels polled");
     using Acc = typename Op::type;
-    const bool fold2 = FOLD2 && L > 2 && digit(tile, 2) == 1;
     Acc got[L];
     bool ok[L];
 #pragma unroll
-    for (int k = 0; k < L; ++k) ok[k] = fold2 && k == 2 ? false : lane >= digit(tile, k);
+    for (int k = 0; k < L; ++k) ok[k] = lane >= digit(tile, k);
     for (;;) {
         bool all = true;
 #pragma unroll
         for (int k = 0; k < L; ++k) {
-            if (!ok[k]) {
-                const int64_t at = fold2 && k == 2 ? lv.slot(1, (((tile >> 10) - 1) << 5) + lane)
-                                                   : lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane);
-                ok[k] = slots.try_get(at, got[k]);
-            }
+            if (!ok[k]) ok[k] = slots.try_get(lv.slot(k, (tile >> (5 * k)) - digit(tile, k) + lane), got[k]);
             all = all && ok[k];
         }
         if (__all_sync(FULL_MASK, all)) break;
@@ -321,9 +287,7 @@ __device__ inline typename Op::type look_back(int64_t tile, const S &slots, cons
     for (int k = L - 1; k >= 0; --k) {
         const int d = digit(tile, k);
         if (d == 0) continue;
-        // with FOLD2, lane 0 then holds the block's total, as if fetched
-        const Acc mine = fold2 && k == 2 ? broadcast0(warp_reduce(got[k], op)) : got[k];
-        const Acc part = broadcast0(warp_reduce(lane < d ? mine : Op::identity(), op));
+        const Acc part = broadcast0(warp_reduce(lane < d ? got[k] : Op::identity(), op));
         p = seen ? op(p, part) : part;
         seen = true;
     }
