@@ -391,41 +391,46 @@ void hops(const char *name, const In *in, Acc *out, void *flush, size_t fb) {
     }
 }
 
+// The input (make_input's, uploaded) and the output of up to nmax
+// elements; the input has room for the copy roof's source too: n (In +
+// Acc) / 2 bytes (6 an element for int32 -> int64).
+template <class In, class Acc>
+struct Buffers {
+    std::vector<In> h;
+    In *in = nullptr;
+    Acc *out = nullptr;
+    explicit Buffers(int64_t nmax) {
+        make_input<In>(nmax, h);
+        CHECK(cudaMalloc(&in, nmax * std::max(sizeof(In), (sizeof(In) + sizeof(Acc)) / 2)));
+        CHECK(cudaMalloc(&out, nmax * sizeof(Acc)));
+        CHECK(cudaMemcpy(in, h.data(), nmax * sizeof(In), cudaMemcpyHostToDevice));
+    }
+    ~Buffers() {
+        cudaFree(in);
+        cudaFree(out);
+    }
+};
+
 template <class In, class Acc>
 void hops_of(const char *name, void *flush, size_t fb) {
-    const int64_t nmax = int64_t(1) << 21;
-    std::vector<In> h;
-    make_input<In>(nmax, h);
-    In *in;
-    Acc *out;
-    CHECK(cudaMalloc(&in, nmax * sizeof(Acc)));  // room for the copy roof's source: n (In + Acc) / 2 bytes
-    CHECK(cudaMalloc(&out, nmax * sizeof(Acc)));
-    CHECK(cudaMemcpy(in, h.data(), nmax * sizeof(In), cudaMemcpyHostToDevice));
-    hops<In, Acc>(name, in, out, flush, fb);
-    CHECK(cudaFree(in));
-    CHECK(cudaFree(out));
+    const Buffers<In, Acc> b(int64_t(1) << 21);
+    hops<In, Acc>(name, b.in, b.out, flush, fb);
 }
 
 template <class In, class Acc, class Rows>
 void one_type(const char *name, void *flush, size_t fb, Rows rows) {
-    const int64_t nmax = int64_t(1) << 28;
-    std::vector<In> h;
-    make_input<In>(nmax, h);
-    In *in;
-    Acc *out;
-    // room for the copy roof's source too: n (In + Acc) / 2 bytes (6 a element for int32 -> int64)
-    CHECK(cudaMalloc(&in, nmax * std::max(sizeof(In), (sizeof(In) + sizeof(Acc)) / 2)));
-    CHECK(cudaMalloc(&out, nmax * sizeof(Acc)));
-    CHECK(cudaMemcpy(in, h.data(), nmax * sizeof(In), cudaMemcpyHostToDevice));
+    constexpr bool AT_2_20 = std::is_same<Rows, Parts>::value || std::is_same<Rows, Small>::value;
+    const Buffers<In, Acc> b(int64_t(1) << (AT_2_20 ? 20 : 28));
+    const std::vector<In> &h = b.h;
+    In *in = b.in;
+    Acc *out = b.out;
     if constexpr (std::is_same<Rows, Evict>::value) {
         for (int lg : {20, 22, 24, 26, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
-    } else if constexpr (std::is_same<Rows, Parts>::value || std::is_same<Rows, Small>::value) {
+    } else if constexpr (AT_2_20) {
         one_case<In, Acc>(name, h, in, out, flush, fb, 20, rows);
     } else {
         for (int lg : {20, 24, 28}) one_case<In, Acc>(name, h, in, out, flush, fb, lg, rows);
     }
-    CHECK(cudaFree(in));
-    CHECK(cudaFree(out));
 }
 
 // The rows of 8-byte inputs and of widening sums.
