@@ -566,8 +566,6 @@ static PyObject *gp_auto_reason(PyObject *module, PyObject *noargs)
     return PyUnicode_FromString(st->auto_why);
 }
 
-/* Is a GPU usable by the CUDA backend?  (ok, device count or reason),
- * never raising, whichever backend is active. */
 /* lookback_tag([tag]) -> the tag of the thread's last small look-back scan
  * on the active backend (gp_lookback_cache), after moving it on to `tag`
  * where one is given.  Only forward: a tag at or below one already used
@@ -595,6 +593,8 @@ static PyObject *gp_lookback_tag_py(PyObject *module, PyObject *args)
     return PyLong_FromUnsignedLong(res->lookback.tag);
 }
 
+/* Is a GPU usable by the CUDA backend?  (ok, device count or reason),
+ * never raising, whichever backend is active. */
 static PyObject *gp_cuda_status(PyObject *module, PyObject *noargs)
 {
     int count;

@@ -263,8 +263,6 @@ def small_scan_sizes(dtype):
 
 
 def test_small_scans_take_a_tag_each_over_slots_left_by_others(backend):
-    if backend == "cuda":
-        gpuprims.cumsum(device_case(33, "float32"))  # the thread's resources, before the first reading
     for dtype in DTYPES:
         for n in small_scan_sizes(dtype):
             x = host_case(n, dtype)
@@ -312,8 +310,6 @@ def test_the_tag_wraps_to_zeroed_slots(backend):
     # would take the other input's tag-1 total for it.  (The emulator runs
     # the tiles in order, every slot written before it is read, so there
     # only the tags and the results are checked.)
-    if backend == "cuda":
-        gpuprims.cumsum(device_case(33, "float32"))
     full = backend == "cuda" and gpuprims.device_info()["multiprocessors"] >= 114
     n = 2**20 + 7 if full else 10 * 768 + 3
     a, b = host_case(n, "int64"), -3 * host_case(n, "int64") + 5
@@ -345,8 +341,6 @@ def test_the_tag_wraps_to_zeroed_slots(backend):
 
 
 def test_the_tag_only_moves_forward(backend):
-    if backend == "cuda":
-        gpuprims.cumsum(device_case(33, "float32"))
     gpuprims.cumsum(device_case(33, "float32"), variant="decoupled_lookback")
     now = lookback_tag()
     assert now >= 1
