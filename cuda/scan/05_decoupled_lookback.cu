@@ -40,10 +40,13 @@
 //
 // Small inputs, where every tile gets a warp of its own: a warp's tile is
 // the one of its place in the grid (blocks start in order, as CUB
-// assumes), known before the counter and the slots are zeroed, so the
-// zeroing kernel lets the scan start at once (programmatic dependent
-// launch, sm_90+) and the scan loads its tile before it waits for the
-// zeroing.
+// assumes), so no counter is needed - and no zeroing either: the core
+// keeps look-back slots per host thread that outlive the call, and each
+// scan publishes its totals tagged with the next tag, so whatever earlier
+// scans left there reads as not yet published (lookback.cuh).  Otherwise
+// the counter and the slots are zeroed first, and the scan is launched to
+// start while the zeroing runs (programmatic dependent launch, sm_90+): a
+// warp that knows its tile loads it before it waits for the zeroing.
 //
 // The code: lookback.cuh (the tile-status protocol: publishing and
 // gathering totals), decoupled_lookback.cuh (a warp's ring, the tile scan,
