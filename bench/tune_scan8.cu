@@ -88,6 +88,11 @@ using W_S24B4H = LookbackShape<2, 24, 2, 4, false, true, false, true>; // 1536, 
 using N_S10B4 = LookbackShape<2, 10, 2, 4, false, true, false>;        // 1280
 using N_S12B4 = LookbackShape<2, 12, 2, 4, false, true, false>;        // 1536
 using F_Small = SmallTuning;                                           // float32's: 1536 already
+// A warp a block (12 blocks an SM, the same 12 warps): 2^20 8-byte sums are
+// 1366 tiles, 683 blocks of two (up to 12 tiles on an SM, 10.3 on average)
+// or 1366 blocks of one (up to 11) - whether the fullest SMs set the time.
+using W_1x12B12 = LookbackShape<1, 12, 2, 12, false, true, false>;
+using N_1x6B12 = LookbackShape<1, 6, 2, 12, false, true, false>;
 
 // ------------------------------------------------------------- one case
 template <class In, class Acc>
@@ -349,10 +354,12 @@ struct Small {
             runs<W_S20B4>("2x20 s2 b4, tagged", c, lookback_cache());
             runs<W_S24B4>("2x24 s2 b4, tagged", c, lookback_cache());
             runs<W_S24B4H>("2x24 s2 b4 hold, tagged", c, lookback_cache());
+            runs<W_1x12B12>("1x12 s2 b12, tagged", c, lookback_cache());
         } else {
             zeroed_and_tagged<N_Small6>("2x6 s2 b6 (library)", c);
             runs<N_S10B4>("2x10 s2 b4, tagged", c, lookback_cache());
             runs<N_S12B4>("2x12 s2 b4, tagged", c, lookback_cache());
+            runs<N_1x6B12>("1x6 s2 b12, tagged", c, lookback_cache());
         }
     }
 };
