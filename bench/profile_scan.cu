@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
         // auto: the shape Lookback::run picks for n
         using Small = LookbackWith<SmallTuning, float, Sum<float>, ClockProbe>;
         using Large = LookbackWith<Tuning, float, Sum<float>, ClockProbe>;
-        if (ceil_div<int64_t>(n, Small::TILE) <= int64_t(d.sms) * SmallTuning::BLOCKS * SmallTuning::WARPS)
+        if (ceil_div<int64_t>(n, Small::TILE) <= resident_warps<SmallTuning>(d))
             profile<Small>("auto (small n)", in, out, n, d);
         else
             profile<Large>("auto (large n)", in, out, n, d);

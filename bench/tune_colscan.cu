@@ -188,7 +188,7 @@ struct QuadScan {
         GP_TRY(lookback::launch_zero_words(p, int64_t(256 + QuadSlots::zeroed_bytes(count)) / 8, a.stream));
         const auto kernel = quad_scan<Shape, WAIT>;
         GP_TRY(opt_in_shared(kernel, Shape::SMEM, Shape::BARRIERS * 8));
-        const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+        const int64_t blocks = lookback::persistent_blocks<Shape>(tiles, d);
         kernel<<<unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM, a.stream>>>(
             static_cast<const Quad *>(a.in), static_cast<Quad *>(a.out), a.n, reinterpret_cast<unsigned *>(p),
             QuadSlots(p + 256, count), lv, unsigned(tiles));

@@ -157,19 +157,20 @@ template <class In, class Op, int64_t E> struct IsLookback<Lookback<In, Op, E>> 
 template <class L>
 int64_t tile_of(int64_t n) {
     if constexpr (IsLookback<L>::value) {
-        const int64_t small_warps = int64_t(facts.sms) * L::Small::Shape::BLOCKS * L::Small::Shape::WARPS;
-        return ceil_div<int64_t>(n, L::Small::TILE) <= small_warps ? L::Small::TILE : L::Large::TILE;
+        return ceil_div<int64_t>(n, L::Small::TILE) <= resident_warps<typename L::Small::Shape>(facts)
+                   ? L::Small::TILE
+                   : L::Large::TILE;
     } else {
         return L::TILE;
     }
 }
 
 // Look-back slots that outlive a call, as the library keeps one per host
-// thread (csrc/glue.h, GP_LOOKBACK_CACHE_BYTES): zeroed once, then tagged.
+// thread (csrc/glue.h): zeroed once, then tagged.
 gp_lookback_cache *lookback_cache() {
     static gp_lookback_cache cache{};
     if (cache.slots == nullptr) {
-        cache.bytes = 64 * 1024;
+        cache.bytes = GP_LOOKBACK_CACHE_BYTES;
         CHECK(cudaMalloc(&cache.slots, cache.bytes));
         CHECK(cudaMemset(cache.slots, 0, cache.bytes));
     }
@@ -372,7 +373,7 @@ struct Small {
 template <class In, class Acc>
 void hops(const char *name, const In *in, Acc *out, void *flush, size_t fb) {
     using L = LookbackWith<TuningFor<In, Acc, true>, In, gp::Sum<Acc>>;
-    const int64_t resident = int64_t(facts.sms) * L::Shape::BLOCKS * L::Shape::WARPS;
+    const int64_t resident = resident_warps<typename L::Shape>(facts);
     for (int64_t tiles : {int64_t(32), int64_t(33), int64_t(512), int64_t(1000), int64_t(1023), int64_t(1024),
                           int64_t(1025), int64_t(1100), int64_t(1366), resident}) {
         if (tiles > resident) continue;

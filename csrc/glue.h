@@ -58,7 +58,6 @@ cudaError_t gp_sync(const gp_runtime *rt, cudaStream_t stream);
  * gpuprims.h): zeroed once, then tagged call by call instead of zeroed
  * before each scan. */
 #define GP_SMALL_SCRATCH_BYTES (64 * 1024)
-#define GP_LOOKBACK_CACHE_BYTES (64 * 1024)
 typedef struct {
     const gp_runtime *rt;
     int device;

@@ -230,6 +230,7 @@ typedef struct gp_lookback_cache {
     size_t bytes;
     unsigned tag;
 } gp_lookback_cache;
+#define GP_LOOKBACK_CACHE_BYTES (64 * 1024) /* the core's, per host thread */
 
 /* Arguments of one prefix scan: `in` holds n elements of in_t, `out`
  * receives n elements of acc_t: out[i] = in[0] op ... op in[i] (inclusive)

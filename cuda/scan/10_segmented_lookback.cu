@@ -570,7 +570,7 @@ struct TilesWith {
         const int64_t work = std::max(words, SEGMENTS ? nt + 1 : 0);
         GP_LAUNCH(flat_prologue<unsigned long long>, lookback::prologue_grid(work), 256, 0, a.stream,
                   reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems, TILE, bounds, last, nt);
-        const int64_t blocks = std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
+        const int64_t blocks = lookback::persistent_blocks<Shape>(nt, d);
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         const int64_t n = SEGMENTS ? total : lay.n;  // rows: the row length (total: one row)
         constexpr int VEC = 16 / sizeof(In);
@@ -773,8 +773,7 @@ struct LongWith {
         GP_LAUNCH(flat_prologue<unsigned long long>, lookback::prologue_grid(std::max(words, nt + 1)), 256, 0,
                   a.stream, reinterpret_cast<unsigned long long *>(p), words, lay.offsets, lay.problems, TILE,
                   bounds, static_cast<int *>(nullptr), nt);
-        const int64_t blocks =
-            std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(nt, Shape::WARPS));
+        const int64_t blocks = lookback::persistent_blocks<Shape>(nt, d);
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         const auto kernel = scan_long<Shape, In, Op>;
         GP_TRY(opt_in_shared(kernel, Shape::SMEM, Shape::BARRIERS * 8));

@@ -528,9 +528,6 @@ struct LookbackWith {
         levels(a.n, rows, count);
         return launch_zero_words(a.scratch, int64_t(256 + S::zeroed_bytes(count)) / 8, a.stream);
     }
-    static int64_t blocks_of(int64_t tiles, const DeviceFacts &d) {
-        return std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
-    }
     // The grid over the counter (scratch) and slots at `slot_memory` (NULL:
     // the scratch's, after the counter) tagged `tag`.  `early`: launched to
     // start while the zeroing before it runs (GP_LAUNCH_EARLY).  Only after
@@ -546,7 +543,7 @@ struct LookbackWith {
         const Rows rw{unsigned(per_row), count / rows};
         char *p = static_cast<char *>(a.scratch);
         const S slots(slot_memory ? slot_memory : p + 256, count, tag);
-        const int64_t blocks = blocks_of(tiles, d);
+        const int64_t blocks = persistent_blocks<Shape>(tiles, d);
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         // the rings, beside the static barriers
         GP_TRY(opt_in_shared(scan_lookback<Shape, In, Op, Probe>, Shape::SMEM, Shape::BARRIERS * 8));
@@ -566,7 +563,7 @@ struct LookbackWith {
         const int64_t tiles = ceil_div<int64_t>(a.n, TILE);
         int64_t count;
         levels(a.n, rows, count);
-        return tiles <= blocks_of(tiles, d) * Shape::WARPS && S::bytes(count) <= a.cache->bytes;
+        return tiles <= resident_warps<Shape>(d) && S::bytes(count) <= a.cache->bytes;
     }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d, int64_t rows = 1) {
         if (on_cache(a, d, rows)) {
@@ -594,8 +591,8 @@ struct Lookback {
     using Large = LookbackWith<TuningFor<In, typename Op::type, false>, In, Op, NoProbe, EVICT_FIRST_UP_TO>;
     static size_t scratch(int64_t n) { return std::max(Small::scratch(n), Large::scratch(n)); }
     static cudaError_t run(const gp_scan_args &a, const DeviceFacts &d) {
-        const int64_t small_warps = int64_t(d.sms) * Small::Shape::BLOCKS * Small::Shape::WARPS;
-        return ceil_div<int64_t>(a.n, Small::TILE) <= small_warps ? Small::run(a, d) : Large::run(a, d);
+        return ceil_div<int64_t>(a.n, Small::TILE) <= resident_warps<typename Small::Shape>(d) ? Small::run(a, d)
+                                                                                              : Large::run(a, d);
     }
     static cudaError_t run(const gp_scan_args &a) {
         DeviceFacts d;

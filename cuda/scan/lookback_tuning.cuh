@@ -6,6 +6,7 @@
 // bytes in the same run); the tables are in bench/results/tune-scan-*.md.
 #pragma once
 
+#include <algorithm>
 #include <type_traits>
 
 #include "../common.cuh"
@@ -35,6 +36,19 @@ struct LookbackShape {
     static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
     static_assert(STAGES >= 2 && STAGES <= 8, "a ring of 2 to 8 stages");
 };
+
+// The warps of a shape's grid resident at once on the device: as many
+// tiles as that get a warp each from the first fills (a small scan).
+template <class Shape>
+inline int64_t resident_warps(const DeviceFacts &d) {
+    return int64_t(d.sms) * Shape::BLOCKS * Shape::WARPS;
+}
+// A shape's persistent grid over `tiles` tiles: BLOCKS an SM, no more
+// blocks than the tiles need.
+template <class Shape>
+inline int64_t persistent_blocks(int64_t tiles, const DeviceFacts &d) {
+    return std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+}
 
 // Large inputs, 4-byte accumulators: 2 warps x 16 vectors a lane (8 KiB
 // tiles), two stages filled by bulk copies (32 KiB of shared memory a

@@ -260,8 +260,7 @@ struct RowsWith {
         const Levels lv = levels(rows, count);
         char *p = static_cast<char *>(a.scratch);
         GP_TRY(launch_zero_words(p, int64_t(256 + S::zeroed_bytes(count)) / 8, a.stream));
-        const int64_t blocks =
-            std::min<int64_t>(int64_t(d.sms) * Shape::BLOCKS, ceil_div<int64_t>(tiles, Shape::WARPS));
+        const int64_t blocks = persistent_blocks<Shape>(tiles, d);
         GP_TRY(opt_in_shared(scan_rows<Shape, In, Op, Probe>, Shape::SMEM, Shape::BARRIERS * 8));
         GP_LAUNCH_EARLY(d.major >= 9, (scan_rows<Shape, In, Op, Probe>), unsigned(blocks), Shape::WARPS * WARP, Shape::SMEM,
                         a.stream, static_cast<const Row<In> *>(a.in), static_cast<Row<Acc> *>(a.out), rows,
