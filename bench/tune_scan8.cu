@@ -337,6 +337,18 @@ struct Parts {
 // fills): the library's small shape on zeroed slots (as before) and on the
 // tagged slots the library's calls now use, and candidates with larger
 // tiles on tagged slots.
+// The library's small 8-byte shape with plain copies instead of evict-first
+// ones (EVICT_FIRST_UP_TO = 0: 8-byte sums mark every size evict-first), and
+// with plain stores instead of streaming ones, on tagged slots.
+template <class Shape, class C>
+void small_copies(C &c) {
+    using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
+    using Acc = std::remove_pointer_t<decltype(c.out)>;
+    using Plain = LookbackShape<Shape::WARPS, Shape::VPT, Shape::STAGES, Shape::BLOCKS, Shape::BULK, false,
+                                Shape::MID_PUBLISH>;
+    run_with<LookbackWith<Shape, In, gp::Sum<Acc>, NoProbe, 0>>("library, plain copies, tagged", c, lookback_cache());
+    run_with<LookbackWith<Plain, In, gp::Sum<Acc>>>("library, plain stores, tagged", c, lookback_cache());
+}
 template <class Shape, class C>
 void zeroed_and_tagged(const char *name, C &c) {
     std::string z = std::string(name) + ", zeroed slots", t = std::string(name) + ", tagged slots";
@@ -356,11 +368,13 @@ struct Small {
             runs<W_S24B4>("2x24 s2 b4, tagged", c, lookback_cache());
             runs<W_S24B4H>("2x24 s2 b4 hold, tagged", c, lookback_cache());
             runs<W_1x12B12>("1x12 s2 b12, tagged", c, lookback_cache());
+            small_copies<W_Small12>(c);
         } else {
             zeroed_and_tagged<N_Small6>("2x6 s2 b6 (library)", c);
             runs<N_S10B4>("2x10 s2 b4, tagged", c, lookback_cache());
             runs<N_S12B4>("2x12 s2 b4, tagged", c, lookback_cache());
             runs<N_1x6B12>("1x6 s2 b12, tagged", c, lookback_cache());
+            small_copies<N_Small6>(c);
         }
     }
 };
