@@ -167,18 +167,16 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 32>>("warps 256x8 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 16>>("warps 256x8 3/SM x16", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 4>, T, T, Unit::chunk, 32>>("warps 256x8 4/SM x32", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::warp>>("warp tiles 256x8 3/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 3>, T, T, Unit::warp>>("warp tiles 256x16 3/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 4>, T, T, Unit::warp>>("warp tiles 256x8 4/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 16, 2>, T, T, Unit::warp>>("warp tiles 256x16 2/SM", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::chunk, 64>>("warps 256x4 3/SM x64", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 64>>("warps 256x4 4/SM x64", c);
             } else {
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::chunk, 32>>("warps 256x4 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::chunk, 64>>("warps 256x4 3/SM x64", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 32>>("warps 256x4 4/SM x32", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::warp>>("warp tiles 256x4 3/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 2>, T, T, Unit::warp>>("warp tiles 256x8 2/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::warp>>("warp tiles 256x4 4/SM", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::warp>>("warp tiles 256x8 3/SM", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 16>>("warps 256x4 4/SM x16", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 64>>("warps 256x4 4/SM x64", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 2, 4>, T, T, Unit::chunk, 64>>("warps 256x2 4/SM x64", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 5>, T, T, Unit::chunk, 32>>("warps 256x4 5/SM x32", c);
             }
         }
     }

@@ -698,34 +698,6 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
     }
 }
 
-// The 1-D scan a warp a tile: each warp of the persistent blocks takes
-// its own tiles of WARP x ITEMS elements from the counter and runs steps
-// 1, 2 and 4 (rfa_warp) with the look-back of step 3 done by the warp
-// itself (tile_prefix: the tile's aggregate published, the states of the
-// tiles before it merged, its inclusive prefix published).  No barrier and
-// no shared memory: a warp waiting on its look-back holds up no other
-// warp, and every element is read once.  Tiles are taken in order by
-// running warps, so a look-back never waits for a warp that has not
-// started.  The bits are scan_rfa's.
-template <class Sh, class In, class Acc>
-__global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
-scan_rfa_warp_tiles(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in,
-                    bool vec_out, unsigned *counter, TileStates<Acc> ts, int64_t tiles, const State<Acc> *carry_in,
-                    State<Acc> *carry_out) {
-    constexpr int STEP = WARP * Sh::ITEMS;
-    const int lane = threadIdx.x % WARP;
-    for (;;) {
-        unsigned long long taken = 0;
-        if (lane == 0) taken = atomicAdd(reinterpret_cast<unsigned long long *>(counter), 1ull);
-        const int64_t t = int64_t(__shfl_sync(FULL_MASK, taken, 0));
-        if (t >= tiles) break;
-        rfa_warp<Sh::ITEMS>(in, out, n, inclusive, vec_in, vec_out, t * STEP + int64_t(lane) * Sh::ITEMS,
-                            [&](const State<Acc> &tot) {
-                                return tile_prefix(ts, t, tiles, lane, tot, carry_in, carry_out);
-                            });
-    }
-}
-
 // The state of a warp's inputs (own: the lane's state), every lane getting
 // it: the lanes' states meet at the warp's top bin and their counts are
 // added as integers - the value of any order of merges (rfa.cuh, MERGING).
@@ -971,24 +943,20 @@ struct ScanRep {
 };
 
 // What a launcher's look-back chains: a block's tiles (scan_rfa), chunks of
-// TPC tiles (scan_rfa_warps), a warp's tiles (scan_rfa_warp_tiles), or the
-// tiles of scan_rfa_stepwise (whose shape is fixed).
-enum class Unit { tile, chunk, warp, stepwise };
+// TPC tiles (scan_rfa_warps), or the tiles of scan_rfa_stepwise (whose
+// shape is fixed).
+enum class Unit { tile, chunk, stepwise };
 // The launcher of the kernel of Unit U with shape Sh.
 template <class Sh, class In, class Acc, Unit U = Unit::tile, int TPC = 1>
 struct ScanRepWith {
-    static constexpr int64_t UNIT = U == Unit::warp ? int64_t(WARP) * Sh::ITEMS
-                                    : U == Unit::chunk ? int64_t(Sh::TILE) * TPC : int64_t(Sh::TILE);
+    static constexpr int64_t UNIT = U == Unit::chunk ? int64_t(Sh::TILE) * TPC : int64_t(Sh::TILE);
     static int64_t units(int64_t n) { return ceil_div<int64_t>(n, UNIT); }
     static size_t scratch(int64_t n) { return 256 + TileStates<Acc>::bytes(units(n)); }
-    // units a block runs at once: a warp's tile each, else one
-    static constexpr int64_t PER_BLOCK = U == Unit::warp ? Sh::BLOCK / WARP : 1;
-    // the persistent grid: a block an SM's share, at most one a unit (a
-    // unit a warp)
+    // the persistent grid: a block an SM's share, at most one a unit
     static cudaError_t grid_for(int64_t units, int64_t &grid) {
         DeviceFacts d;
         GP_TRY(device_facts(d));
-        grid = test_grid(std::min<int64_t>(ceil_div<int64_t>(units, PER_BLOCK), int64_t(d.sms) * Sh::BLOCKS_PER_SM));
+        grid = test_grid(std::min<int64_t>(units, int64_t(d.sms) * Sh::BLOCKS_PER_SM));
         return cudaSuccess;
     }
     static cudaError_t run(const gp_scan_args &a) {
@@ -1010,9 +978,6 @@ struct ScanRepWith {
         } else if constexpr (U == Unit::chunk) {
             GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n,
                       inc, vin, vout, counter, ts, nt, cin, cout);
-        } else if constexpr (U == Unit::warp) {
-            GP_LAUNCH((scan_rfa_warp_tiles<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n,
-                      inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
             GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc, vin,
                       vout, counter, ts, nt, cin, cout);
@@ -1023,13 +988,15 @@ struct ScanRepWith {
 template <class In, class Acc>
 using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>, In, Acc, Unit::stepwise>;
 // The library's: scan_rfa_warps in chunks of 32 of its tiles (float 64 Ki
-// elements, double 32 Ki: per-element work 32 bytes a lane, 3 blocks an SM;
-// bench/tune_rfa_scan.cu) where there are at least half as many chunks as
-// resident blocks, else scan_rfa a tile at a time (small inputs, whose few
-// chunks would leave most blocks idle).  The same bits either way.
+// elements, double 32 Ki: per-element work 32 bytes a lane; float 3 blocks
+// an SM, double 4 - at 64 registers it spills, and still gains more from
+// the fourth block than it loses; bench/tune_rfa_scan.cu) where there are
+// at least half as many chunks as resident blocks, else scan_rfa a tile at
+// a time (small inputs, whose few chunks would leave most blocks idle).
+// The same bits either way.
 template <class Acc> struct WarpShapeOf;
 template <> struct WarpShapeOf<float> { using type = TileShape<256, 8, 3>; };
-template <> struct WarpShapeOf<double> { using type = TileShape<256, 4, 3>; };
+template <> struct WarpShapeOf<double> { using type = TileShape<256, 4, 4>; };
 constexpr int CHUNK_TILES = 32;
 template <class In, class Acc>
 struct ScanRepFloat {
