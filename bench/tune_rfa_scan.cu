@@ -163,20 +163,23 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
             }
             candidate<Production>("library (ScanRepFloat)", c);
             candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
+            candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T, Unit::tile, 1, 4>>("scan_rfa (tile by tile) lb4", c);
             if constexpr (sizeof(T) == 4) {
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 32>>("warps 256x8 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 16>>("warps 256x8 3/SM x16", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 4>, T, T, Unit::chunk, 32>>("warps 256x8 4/SM x32", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::chunk, 64>>("warps 256x4 3/SM x64", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 64>>("warps 256x4 4/SM x64", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 32, 4>>("warps 256x8 3/SM x32 lb4", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 16, 4>>("warps 256x8 3/SM x16 lb4", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 8, 4>>("warps 256x8 3/SM x8 lb4", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 16, 2>>("warps 256x8 3/SM x16 lb2", c);
             } else {
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::chunk, 32>>("warps 256x4 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::chunk, 64>>("warps 256x4 3/SM x64", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 32>>("warps 256x4 4/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 16>>("warps 256x4 4/SM x16", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 64>>("warps 256x4 4/SM x64", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 2, 4>, T, T, Unit::chunk, 64>>("warps 256x2 4/SM x64", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 5>, T, T, Unit::chunk, 32>>("warps 256x4 5/SM x32", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 32, 4>>("warps 256x4 4/SM x32 lb4", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 16, 4>>("warps 256x4 4/SM x16 lb4", c);
+                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 8, 4>>("warps 256x4 4/SM x8 lb4", c);
             }
         }
     }

@@ -141,30 +141,55 @@ struct TileStates {
 };
 
 // The prefix of tile t > 0 (the whole warp calls it, after the tile's
-// aggregate is out): lane l looks at tile t-1-l, the warp waits until the
-// 32 tiles have published something, merges the states up to the nearest
-// inclusive prefix (lanes past it give the identity), and steps back 32
-// tiles while no inclusive prefix was among them - Merrill and Garland's
-// look-back.  Which tiles it happens to combine varies from run to run;
-// the value of the merge does not (exact integer additions), so neither
-// do the bits.
-template <class Acc>
+// aggregate is out): lane l looks at the LB tiles t-1-l*LB-j, j < LB (a
+// step covers 32 x LB tiles), the warp waits until they have all published
+// something, merges the states up to the nearest inclusive prefix (the
+// tiles past it give the identity), and steps back while no inclusive
+// prefix was among them - Merrill and Garland's look-back.  Which tiles it
+// happens to combine varies from run to run; the value of the merge does
+// not (exact integer additions), so neither do the bits.  Each tile's
+// inclusive prefix waits on this look-back, so the published prefixes
+// advance by at most one step's tiles per step: LB > 1 lets them run ahead
+// of the tiles' own pace where the units are small.
+template <int LB = 1, class Acc>
 __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int lane) {
-    State<Acc> run = rfa::Rfa<Acc>::identity();
-    for (int64_t last = t - 1;; last -= WARP) {
-        const int64_t p = last - lane;
-        unsigned f = p >= 0 ? ts.poll(p) : 2u;
-        while (!__all_sync(FULL_MASK, f != 0u)) {
+    using R = rfa::Rfa<Acc>;
+    State<Acc> run = R::identity();
+    for (int64_t last = t - 1;; last -= WARP * LB) {
+        int64_t p[LB];
+        unsigned f[LB];
+#pragma unroll
+        for (int j = 0; j < LB; ++j) {
+            p[j] = last - lane * LB - j;
+            f[j] = p[j] >= 0 ? ts.poll(p[j]) : 2u;
+        }
+        for (;;) {
+            bool all = true;
+#pragma unroll
+            for (int j = 0; j < LB; ++j) all &= f[j] != 0u;
+            if (__all_sync(FULL_MASK, all)) break;
             lookback::spin_pause<20>();
-            if (f == 0u) f = ts.poll(p);
+#pragma unroll
+            for (int j = 0; j < LB; ++j)
+                if (f[j] == 0u) f[j] = ts.poll(p[j]);
         }
         __threadfence();
-        State<Acc> v = rfa::Rfa<Acc>::identity();
-        const unsigned incl = __ballot_sync(FULL_MASK, f == 2u);
+        int near = LB;  // the lane's nearest inclusive prefix, LB if none
+#pragma unroll
+        for (int j = LB - 1; j >= 0; --j) near = f[j] == 2u ? j : near;
+        const unsigned incl = __ballot_sync(FULL_MASK, near < LB);
         const int stop = incl ? __ffs(int(incl)) - 1 : WARP - 1;
-        if (lane <= stop && p >= 0) v = TileStates<Acc>::load(f == 2u ? ts.inc + p : ts.agg + p);
+        const int upto = lane < stop ? LB - 1 : lane == stop ? (near < LB ? near : LB - 1) : -1;
+        State<Acc> v[LB];
+#pragma unroll
+        for (int j = 0; j < LB; ++j) {
+            v[j] = R::identity();
+            if (j <= upto && p[j] >= 0) v[j] = TileStates<Acc>::load(f[j] == 2u ? ts.inc + p[j] : ts.agg + p[j]);
+        }
+#pragma unroll
+        for (int j = 1; j < LB; ++j) v[0] = R::merge(v[0], v[j]);
         // the nearest tile had its inclusive prefix: lane 0's state is all there is
-        run = rfa::Rfa<Acc>::merge(run, stop == 0 ? shfl_from_state(v, 0) : warp_all(v));
+        run = R::merge(run, stop == 0 ? shfl_from_state(v[0], 0) : warp_all(v[0]));
         if (incl) return run;
     }
 }
@@ -174,7 +199,7 @@ __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int
 // first tile; else the look-back, after the tile's aggregate is published),
 // and the tile's inclusive state published for the tiles after it (and into
 // carry_out for the last tile).
-template <class Acc>
+template <int LB = 1, class Acc>
 __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, int64_t tiles, int lane,
                                          const State<Acc> &agg, const State<Acc> *carry_in,
                                          State<Acc> *carry_out) {
@@ -183,7 +208,7 @@ __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, i
         if (carry_in != nullptr) prefix = *carry_in;
     } else {
         if (lane == 0) ts.publish(t, agg, 1u);
-        prefix = look_back(ts, t, lane);
+        prefix = look_back<LB>(ts, t, lane);
     }
     if (lane == 0) {
         const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
@@ -681,7 +706,7 @@ __device__ inline void rfa_tile(const In *__restrict__ in, Acc *__restrict__ out
                         });
 }
 
-template <class Sh, class In, class Acc>
+template <class Sh, int LB, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
 scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in, bool vec_out,
          unsigned *counter, TileStates<Acc> ts, int64_t tiles, const State<Acc> *carry_in, State<Acc> *carry_out) {
@@ -692,7 +717,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         if (t >= tiles) break;
         rfa_tile<Sh>(in, out, n, inclusive, vec_in, vec_out, t * Sh::TILE, sm,
                      [&](const State<Acc> &agg, int lane) {
-                         return tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
+                         return tile_prefix<LB>(ts, t, tiles, lane, agg, carry_in, carry_out);
                      });
         __syncthreads();  // sm and taken are reused
     }
@@ -725,7 +750,7 @@ __device__ inline State<Acc> warp_state(State<Acc> s) {
 // (partly from L2) - no barrier and no look-back until the next chunk, so
 // the warps of an SM run unhindered by each other.  The bits are
 // scan_rfa's: every element is the rounding of its prefix's state.
-template <class Sh, int TPC, class In, class Acc>
+template <class Sh, int TPC, int LB, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
 scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in,
                bool vec_out, unsigned *counter, TileStates<Acc> ts, int64_t chunks, const State<Acc> *carry_in,
@@ -774,7 +799,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             const State<Acc> agg = shfl_from_state(v, WARPS - 1);
             State<Acc> lower = shfl_up_state(v, 1);
             if (lane == 0) lower = R::identity();
-            const State<Acc> prefix = tile_prefix(ts, c, chunks, lane, agg, carry_in, carry_out);
+            const State<Acc> prefix = tile_prefix<LB>(ts, c, chunks, lane, agg, carry_in, carry_out);
             __syncwarp();  // every lane has read part[] before it is overwritten
             if (lane < WARPS) part[lane] = R::merge(prefix, lower);
         }
@@ -946,8 +971,9 @@ struct ScanRep {
 // TPC tiles (scan_rfa_warps), or the tiles of scan_rfa_stepwise (whose
 // shape is fixed).
 enum class Unit { tile, chunk, stepwise };
-// The launcher of the kernel of Unit U with shape Sh.
-template <class Sh, class In, class Acc, Unit U = Unit::tile, int TPC = 1>
+// The launcher of the kernel of Unit U with shape Sh (chunks: of TPC
+// tiles), LB units a lane in each step of the look-back.
+template <class Sh, class In, class Acc, Unit U = Unit::tile, int TPC = 1, int LB = 1>
 struct ScanRepWith {
     static constexpr int64_t UNIT = U == Unit::chunk ? int64_t(Sh::TILE) * TPC : int64_t(Sh::TILE);
     static int64_t units(int64_t n) { return ceil_div<int64_t>(n, UNIT); }
@@ -976,10 +1002,10 @@ struct ScanRepWith {
             GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc,
                       vin, vout, counter, ts, nt, cin, cout);
         } else if constexpr (U == Unit::chunk) {
-            GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n,
+            GP_LAUNCH((scan_rfa_warps<Sh, TPC, LB, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n,
                       inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
-            GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc, vin,
+            GP_LAUNCH((scan_rfa<Sh, LB, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc, vin,
                       vout, counter, ts, nt, cin, cout);
         }
         return cudaSuccess;
