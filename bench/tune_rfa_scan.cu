@@ -2,7 +2,7 @@
 // shapes (cuda/scan/reproducible.cuh, decoupled_lookback_reproducible).
 //
 // Times, in one run, float32 and float64 inclusive sums at 2^20, 2^24 and
-// 2^28: the reproducible scan as the library runs it (ScanRepFloat: the
+// 2^28 (`mid`: at 2^16 to 2^23, the kernels for those sizes only): the reproducible scan as the library runs it (ScanRepFloat: the
 // kernel that scans a chunk of tiles with each warp's running state,
 // scan_rfa_warps, or for small inputs scan_rfa, a tile at a time), each of
 // the two kernels alone in other shapes (BLOCKxITEMS, blocks an SM, tiles a
@@ -122,12 +122,29 @@ struct CubRunToRun {
     }
 };
 
+// `mid` mode: the sizes below the library's switch to chunks of 32 tiles,
+// where it runs a tile at a time: the tile kernel against chunks of 4 to
+// 32 tiles of the library's chunk shape, with 1 or 4 units a lane in each
+// look-back step.
+bool mid = false;
+template <class T>
+void mid_candidates(Case<T> &c) {
+    using Sh = typename scanrep::WarpShapeOf<T>::type;
+    candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 4, 4>>("chunks x4 lb4", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 8, 1>>("chunks x8", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 8, 4>>("chunks x8 lb4", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 16, 4>>("chunks x16 lb4", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 32, 1>>("chunks x32", c);
+}
+
 template <class T>
 void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos, T *out, void *flush, size_t fb) {
     using Auto = lookback::Lookback<T, gp::Sum<T>>;
     using Stepwise = scanrep::ScanRepStepwise<T, T>;
     using Production = scanrep::ScanRepFloat<T, T>;
-    for (int lg : {20, 24, 28}) {
+    const std::vector<int> logs = mid ? std::vector<int>{16, 18, 20, 21, 22, 23} : std::vector<int>{20, 24, 28};
+    for (int lg : logs) {
         for (int pos = 0; pos < 2; ++pos) {
             if (pos && lg != 28) continue;
             Case<T> c{};
@@ -162,6 +179,10 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 std::printf("| host rfa::sum of 6 prefixes | %s |\n", bad ? "DIFFER from the kernel" : "= the kernel");
             }
             candidate<Production>("library (ScanRepFloat)", c);
+            if (mid) {
+                mid_candidates(c);
+                continue;
+            }
             candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
             candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T, Unit::tile, 1, 4>>("scan_rfa (tile by tile) lb4", c);
             if constexpr (sizeof(T) == 4) {
@@ -186,8 +207,9 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
     (void)hpos;
 }
 
-int main() {
+int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    mid = argc > 1 && std::strcmp(argv[1], "mid") == 0;
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     CHECK(device_facts(facts));
