@@ -122,20 +122,18 @@ struct CubRunToRun {
     }
 };
 
-// `mid` mode: the sizes below the library's switch to chunks of 32 tiles,
-// where it runs a tile at a time: the tile kernel against chunks of 4 to
-// 32 tiles of the library's chunk shape, with 1 or 4 units a lane in each
-// look-back step.
+// `mid` mode: the sizes below the library's switch to chunks of 32 tiles:
+// the tile kernel against chunks of 4 to 32 tiles of the library's chunk
+// shape.
 bool mid = false;
 template <class T>
 void mid_candidates(Case<T> &c) {
     using Sh = typename scanrep::WarpShapeOf<T>::type;
     candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
-    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 4, 4>>("chunks x4 lb4", c);
-    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 8, 1>>("chunks x8", c);
-    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 8, 4>>("chunks x8 lb4", c);
-    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 16, 4>>("chunks x16 lb4", c);
-    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 32, 1>>("chunks x32", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 4>>("chunks x4", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 8>>("chunks x8", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 16>>("chunks x16", c);
+    candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 32>>("chunks x32", c);
 }
 
 template <class T>
@@ -184,23 +182,15 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 continue;
             }
             candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
-            candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T, Unit::tile, 1, 4>>("scan_rfa (tile by tile) lb4", c);
             if constexpr (sizeof(T) == 4) {
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 32>>("warps 256x8 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 16>>("warps 256x8 3/SM x16", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 4>, T, T, Unit::chunk, 32>>("warps 256x8 4/SM x32", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 32, 4>>("warps 256x8 3/SM x32 lb4", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 16, 4>>("warps 256x8 3/SM x16 lb4", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 8, 4>>("warps 256x8 3/SM x8 lb4", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 16, 2>>("warps 256x8 3/SM x16 lb2", c);
             } else {
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::chunk, 32>>("warps 256x4 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 3>, T, T, Unit::chunk, 64>>("warps 256x4 3/SM x64", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 32>>("warps 256x4 4/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 16>>("warps 256x4 4/SM x16", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 32, 4>>("warps 256x4 4/SM x32 lb4", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 16, 4>>("warps 256x4 4/SM x16 lb4", c);
-                candidate<scanrep::ScanRepWith<TileShape<256, 4, 4>, T, T, Unit::chunk, 8, 4>>("warps 256x4 4/SM x8 lb4", c);
             }
         }
     }

@@ -392,8 +392,10 @@ def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype, acc):
     # 300_007 elements are 5 float32 chunks of the kernel that scans a
     # chunk's tiles with each warp's running state (64 Ki elements each;
     # float64: 10 of 32 Ki), the last one partial.  A grid of 2 blocks runs
-    # that kernel (2-5 chunks a block), a grid of 1000 the kernel that
-    # chains every tile; both must give every prefix's reproducible sum.
+    # that kernel (2-5 chunks a block), a grid of 20 (float64: 100) the same
+    # kernel in chunks of 8 tiles (19 and 37 chunks), a grid of 1000 the
+    # kernel that chains every tile; all must give every prefix's
+    # reproducible sum.
     # dtype=float64 on float32 data: the chunked kernel reads float32 and
     # accumulates float64 (its elements converted one by one, not read as
     # 16-byte runs of the accumulator's type).
@@ -402,13 +404,15 @@ def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype, acc):
     before = x.copy()
     kw = {} if acc is dtype else {"dtype": acc}
     got = {}
-    for grid in ("2", "1000"):
+    for grid in ("2", "20" if acc is np.float32 else "100", "1000"):
         monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
         got[grid] = g2g_scan(x, **kw), g2g_scan(x, inclusive=False, **kw)
     assert bits(x) == bits(before)
-    for a, b in zip(got["2"], got["1000"]):
-        assert a.dtype == acc and bits(a) == bits(b)
-    check_prefixes(x, got["2"][0], got["2"][1], np.random.default_rng(2), acc=acc)
+    first = got.pop("2")
+    for other in got.values():
+        for a, b in zip(first, other):
+            assert a.dtype == acc and bits(a) == bits(b)
+    check_prefixes(x, first[0], first[1], np.random.default_rng(2), acc=acc)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -141,55 +141,30 @@ struct TileStates {
 };
 
 // The prefix of tile t > 0 (the whole warp calls it, after the tile's
-// aggregate is out): lane l looks at the LB tiles t-1-l*LB-j, j < LB (a
-// step covers 32 x LB tiles), the warp waits until they have all published
-// something, merges the states up to the nearest inclusive prefix (the
-// tiles past it give the identity), and steps back while no inclusive
-// prefix was among them - Merrill and Garland's look-back.  Which tiles it
-// happens to combine varies from run to run; the value of the merge does
-// not (exact integer additions), so neither do the bits.  Each tile's
-// inclusive prefix waits on this look-back, so the published prefixes
-// advance by at most one step's tiles per step: LB > 1 lets them run ahead
-// of the tiles' own pace where the units are small.
-template <int LB = 1, class Acc>
+// aggregate is out): lane l looks at tile t-1-l, the warp waits until the
+// 32 tiles have published something, merges the states up to the nearest
+// inclusive prefix (lanes past it give the identity), and steps back 32
+// tiles while no inclusive prefix was among them - Merrill and Garland's
+// look-back.  Which tiles it happens to combine varies from run to run;
+// the value of the merge does not (exact integer additions), so neither
+// do the bits.
+template <class Acc>
 __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int lane) {
-    using R = rfa::Rfa<Acc>;
-    State<Acc> run = R::identity();
-    for (int64_t last = t - 1;; last -= WARP * LB) {
-        int64_t p[LB];
-        unsigned f[LB];
-#pragma unroll
-        for (int j = 0; j < LB; ++j) {
-            p[j] = last - lane * LB - j;
-            f[j] = p[j] >= 0 ? ts.poll(p[j]) : 2u;
-        }
-        for (;;) {
-            bool all = true;
-#pragma unroll
-            for (int j = 0; j < LB; ++j) all &= f[j] != 0u;
-            if (__all_sync(FULL_MASK, all)) break;
+    State<Acc> run = rfa::Rfa<Acc>::identity();
+    for (int64_t last = t - 1;; last -= WARP) {
+        const int64_t p = last - lane;
+        unsigned f = p >= 0 ? ts.poll(p) : 2u;
+        while (!__all_sync(FULL_MASK, f != 0u)) {
             lookback::spin_pause<20>();
-#pragma unroll
-            for (int j = 0; j < LB; ++j)
-                if (f[j] == 0u) f[j] = ts.poll(p[j]);
+            if (f == 0u) f = ts.poll(p);
         }
         __threadfence();
-        int near = LB;  // the lane's nearest inclusive prefix, LB if none
-#pragma unroll
-        for (int j = LB - 1; j >= 0; --j) near = f[j] == 2u ? j : near;
-        const unsigned incl = __ballot_sync(FULL_MASK, near < LB);
+        State<Acc> v = rfa::Rfa<Acc>::identity();
+        const unsigned incl = __ballot_sync(FULL_MASK, f == 2u);
         const int stop = incl ? __ffs(int(incl)) - 1 : WARP - 1;
-        const int upto = lane < stop ? LB - 1 : lane == stop ? (near < LB ? near : LB - 1) : -1;
-        State<Acc> v[LB];
-#pragma unroll
-        for (int j = 0; j < LB; ++j) {
-            v[j] = R::identity();
-            if (j <= upto && p[j] >= 0) v[j] = TileStates<Acc>::load(f[j] == 2u ? ts.inc + p[j] : ts.agg + p[j]);
-        }
-#pragma unroll
-        for (int j = 1; j < LB; ++j) v[0] = R::merge(v[0], v[j]);
+        if (lane <= stop && p >= 0) v = TileStates<Acc>::load(f == 2u ? ts.inc + p : ts.agg + p);
         // the nearest tile had its inclusive prefix: lane 0's state is all there is
-        run = R::merge(run, stop == 0 ? shfl_from_state(v[0], 0) : warp_all(v[0]));
+        run = rfa::Rfa<Acc>::merge(run, stop == 0 ? shfl_from_state(v, 0) : warp_all(v));
         if (incl) return run;
     }
 }
@@ -199,7 +174,7 @@ __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int
 // first tile; else the look-back, after the tile's aggregate is published),
 // and the tile's inclusive state published for the tiles after it (and into
 // carry_out for the last tile).
-template <int LB = 1, class Acc>
+template <class Acc>
 __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, int64_t tiles, int lane,
                                          const State<Acc> &agg, const State<Acc> *carry_in,
                                          State<Acc> *carry_out) {
@@ -208,7 +183,7 @@ __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, i
         if (carry_in != nullptr) prefix = *carry_in;
     } else {
         if (lane == 0) ts.publish(t, agg, 1u);
-        prefix = look_back<LB>(ts, t, lane);
+        prefix = look_back(ts, t, lane);
     }
     if (lane == 0) {
         const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
@@ -706,7 +681,7 @@ __device__ inline void rfa_tile(const In *__restrict__ in, Acc *__restrict__ out
                         });
 }
 
-template <class Sh, int LB, class In, class Acc>
+template <class Sh, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
 scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in, bool vec_out,
          unsigned *counter, TileStates<Acc> ts, int64_t tiles, const State<Acc> *carry_in, State<Acc> *carry_out) {
@@ -717,7 +692,7 @@ scan_rfa(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclu
         if (t >= tiles) break;
         rfa_tile<Sh>(in, out, n, inclusive, vec_in, vec_out, t * Sh::TILE, sm,
                      [&](const State<Acc> &agg, int lane) {
-                         return tile_prefix<LB>(ts, t, tiles, lane, agg, carry_in, carry_out);
+                         return tile_prefix(ts, t, tiles, lane, agg, carry_in, carry_out);
                      });
         __syncthreads();  // sm and taken are reused
     }
@@ -750,7 +725,7 @@ __device__ inline State<Acc> warp_state(State<Acc> s) {
 // (partly from L2) - no barrier and no look-back until the next chunk, so
 // the warps of an SM run unhindered by each other.  The bits are
 // scan_rfa's: every element is the rounding of its prefix's state.
-template <class Sh, int TPC, int LB, class In, class Acc>
+template <class Sh, int TPC, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
 scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in,
                bool vec_out, unsigned *counter, TileStates<Acc> ts, int64_t chunks, const State<Acc> *carry_in,
@@ -799,7 +774,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             const State<Acc> agg = shfl_from_state(v, WARPS - 1);
             State<Acc> lower = shfl_up_state(v, 1);
             if (lane == 0) lower = R::identity();
-            const State<Acc> prefix = tile_prefix<LB>(ts, c, chunks, lane, agg, carry_in, carry_out);
+            const State<Acc> prefix = tile_prefix(ts, c, chunks, lane, agg, carry_in, carry_out);
             __syncwarp();  // every lane has read part[] before it is overwritten
             if (lane < WARPS) part[lane] = R::merge(prefix, lower);
         }
@@ -971,9 +946,8 @@ struct ScanRep {
 // TPC tiles (scan_rfa_warps), or the tiles of scan_rfa_stepwise (whose
 // shape is fixed).
 enum class Unit { tile, chunk, stepwise };
-// The launcher of the kernel of Unit U with shape Sh (chunks: of TPC
-// tiles), LB units a lane in each step of the look-back.
-template <class Sh, class In, class Acc, Unit U = Unit::tile, int TPC = 1, int LB = 1>
+// The launcher of the kernel of Unit U with shape Sh.
+template <class Sh, class In, class Acc, Unit U = Unit::tile, int TPC = 1>
 struct ScanRepWith {
     static constexpr int64_t UNIT = U == Unit::chunk ? int64_t(Sh::TILE) * TPC : int64_t(Sh::TILE);
     static int64_t units(int64_t n) { return ceil_div<int64_t>(n, UNIT); }
@@ -1002,10 +976,10 @@ struct ScanRepWith {
             GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc,
                       vin, vout, counter, ts, nt, cin, cout);
         } else if constexpr (U == Unit::chunk) {
-            GP_LAUNCH((scan_rfa_warps<Sh, TPC, LB, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n,
+            GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n,
                       inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
-            GP_LAUNCH((scan_rfa<Sh, LB, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc, vin,
+            GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc, vin,
                       vout, counter, ts, nt, cin, cout);
         }
         return cudaSuccess;
@@ -1016,24 +990,33 @@ using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>,
 // The library's: scan_rfa_warps in chunks of 32 of its tiles (float 64 Ki
 // elements, double 32 Ki: per-element work 32 bytes a lane; float 3 blocks
 // an SM, double 4 - at 64 registers it spills, and still gains more from
-// the fourth block than it loses; bench/tune_rfa_scan.cu) where there are
-// at least half as many chunks as resident blocks, else scan_rfa a tile at
-// a time (small inputs, whose few chunks would leave most blocks idle).
-// The same bits either way.
+// the fourth block than it loses) where there are at least half as many
+// chunks as resident blocks; below, chunks of 8 tiles where there are
+// enough of them (float: half as many as resident blocks; double: an
+// eighth); else scan_rfa a tile at a time (small inputs, whose few chunks
+// would leave most blocks idle).  On an H200 that is float32 from 2^22
+// elements in chunks of 8 (2^22: 0.038 against 0.045 ms a tile at a time;
+// 2^21 stays: 0.028 against 0.033) and float64 from 2^20 (2^20 to 2^23:
+// 0.031 / 0.038 / 0.057 / 0.101 against 0.043 / 0.073 / 0.128 / 0.240 ms;
+// 2^18 stays: 0.018 against 0.028); bench/tune_rfa_scan.cu.  The same bits
+// either way.
 template <class Acc> struct WarpShapeOf;
 template <> struct WarpShapeOf<float> { using type = TileShape<256, 8, 3>; };
 template <> struct WarpShapeOf<double> { using type = TileShape<256, 4, 4>; };
-constexpr int CHUNK_TILES = 32;
+constexpr int CHUNK_TILES = 32, MID_CHUNK_TILES = 8;
+template <class Acc> constexpr int MID_SHARE = sizeof(Acc) == 4 ? 2 : 8;  // chunks x MID_SHARE >= resident blocks
 template <class In, class Acc>
 struct ScanRepFloat {
     using Tiles = ScanRepWith<typename ShapeOf<Acc>::type, In, Acc>;
     using Warps = ScanRepWith<typename WarpShapeOf<Acc>::type, In, Acc, Unit::chunk, CHUNK_TILES>;
-    static size_t scratch(int64_t n) { return std::max(Tiles::scratch(n), Warps::scratch(n)); }
+    using Mid = ScanRepWith<typename WarpShapeOf<Acc>::type, In, Acc, Unit::chunk, MID_CHUNK_TILES>;
+    static size_t scratch(int64_t n) { return std::max({Tiles::scratch(n), Warps::scratch(n), Mid::scratch(n)}); }
     static cudaError_t run(const gp_scan_args &a) {
-        const int64_t units = Warps::units(a.n);
-        int64_t resident;  // the warps kernel's full grid (GPUPRIMS_TEST_GRID applies)
+        int64_t resident;  // the chunk kernel's full grid (GPUPRIMS_TEST_GRID applies)
         GP_TRY(Warps::grid_for(INT64_MAX, resident));
-        return 2 * units >= resident ? Warps::run(a) : Tiles::run(a);
+        if (2 * Warps::units(a.n) >= resident) return Warps::run(a);
+        if (MID_SHARE<Acc> * Mid::units(a.n) >= resident) return Mid::run(a);
+        return Tiles::run(a);
     }
 };
 template <class In> struct ScanRep<In, Sum<float>> : ScanRepFloat<In, float> {};
