@@ -993,13 +993,11 @@ using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>,
 // the fourth block than it loses) where there are at least half as many
 // chunks as resident blocks; below, chunks of 8 tiles where there are
 // enough of them (float: half as many as resident blocks; double: an
-// eighth); else scan_rfa a tile at a time (small inputs, whose few chunks
-// would leave most blocks idle).  On an H200 that is float32 from 2^22
-// elements in chunks of 8 (2^22: 0.038 against 0.045 ms a tile at a time;
-// 2^21 stays: 0.028 against 0.033) and float64 from 2^20 (2^20 to 2^23:
-// 0.031 / 0.038 / 0.057 / 0.101 against 0.043 / 0.073 / 0.128 / 0.240 ms;
-// 2^18 stays: 0.018 against 0.028); bench/tune_rfa_scan.cu.  The same bits
-// either way.
+// eighth: the float64 tile kernel is the slower one); else scan_rfa a tile
+// at a time (small inputs, whose few chunks would leave most blocks idle).
+// On an H200 that puts float32 from 2^22 elements and float64 from 2^20 in
+// chunks of 8, where each was measured ahead of the tile kernel (bench/
+// tune_rfa_scan.cu mid).  The same bits either way.
 template <class Acc> struct WarpShapeOf;
 template <> struct WarpShapeOf<float> { using type = TileShape<256, 8, 3>; };
 template <> struct WarpShapeOf<double> { using type = TileShape<256, 4, 4>; };
