@@ -2,13 +2,13 @@
 // shapes (cuda/scan/reproducible.cuh, decoupled_lookback_reproducible).
 //
 // Times, in one run, float32 and float64 inclusive sums at 2^20, 2^24 and
-// 2^28 (`mid`: at 2^16 to 2^23, the kernels for those sizes only): the reproducible scan as the library runs it (ScanRepFloat: the
-// kernel that scans a chunk of tiles with each warp's running state,
-// scan_rfa_warps, or for small inputs scan_rfa, a tile at a time), each of
-// the two kernels alone in other shapes (BLOCKxITEMS, blocks an SM, tiles a
-// chunk), the element-by-element
-// form (scan_rfa_stepwise), and the rivals its speed is judged against: the plain
-// look-back scan (decoupled_lookback's auto, run-to-run deterministic) and
+// 2^28 (`mid`: at 2^16 to 2^23, the kernels for those sizes only): the
+// reproducible scan as the library runs it (ScanRepFloat: the kernel that
+// scans a chunk of tiles with each warp's running state, scan_rfa_warps,
+// or for small inputs scan_rfa, a tile at a time), each of the two kernels
+// alone in other shapes (BLOCKxITEMS, blocks an SM, tiles a chunk), the
+// element-by-element form (scan_rfa_stepwise), and the rivals its speed is
+// judged against: the plain look-back scan (decoupled_lookback's auto, run-to-run deterministic) and
 // CUB's scan with CCCL's run_to_run determinism requirement.  CUDA events
 // around the launches only, L2 overwritten before every run, median of
 // REPEAT runs (tune_common.cuh).  Checks: every reproducible candidate gives
@@ -17,10 +17,10 @@
 // prefix.  The data: random in [-1, 1) (never zeros), and a positive
 // [0, 1) set whose large prefix sums take the fast path's wide rounding.
 // On the GPU machine (the CCCL 3.5 headers of the nvidia-cuda-cccl wheel):
-//   bash bench/gpu_run.sh tune-rfa-scan
+//   bash bench/gpu_run.sh tune-rfa-scan      (or tune-rfa-scan-mid)
 // which runs
 //   CCCL=$(python3 -c "import site, glob; print(sorted(g for p in site.getsitepackages() + [site.getusersitepackages()] for g in glob.glob(p + '/nvidia/cu*/include/cccl'))[-1])")
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan [mid]
 #include <cmath>
 #include <cstring>
 #include <vector>

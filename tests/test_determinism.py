@@ -411,7 +411,7 @@ def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype, acc):
     first = got.pop("2")
     for other in got.values():
         for a, b in zip(first, other):
-            assert a.dtype == acc and bits(a) == bits(b)
+            assert a.dtype == b.dtype == acc and bits(a) == bits(b)
     check_prefixes(x, first[0], first[1], np.random.default_rng(2), acc=acc)
 
 
