@@ -8,8 +8,9 @@
 // or for small inputs scan_rfa, a tile at a time), each of the two kernels
 // alone in other shapes (BLOCKxITEMS, blocks an SM, tiles a chunk), the
 // element-by-element form (scan_rfa_stepwise), and the rivals its speed is
-// judged against: the plain look-back scan (decoupled_lookback's auto, run-to-run deterministic) and
-// CUB's scan with CCCL's run_to_run determinism requirement.  CUDA events
+// judged against: the plain look-back scan (decoupled_lookback's auto,
+// run-to-run deterministic) and CUB's scan with CCCL's run_to_run
+// determinism requirement.  CUDA events
 // around the launches only, L2 overwritten before every run, median of
 // REPEAT runs (tune_common.cuh).  Checks: every reproducible candidate gives
 // the bits of the stepwise form (inclusive and exclusive), the same bits in
