@@ -124,13 +124,12 @@ struct CubRunToRun {
 };
 
 // `mid` mode: the sizes below the library's switch to chunks of 32 tiles:
-// the tile kernel against chunks of 4 to 32 tiles of the library's chunk
-// shape.
+// chunks of 4 to 32 tiles of the library's chunk shape, beside the tile
+// kernel.
 bool mid = false;
 template <class T>
 void mid_candidates(Case<T> &c) {
     using Sh = typename scanrep::WarpShapeOf<T>::type;
-    candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
     candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 4>>("chunks x4", c);
     candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 8>>("chunks x8", c);
     candidate<scanrep::ScanRepWith<Sh, T, T, Unit::chunk, 16>>("chunks x16", c);
@@ -178,11 +177,11 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 std::printf("| host rfa::sum of 6 prefixes | %s |\n", bad ? "DIFFER from the kernel" : "= the kernel");
             }
             candidate<Production>("library (ScanRepFloat)", c);
+            candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
             if (mid) {
                 mid_candidates(c);
                 continue;
             }
-            candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
             if constexpr (sizeof(T) == 4) {
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 32>>("warps 256x8 3/SM x32", c);
                 candidate<scanrep::ScanRepWith<TileShape<256, 8, 3>, T, T, Unit::chunk, 16>>("warps 256x8 3/SM x16", c);
