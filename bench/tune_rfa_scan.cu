@@ -2,7 +2,9 @@
 // shapes (cuda/scan/reproducible.cuh, decoupled_lookback_reproducible).
 //
 // Times, in one run, float32 and float64 inclusive sums at 2^20, 2^24 and
-// 2^28 (`mid`: at 2^16 to 2^23, the kernels for those sizes only): the
+// 2^28 (`mid`: at 2^16 to 2^23, the kernels for those sizes only; `lib`:
+// at 2^24 and 2^28, the library's scan and its rivals only, for comparing
+// two builds of the headers, run one after the other): the
 // reproducible scan as the library runs it (ScanRepFloat: the kernel that
 // scans a chunk of tiles with each warp's running state, scan_rfa_warps,
 // or for small inputs scan_rfa, a tile at a time), each of the two kernels
@@ -126,7 +128,7 @@ struct CubRunToRun {
 // `mid` mode: the sizes below the library's switch to chunks of 32 tiles:
 // chunks of 4 to 32 tiles of the library's chunk shape, beside the tile
 // kernel.
-bool mid = false;
+bool mid = false, lib = false;
 template <class T>
 void mid_candidates(Case<T> &c) {
     using Sh = typename scanrep::WarpShapeOf<T>::type;
@@ -141,10 +143,12 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
     using Auto = lookback::Lookback<T, gp::Sum<T>>;
     using Stepwise = scanrep::ScanRepStepwise<T, T>;
     using Production = scanrep::ScanRepFloat<T, T>;
-    const std::vector<int> logs = mid ? std::vector<int>{16, 18, 20, 21, 22, 23} : std::vector<int>{20, 24, 28};
+    const std::vector<int> logs = mid ? std::vector<int>{16, 18, 20, 21, 22, 23}
+                                  : lib ? std::vector<int>{24, 28}
+                                        : std::vector<int>{20, 24, 28};
     for (int lg : logs) {
         for (int pos = 0; pos < 2; ++pos) {
-            if (pos && lg != 28) continue;
+            if (pos && (lg != 28 || lib)) continue;
             Case<T> c{};
             c.n = int64_t(1) << lg;
             c.in = pos ? dpos : din;
@@ -177,6 +181,7 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
                 std::printf("| host rfa::sum of 6 prefixes | %s |\n", bad ? "DIFFER from the kernel" : "= the kernel");
             }
             candidate<Production>("library (ScanRepFloat)", c);
+            if (lib) continue;
             candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
             if (mid) {
                 mid_candidates(c);
@@ -200,6 +205,7 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
 int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     mid = argc > 1 && std::strcmp(argv[1], "mid") == 0;
+    lib = argc > 1 && std::strcmp(argv[1], "lib") == 0;
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     CHECK(device_facts(facts));

@@ -389,13 +389,16 @@ def test_scan_launch_configuration_does_not_change_bits(monkeypatch, dtype, grid
 @pytest.mark.parametrize("dtype,acc", [(np.float32, np.float32), (np.float64, np.float64),
                                        (np.float32, np.float64)])
 def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype, acc):
-    # 300_007 elements are 5 float32 chunks of the kernel that scans a
-    # chunk's tiles with each warp's running state (64 Ki elements each;
-    # float64: 10 of 32 Ki), the last one partial.  A grid of 2 blocks runs
-    # that kernel (2-5 chunks a block), a grid of 20 (float64: 100) the same
-    # kernel in chunks of 8 tiles (19 and 37 chunks), a grid of 1000 the
-    # kernel that chains every tile; all must give every prefix's
-    # reproducible sum.
+    # 300_007 elements are 5 float32 chunks of 32 tiles of the kernel that
+    # scans a chunk's tiles with each warp's running state (64 Ki elements
+    # each; float64: 10 of 32 Ki), the last one partial.  The grid (the
+    # resident blocks the launcher plans for) picks the chunk size: the
+    # largest with at least half as many chunks as blocks, then chunks of 4
+    # tiles where there are at least half (float32) or an eighth (float64)
+    # as many, then the kernel that chains every tile.  float32: grids 2,
+    # 15, 30 and 60 run chunks of 32, 16, 8 and 4 tiles (5, 10, 19 and 37
+    # chunks), 1000 the tile kernel; float64: 2, 30, 60, 100 (10, 19, 37,
+    # 74 chunks) and 1000.  All must give every prefix's reproducible sum.
     # dtype=float64 on float32 data: the chunked kernel reads float32 and
     # accumulates float64 (its elements converted one by one, not read as
     # 16-byte runs of the accumulator's type).
@@ -404,7 +407,8 @@ def test_scan_chunks_and_tiles_give_the_same_bits(monkeypatch, dtype, acc):
     before = x.copy()
     kw = {} if acc is dtype else {"dtype": acc}
     got = {}
-    for grid in ("2", "20" if acc is np.float32 else "100", "1000"):
+    grids = ("2", "15", "30", "60", "1000") if acc is np.float32 else ("2", "30", "60", "100", "1000")
+    for grid in grids:
         monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
         got[grid] = g2g_scan(x, **kw), g2g_scan(x, inclusive=False, **kw)
     assert bits(x) == bits(before)
@@ -567,9 +571,20 @@ def rounding_paths(kind, n, dtype, rng):
     """Data whose prefix sums take each way the 1-D scan rounds an element
     (cuda/scan/reproducible.cuh, Frame::round): float32 counts beyond 64
     bits (float64's need some 2^28 elements), sums that overflow to Inf,
-    subnormal sums after a cancellation (float32's only below the fast
-    path's bins), and top bins that grow (or never grow) along the array."""
+    subnormal sums after a cancellation (only below the fast path's bins,
+    whose frames are normal), top bins that grow (or never grow) along the array, and
+    elements that are each a tie at the lowest kept quantum (odd multiples
+    of half of it, after a first element that fixes the top bin), whose
+    counts round to even."""
     finfo = np.finfo(dtype)
+    if kind == "ties":
+        p = R.PARAMS[np.dtype(dtype)]
+        lead = np.array([0.75], dtype)
+        e_m = p["E0"] + (R.top_index(lead, dtype) - p["K"] + 1) * p["W"]
+        odd = 2 * rng.integers(1 << (p["P"] - 4), 1 << (p["P"] - 3), n) + 1  # below 2^(P-2): exact in dtype
+        x = (rng.choice([-1.0, 1.0], n) * odd * 2.0 ** (e_m - 1)).astype(dtype)
+        x[0] = lead[0]
+        return x
     u = rng.uniform(0.5, 1.0, n)
     if kind == "bin_top":  # near the top of bin 7 (float32) / 41 (float64)
         return (u * (2.0 ** 18 if dtype == np.float32 else 2.0 ** 15)).astype(dtype)
@@ -586,10 +601,17 @@ def rounding_paths(kind, n, dtype, rng):
     return mags if kind == "increasing" else mags[::-1].copy()
 
 
+@pytest.mark.parametrize("grid", ["2", "1000"])
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("kind", ["bin_top", "overflow", "subnormal", "increasing", "decreasing"])
-def test_scan_rounding_paths(dtype, kind, backend):
-    n = 9001  # two tiles and a part, for every tile shape
+@pytest.mark.parametrize("kind", ["bin_top", "overflow", "subnormal", "increasing", "decreasing", "ties"])
+def test_scan_rounding_paths(monkeypatch, dtype, kind, grid, backend):
+    # n: two tiles and a part, for every tile shape.  A grid of 2 blocks
+    # runs the kernel that scans chunks of tiles with each warp's running
+    # state, whose fast steps round double's elements from two doubles
+    # (Frame::round_pairs); a grid of 1000 the kernel that chains every
+    # tile, which rounds them from a 128-bit count.
+    n = 9001
+    monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
     rng = np.random.default_rng(19)
     x = rounding_paths(kind, n, dtype, rng)
     assert np.count_nonzero(x) > n // 2

@@ -26,7 +26,7 @@
 // that raise it), every element's state is the prefix's count plus integer
 // counts of the elements at one bin index - no per-element state, no
 // renormalization; and large inputs go in chunks of 32 tiles (mid sizes:
-// of 8): a block sums its chunk (pass A), looks back once for the chunk's
+// of 16, 8 or 4): a block sums its chunk (pass A), looks back once for the chunk's
 // prefix, and each warp then scans its own slice of the chunk with a
 // running count (pass B, reading the chunk again), with no barrier between
 // the warps (reproducible.cuh, scan_rfa_warps; small inputs tile by tile,

@@ -280,9 +280,12 @@ struct Exact {
     static constexpr int P = R::P, W = R::W, K = R::K, E0 = R::E0, EMAX = R::EMAX, BIAS = R::BIAS;
     static_assert(K == 3, "three bins");
     static constexpr Bits INF = Bits(EMAX + BIAS) << (P - 1);  // bits of +Inf: |x| bits below it are finite
-    // The smallest J whose 2^-e (e the exponent of u_m) is a normal T, so
-    // that D(x) of float is one multiplication and one conversion.
-    static constexpr int J_FAST = sizeof(T) == 4 ? K - 1 + (-E0 - (EMAX - 1) + W - 1) / W : R::J_MIN;
+    // The smallest J whose 2^e and 2^-e (e the exponent of u_m) are both
+    // normal T (J = 4 for both types; below it every |x| is under 2^-66
+    // (float) or 2^-971 (double)): the fast path's frames (Frame).
+    static constexpr int J_FAST = K - 1 + (W - BIAS - E0) / W;
+    static_assert(E0 + (J_FAST - (K - 1)) * W >= 1 - BIAS && E0 + (R::J_MAX - (K - 1)) * W <= BIAS - 1,
+                  "2^e and 2^-e normal from J_FAST to J_MAX");
 
     // Rfa::index_from(J_MIN, x) from the bits a of a finite |x|, without
     // a loop: with t = ceil(log2 |x|), |x| <= 2^(E0 + jW + W - 1) holds for
@@ -338,22 +341,24 @@ struct Exact {
     }
 };
 
-// The per-thread constants of the fast path at top bin J.
+// The per-thread constants of the fast path at top bin J >= J_FAST, where
+// 2^e and 2^-e are normal: D(x) is x scaled into the frame of u_m, and a
+// rounded count f gives f u_m by one exact multiplication - never
+// subnormal, as |f| >= 1 where it is not zero (an overflow is the Inf that
+// rounding N u_m gives).
 template <class T>
 struct Frame {
     using X = Exact<T>;
     using R = rfa::Rfa<T>;
     static constexpr int W = X::W, K = X::K;
-    int e;     // the exponent of u_m
-    T s1, s2;  // 2^e = s1 s2, each normal and on the same side of 1 (so f s1 s2 is exact where it is normal)
-    T sx;      // float: 2^-e; double: 2^-(exponent of u_J), Rfa::scale(J)
+    int e;  // the exponent of u_m
+    T s;    // 2^e
+    T sx;   // 2^-e
 
     __device__ explicit Frame(int j) {
         e = X::E0 + (j - (K - 1)) * W;
-        const int a = e >> 1;  // floor(e / 2): a and e - a have e's sign
-        s1 = X::pow2n(a);
-        s2 = X::pow2n(e - a);
-        sx = sizeof(T) == 4 ? X::pow2n(-e) : R::scale(j);
+        s = X::pow2n(e);
+        sx = X::pow2n(-e);
     }
     // D(x) = RNE_m(x) / u_m, for |x| <= Rfa::limit(J).
     __device__ I128 D(T x) const {
@@ -361,26 +366,23 @@ struct Frame {
             return I128(round_to_ll<T>(x * sx));  // |x / u_m| <= 2^(3W - 1) = 2^62; an underflow is far below 1/2
         } else {
             // |x / u_m| reaches 2^77: bin J's count d0 first (rfa.cuh's
-            // deposit), then the exact remainder r (|r| <= u_J / 2) rounded to
-            // a multiple of u_m (d0 u_J is one: RNE_m(x) = d0 u_J + RNE_m(r)).
-            const T m0 = R::big(0);
-#ifdef __CUDA_ARCH__
-            const T t = rfa::fused(x, sx, m0);
-            const T r = rfa::fused(x, sx, -(t - m0));
-#else
-            const T xs = x * sx;
-            const T t = xs + m0;
-            const T r = xs - (t - m0);
-#endif
-            const int64_t d0 = int64_t(rfa::bits_of<uint64_t>(t) - rfa::bits_of<uint64_t>(m0));
-            return I128(d0) * (I128(1) << (2 * W)) + I128(round_to_ll<T>(r * X::pow2n(2 * W)));
+            // deposit, in the frame of u_m: M = 1.5 * 2^(52 + 2W), whose
+            // binade's spacing is u_J / u_m = 2^(2W), rounds x / u_m to a
+            // multiple of u_J), then the exact remainder r (|r| <= 2^(2W-1),
+            // a count of u_m) rounded to an integer (d0 u_J is a multiple of
+            // u_m: RNE_m(x) = d0 u_J + RNE_m(r u_m)).
+            const T M = T(1.5) * X::pow2n(52 + 2 * W);
+            const T t = rfa::fused(x, sx, M);
+            const T r = rfa::fused(x, sx, -(t - M));
+            const int64_t d0 = int64_t(rfa::bits_of<uint64_t>(t) - rfa::bits_of<uint64_t>(M));
+            return I128(d0) * (I128(1) << (2 * W)) + I128(round_to_ll<T>(r));
         }
     }
-    // round(N) where N takes the common path - N within one conversion,
-    // the result normal - else ok is cleared (and the value is to be
-    // discarded).  No branches, so that the compiler can overlap the
-    // conversions of a thread's elements (the scan's hot loop).
-    // WIDE (float only): any N, through Exact::wide_common.
+    // round(N) where N takes the common path - N within one conversion -
+    // else ok is cleared (and the value is to be discarded).  No branches,
+    // so that the compiler can overlap the conversions of a thread's
+    // elements (the scan's hot loop).  WIDE (float only): any N, through
+    // Exact::wide_common.
     template <bool WIDE = false>
     __device__ T round_common(I128 N, bool &ok) const {
         T f;
@@ -397,9 +399,7 @@ struct Frame {
             ok &= uint64_t(A + (int64_t(1) << 53)) < (uint64_t(1) << 54);
             f = rfa::fused(from_ll<T>(A), X::pow2n(52), b);
         }
-        const T y = f * s1 * s2;
-        ok &= f == T(0) || rfa::abs_of(y) >= X::pow2n(1 - X::BIAS);
-        return y;
+        return f * s;
     }
     // N u_m rounded to nearest even.
     __device__ T round(I128 N) const {
@@ -417,10 +417,7 @@ struct Frame {
             f = uint64_t(A + (int64_t(1) << 53)) < (uint64_t(1) << 54) ? rfa::fused(from_ll<T>(A), X::pow2n(52), b)
                                                                         : X::wide(N);
         }
-        const T y = f * s1 * s2;
-        // a subnormal result would be rounded twice: round it exactly
-        if (f != T(0) && !(rfa::abs_of(y) >= X::pow2n(1 - X::BIAS))) return R::round_count(N, e);
-        return y;
+        return f * s;
     }
 };
 
@@ -987,33 +984,35 @@ struct ScanRepWith {
 };
 template <class In, class Acc>
 using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>, In, Acc, Unit::stepwise>;
-// The library's: scan_rfa_warps in chunks of 32 of its tiles (float 64 Ki
-// elements, double 32 Ki: per-element work 32 bytes a lane; float 3 blocks
-// an SM, double 4 - at 64 registers it spills, and still gains more from
-// the fourth block than it loses) where there are at least half as many
-// chunks as resident blocks; below, chunks of 8 tiles where there are
-// enough of them (float: half as many as resident blocks; double: an
-// eighth: the float64 tile kernel is the slower one); else scan_rfa a tile
-// at a time (small inputs, whose few chunks would leave most blocks idle).
-// On an H200 that puts float32 from 2^22 elements and float64 from 2^20 in
-// chunks of 8, where each was measured ahead of the tile kernel (bench/
-// tune_rfa_scan.cu mid).  The same bits either way.
+// The library's: scan_rfa_warps in chunks of 32, 16, 8 or 4 of its tiles
+// (32: float 64 Ki elements, double 32 Ki; per-element work 32 bytes a
+// lane; float 3 blocks an SM, double 4 - at 64 registers, where it spills a
+// little and still gains more from the fourth block than it loses): the
+// largest chunks of which there are at least half as many as resident
+// blocks (fewer chunks leave blocks idle, smaller ones cost more
+// look-backs); below that chunks of 4 where there are enough of them
+// (float: half as many as resident blocks; double: an eighth: the float64
+// tile kernel is the slower one); else scan_rfa a tile at a time (small
+// inputs, whose few chunks would leave most blocks idle).  On an H200 that
+// puts float32 from 2^21 elements and float64 from 2^19 in chunks, the
+// crossovers of bench/tune_rfa_scan.cu mid.  The same bits either way.
 template <class Acc> struct WarpShapeOf;
 template <> struct WarpShapeOf<float> { using type = TileShape<256, 8, 3>; };
 template <> struct WarpShapeOf<double> { using type = TileShape<256, 4, 4>; };
-constexpr int CHUNK_TILES = 32, MID_CHUNK_TILES = 8;
-template <class Acc> constexpr int MID_SHARE = sizeof(Acc) == 4 ? 2 : 8;  // chunks x MID_SHARE >= resident blocks
+template <class Acc> constexpr int SMALL_SHARE = sizeof(Acc) == 4 ? 2 : 8;  // chunks of 4 x SMALL_SHARE >= resident
 template <class In, class Acc>
 struct ScanRepFloat {
     using Tiles = ScanRepWith<typename ShapeOf<Acc>::type, In, Acc>;
-    using Warps = ScanRepWith<typename WarpShapeOf<Acc>::type, In, Acc, Unit::chunk, CHUNK_TILES>;
-    using Mid = ScanRepWith<typename WarpShapeOf<Acc>::type, In, Acc, Unit::chunk, MID_CHUNK_TILES>;
-    static size_t scratch(int64_t n) { return std::max({Tiles::scratch(n), Warps::scratch(n), Mid::scratch(n)}); }
+    template <int TPC>
+    using Chunks = ScanRepWith<typename WarpShapeOf<Acc>::type, In, Acc, Unit::chunk, TPC>;
+    static size_t scratch(int64_t n) { return std::max(Tiles::scratch(n), Chunks<4>::scratch(n)); }  // the most units
     static cudaError_t run(const gp_scan_args &a) {
         int64_t resident;  // the chunk kernel's full grid (GPUPRIMS_TEST_GRID applies)
-        GP_TRY(Warps::grid_for(INT64_MAX, resident));
-        if (2 * Warps::units(a.n) >= resident) return Warps::run(a);
-        if (MID_SHARE<Acc> * Mid::units(a.n) >= resident) return Mid::run(a);
+        GP_TRY(Chunks<32>::grid_for(INT64_MAX, resident));
+        if (2 * Chunks<32>::units(a.n) >= resident) return Chunks<32>::run(a);
+        if (2 * Chunks<16>::units(a.n) >= resident) return Chunks<16>::run(a);
+        if (2 * Chunks<8>::units(a.n) >= resident) return Chunks<8>::run(a);
+        if (SMALL_SHARE<Acc> * Chunks<4>::units(a.n) >= resident) return Chunks<4>::run(a);
         return Tiles::run(a);
     }
 };
