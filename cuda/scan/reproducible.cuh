@@ -807,6 +807,50 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             round_elements(f, N0, x, amax, inclusive, y);
             scan::store_items<ITEMS, Acc>(out, step_first + int64_t(lane) * ITEMS, n, vec_out, y);
         };
+        // float: the same step in 64-bit counts where every count it makes
+        // fits them - the warp's largest |x| in units of u_m, times STEP,
+        // below 2^60, and the count at the step's edge (N: before it;
+        // backwards: after it) below 2^61 - so each D is one conversion, the
+        // warp's scan two shuffles a level, and each element one conversion
+        // of its count (Frame::round_common's, without its checks).  Updates
+        // N as the two calls above do; false (N untouched) where it does not
+        // apply.
+        const auto step_narrow = [&](int64_t step_first, const Acc (&x)[ITEMS], Bits amax, const Frame<Acc> &f,
+                                     I128 &N, bool backwards) {
+            if constexpr (sizeof(Acc) == 4) {
+                const Acc big = rfa::bits_of<Acc>(Bits(warp_max(int(amax)))) * f.sx * Acc(STEP);
+                const int64_t N64 = int64_t(N);
+                if (!(big < X::pow2n(60)) || I128(N64) != N || N64 >= (int64_t(1) << 61) || N64 <= -(int64_t(1) << 61))
+                    return false;
+                int64_t d[ITEMS], own = 0;
+#pragma unroll
+                for (int k = 0; k < ITEMS; ++k) own += d[k] = round_to_ll<Acc>(x[k] * f.sx);
+                int64_t inc = own;
+#pragma unroll
+                for (int o = 1; o < WARP; o <<= 1) {
+                    const int64_t y = __shfl_up_sync(FULL_MASK, (long long)inc, o);
+                    if (lane >= o) inc += y;
+                }
+                const int64_t total = __shfl_sync(FULL_MASK, (long long)inc, WARP - 1);
+                const int64_t before = backwards ? N64 - total : N64;
+                int64_t c = before + inc - own;  // the count before the lane's first element
+                Acc y[ITEMS];
+                Acc last = inclusive ? Acc(0) : from_ll<Acc>(c) * f.s;
+#pragma unroll
+                for (int k = 0; k < ITEMS; ++k) {
+                    c += d[k];
+                    const Acc z = from_ll<Acc>(c) * f.s;
+                    y[k] = inclusive ? z : last;
+                    last = z;
+                }
+                scan::store_items<ITEMS, Acc>(out, step_first + int64_t(lane) * ITEMS, n, vec_out, y);
+                N = I128(backwards ? before : before + total);
+                return true;
+            } else {
+                (void)step_first, (void)x, (void)amax, (void)f, (void)N, (void)backwards;
+                return false;
+            }
+        };
         if (mine.flags == 0 && at.flags == 0 && mine.index <= at.index && at.index >= X::J_FAST) {
             // Every step is fast (the slice's own state, from pass A, holds
             // no larger magnitude than the state before it), and the count
@@ -821,11 +865,29 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             const Frame<Acc> f(at.index);
             const int64_t left = w0 >= n ? 0 : ceil_div<int64_t>(n - w0, STEP);  // steps with elements
             const int steps = left < TPC ? int(left) : TPC;
+            // float: each step's loads issued a step ahead (next), so that
+            // they fly while the step before is scanned (double: its
+            // registers would spill, and it measured slower)
+            constexpr bool AHEAD = sizeof(Acc) == 4;
+            Acc next[ITEMS];
+            if (AHEAD && steps > 0)
+                scan::load_items<ITEMS, Sum<Acc>>(in, w0 + int64_t(steps - 1) * STEP + int64_t(lane) * ITEMS, n, vec_in,
+                                                  next);
 #pragma unroll 1
             for (int k = steps - 1; k >= 0; --k) {
                 const int64_t step_first = w0 + int64_t(k) * STEP;
                 Acc x[ITEMS];
-                const Bits amax = load_step(step_first, x);
+                Bits amax;
+                if constexpr (AHEAD) {
+#pragma unroll
+                    for (int i = 0; i < ITEMS; ++i) x[i] = next[i];
+                    if (k > 0)
+                        scan::load_items<ITEMS, Sum<Acc>>(in, step_first - STEP + int64_t(lane) * ITEMS, n, vec_in, next);
+                    amax = abs_max_bits(x);
+                } else {
+                    amax = load_step(step_first, x);
+                }
+                if (step_narrow(step_first, x, amax, f, N, true)) continue;
                 I128 own, inc;
                 N -= step_counts(x, f, own, inc);
                 step_store(step_first, x, amax, f, N + inc - own);
@@ -848,6 +910,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             const int jw = warp_max(amax < X::INF ? X::index_of(amax) : R::J_MIN);
             if (!special && at.flags == 0 && at.index >= jw && at.index >= X::J_FAST) {
                 const Frame<Acc> f(at.index);
+                if (step_narrow(step_first, x, amax, f, N, false)) continue;
                 I128 own, inc;
                 const I128 total = step_counts(x, f, own, inc);
                 step_store(step_first, x, amax, f, N + inc - own);
