@@ -572,10 +572,10 @@ def rounding_paths(kind, n, dtype, rng):
     (cuda/scan/reproducible.cuh, Frame::round): float32 counts beyond 64
     bits (float64's need some 2^28 elements), sums that overflow to Inf,
     subnormal sums after a cancellation (only below the fast path's bins,
-    whose frames are normal), top bins that grow (or never grow) along the array, and
-    elements that are each a tie at the lowest kept quantum (odd multiples
-    of half of it, after a first element that fixes the top bin), whose
-    counts round to even."""
+    whose frames are normal), top bins that grow (or never grow) along the
+    array, and elements that are each a tie at the lowest kept quantum (odd
+    multiples of half of it, after a first element that fixes the top bin),
+    whose counts round to even."""
     finfo = np.finfo(dtype)
     if kind == "ties":
         p = R.PARAMS[np.dtype(dtype)]
@@ -607,9 +607,8 @@ def rounding_paths(kind, n, dtype, rng):
 def test_scan_rounding_paths(monkeypatch, dtype, kind, grid, backend):
     # n: two tiles and a part, for every tile shape.  A grid of 2 blocks
     # runs the kernel that scans chunks of tiles with each warp's running
-    # state, whose fast steps round double's elements from two doubles
-    # (Frame::round_pairs); a grid of 1000 the kernel that chains every
-    # tile, which rounds them from a 128-bit count.
+    # state, whose fast steps round float32's elements from 64-bit counts
+    # where they fit; a grid of 1000 the kernel that chains every tile.
     n = 9001
     monkeypatch.setenv("GPUPRIMS_TEST_GRID", grid)
     rng = np.random.default_rng(19)
