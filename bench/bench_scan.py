@@ -17,6 +17,11 @@ sums of 2^26 float32 with random segment lengths of mean 4, 64, 1024 and
     python bench/bench_scan.py wide         # 8-byte accumulators: decoupled_lookback, cub, cub_deterministic
     python bench/bench_scan.py wide --dtype float64,int32   # the same for some input dtypes
     python bench/bench_scan.py g2g          # gpu_to_gpu: decoupled_lookback_reproducible vs the run-to-run rows
+    python bench/bench_scan.py g2g --dtype float32 --sizes 24,28   # some dtypes and sizes (2^24, 2^28)
+
+The `wide` and `g2g` sections write their file after each table (marked
+as a run that has not finished until the last), so that a run stopped by a
+time limit still leaves the tables it has.
 
 The `wide` section times the look-back scan against both CUB baselines (the
 default scan and the run-to-run deterministic one) for inputs whose sums
@@ -42,7 +47,7 @@ import gpuprims
 from gpuprims import _axes, _core
 from gpuprims._bench import FLUSH_L2_TIMES, PeerTimer, copy_roof, import_peer
 
-from benchlib import begin, journey_tables, save_results
+from benchlib import begin, journey_tables, save_progress, save_results
 
 SIZES = [2**28, 2**24, 2**20, 2048]
 SHAPES = [(2**24, 4), (2**20, 64), (2**14, 2**14), (64, 2**20), (4, 2**24)]
@@ -250,9 +255,10 @@ def batched_section(parts, data, dry=False, only=None, cases_only=None):
         del d_in, d_out
 
 
-def sized_tables(parts, data, dtypes, rows, title, sizes=WIDE_SIZES):
+def sized_tables(parts, data, dtypes, rows, title, sizes=WIDE_SIZES, progress=None):
     """`rows` for each dtype and size in `sizes`, each table titled
-    title(dtype, n) and the copy roof of the same bytes."""
+    title(dtype, n) and the copy roof of the same bytes; progress() after
+    each table."""
     for dtype in dtypes:
         for n in sizes:
             t = gpuprims.compare("scan", n=n, dtype=dtype, op="sum", variants=rows, baselines=False,
@@ -263,20 +269,23 @@ def sized_tables(parts, data, dtypes, rows, title, sizes=WIDE_SIZES):
             parts.append(t.to_markdown())
             data["tables"].append(json.loads(t.to_json()))
             print(parts[-1], flush=True)
+            if progress is not None:
+                progress()
 
 
-def wide_section(parts, data, dtypes, sizes=WIDE_SIZES):
+def wide_section(parts, data, dtypes, sizes=WIDE_SIZES, progress=None):
     """8-byte accumulators: WIDE_ROWS for each dtype and size, with the copy
     roof of the same bytes (meta roof_gbps) in each table."""
     sized_tables(parts, data, dtypes, WIDE_ROWS,
-                 lambda dtype, n: f"{dtype} -> {np.cumsum(np.zeros(1, dtype)).dtype.name} inclusive sum", sizes)
+                 lambda dtype, n: f"{dtype} -> {np.cumsum(np.zeros(1, dtype)).dtype.name} inclusive sum", sizes,
+                 progress)
 
 
-def g2g_section(parts, data):
+def g2g_section(parts, data, dtypes=G2G_DTYPES, sizes=WIDE_SIZES, progress=None):
     """gpu_to_gpu against run_to_run: G2G_ROWS for each dtype and size,
     with the copy roof of the same bytes."""
-    sized_tables(parts, data, G2G_DTYPES, G2G_ROWS,
-                 lambda dtype, n: f"{dtype} inclusive sum, gpu_to_gpu vs run_to_run")
+    sized_tables(parts, data, dtypes, G2G_ROWS,
+                 lambda dtype, n: f"{dtype} inclusive sum, gpu_to_gpu vs run_to_run", sizes, progress)
 
 
 def main(argv):
@@ -297,18 +306,23 @@ def main(argv):
         "cub::DeviceScan's median time / the row's. Every output compared with a float64 "
         "cumulative sum (error in ULPs of the prefix's sum of |x|); `distinct` = different "
         "results over 3 more runs.")
-    if "g2g" in argv:
-        g2g_section(parts, data)
-        return save_results("scan-g2g", info, date, parts, data)
-    if "wide" in argv:
-        dtypes = WIDE_DTYPES
+    if "g2g" in argv or "wide" in argv:
+        g2g = "g2g" in argv
+        family = "scan-g2g" if g2g else "scan-wide"
+        dtypes = G2G_DTYPES if g2g else WIDE_DTYPES
         if "--dtype" in argv:
             dtypes = argv[argv.index("--dtype") + 1].split(",")
         sizes = WIDE_SIZES  # --sizes 20,24: powers of two
         if "--sizes" in argv:
             sizes = [2**int(k) for k in argv[argv.index("--sizes") + 1].split(",")]
-        wide_section(parts, data, dtypes, sizes)
-        return save_results("scan-wide", info, date, parts, data)
+        path = None
+
+        def progress():
+            nonlocal path
+            path = save_progress(family, info, date, parts, data, path)
+
+        (g2g_section if g2g else wide_section)(parts, data, dtypes, sizes, progress)
+        return save_results(family, info, date, parts, data, path=path)
     if "batched" not in argv:
         journey_tables("scan", [(f"\n## float32 inclusive sum, n = {n} (2^{n.bit_length() - 1})", {"n": n})
                                 for n in SIZES], parts, data, dtype="float32", op="sum", repeat=30, k=3,

@@ -71,12 +71,12 @@ def results_path(family, gpu_name, date, results=None):
     return out
 
 
-def write_results(family, info, date, text, data, keep=True, results=None):
+def write_results(family, info, date, text, data, keep=True, results=None, path=None):
     """Write the markdown `text` and the JSON string `data` of a run to
-    results_path(...) (keep=False: not into the results folder) and, when
-    $OUT is set, copies of both under the same names there; returns the
-    path."""
-    out = results_path(family, info["name"], date, results)
+    results_path(...) (keep=False: not into the results folder; path: to
+    that file instead, one this run wrote before) and, when $OUT is set,
+    copies of both under the same names there; returns the path."""
+    out = Path(path) if path is not None else results_path(family, info["name"], date, results)
     if keep:
         out.parent.mkdir(exist_ok=True)
         out.write_text(text)
@@ -87,10 +87,23 @@ def write_results(family, info, date, text, data, keep=True, results=None):
     return out
 
 
-def save_results(family, info, date, parts, data):
-    """Write the markdown `parts` and `data` as JSON (write_results) and
-    return the exit status: 1 if any row's result did not match NumPy."""
-    write_results(family, info, date, "\n".join(parts) + "\n", json.dumps(data, indent=1))
+def save_progress(family, info, date, parts, data, path=None, results=None):
+    """Write the tables so far, marked as a run that has not finished, and
+    return the file's path: a long run calls it after each table, passing
+    the path back (None the first time: the next free name), so that a run
+    stopped part way - a time limit - still leaves its tables, and ends with
+    save_results(..., path=path), which writes the finished file over it."""
+    text = "\n".join(parts + ["\n_A run that has not finished: the tables up to here._"]) + "\n"
+    return write_results(family, info, date, text, json.dumps(dict(data, unfinished=True), indent=1),
+                         results=results, path=path)
+
+
+def save_results(family, info, date, parts, data, path=None, results=None):
+    """Write the markdown `parts` and `data` as JSON (write_results; path:
+    over the file of save_progress) and return the exit status: 1 if any
+    row's result did not match NumPy."""
+    write_results(family, info, date, "\n".join(parts) + "\n", json.dumps(data, indent=1), results=results,
+                  path=path)
     bad = [r["variant"] for t in data["tables"] for r in t["rows"] if r.get("matches") is False]
     if bad:
         print("MISMATCH:", bad)

@@ -1,5 +1,6 @@
-"""bench/benchlib.py: a run's results files never overwrite another, and the wall clock of a call; the
-benchmarks' peers by module name; the ratios and columns of bench_dtypes' calls tables."""
+"""bench/benchlib.py: a run's results files never overwrite another (a run that writes its file as it
+goes keeps one), and the wall clock of a call; the benchmarks' peers by module name; the ratios and
+columns of bench_dtypes' calls tables."""
 import importlib.util
 from pathlib import Path
 
@@ -49,6 +50,73 @@ def test_write_results_keeps_both_runs_and_copies_them_under_out(tmp_path, monke
     # keep=False (a dry run) writes only the copies under $OUT
     p3 = b.write_results("host", info, "2026-11-24", "dry\n", "{}", keep=False, results=kept)
     assert not p3.exists() and (out / p3.name).read_text() == "dry\n"
+
+
+def test_progress_keeps_one_file_until_the_finished_run_writes_over_it(tmp_path, monkeypatch):
+    """A long run writes its tables as they come (save_progress, marked as
+    unfinished) and finishes in the same file (save_results with its path);
+    the next run takes the next name."""
+    import json
+    b = benchlib()
+    monkeypatch.delenv("OUT", raising=False)
+    info = {"name": "NVIDIA H200"}
+    parts, data = ["# Scan benchmark", "| table 1 |"], {"tables": [{"rows": [{"variant": "a", "matches": True}]}]}
+    p1 = b.save_progress("scan-g2g", info, "2026-11-25", parts, data, results=tmp_path)
+    assert p1.name == "scan-g2g-nvidia-h200-2026-11-25.md"
+    assert "has not finished" in p1.read_text() and json.loads(p1.with_suffix(".json").read_text())["unfinished"]
+    parts.append("| table 2 |")
+    data["tables"].append({"rows": [{"variant": "b", "matches": True}]})
+    p2 = b.save_progress("scan-g2g", info, "2026-11-25", parts, data, path=p1, results=tmp_path)
+    assert p2 == p1 and "| table 2 |" in p1.read_text()
+    assert b.save_results("scan-g2g", info, "2026-11-25", parts, data, path=p1, results=tmp_path) == 0
+    assert p1.read_text() == "# Scan benchmark\n| table 1 |\n| table 2 |\n"
+    assert json.loads(p1.with_suffix(".json").read_text()) == data  # no "unfinished" key
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scan-g2g-nvidia-h200-2026-11-25.json",
+                                                          "scan-g2g-nvidia-h200-2026-11-25.md"]
+    assert "unfinished" not in data  # the caller's document is not changed
+    # the next run of the day gets a file of its own
+    assert b.save_progress("scan-g2g", info, "2026-11-25", parts, data, results=tmp_path).name == \
+        "scan-g2g-nvidia-h200-2026-11-25-run2.md"
+
+
+def test_scan_g2g_leaves_its_tables_after_each_one(tmp_path, monkeypatch):
+    """bench_scan.py g2g --dtype --sizes: the tables asked for, the file
+    written after each (so that a run cut short leaves them), one file at
+    the end.  gpuprims.compare is replaced by a stand-in (no GPU here): this
+    checks the script's files, not its times."""
+    import json
+    monkeypatch.syspath_prepend(str(BENCH))
+    monkeypatch.delenv("OUT", raising=False)
+    import benchlib as lib
+    import bench_scan
+    free_name = lib.results_path
+    monkeypatch.setattr(lib, "results_path", lambda family, gpu, date, results=None: free_name(family, gpu, date,
+                                                                                              tmp_path))
+    monkeypatch.setattr(bench_scan, "begin", lambda title, method: ({"name": "Test GPU"}, "2026-11-25",
+                                                                    ["# Scan benchmark"], {"tables": []}))
+    on_disk = []
+
+    class Table:
+        def __init__(self, n, dtype):
+            self.meta, self.title, self.text = {"bytes": 8 * n, "roof_gbps": 100.0}, "", f"| {dtype} {n} |"
+            on_disk.append([p.read_text() for p in sorted(tmp_path.glob("*.md"))])
+
+        def to_markdown(self):
+            return self.title + "\n" + self.text
+
+        def to_json(self):
+            return json.dumps({"rows": [{"variant": "decoupled_lookback_reproducible", "matches": True}]})
+
+    monkeypatch.setattr(bench_scan.gpuprims, "compare", lambda family, n, dtype, **kw: Table(n, dtype))
+    assert bench_scan.main(["g2g", "--dtype", "float32", "--sizes", "10,12"]) == 0
+    files = sorted(tmp_path.glob("*.md"))
+    assert [f.name for f in files] == ["scan-g2g-test-gpu-2026-11-25.md"]
+    text = files[0].read_text()
+    assert "| float32 1024 |" in text and "| float32 4096 |" in text and "has not finished" not in text
+    assert len(json.loads(files[0].with_suffix(".json").read_text())["tables"]) == 2
+    # before the first table nothing; before the second, the first, marked unfinished
+    assert on_disk[0] == []
+    assert len(on_disk[1]) == 1 and "| float32 1024 |" in on_disk[1][0] and "has not finished" in on_disk[1][0]
 
 
 def test_wall_ms_warms_up_syncs_each_call_and_leaves_pre_untimed(monkeypatch):
