@@ -349,14 +349,12 @@ struct Exact {
 template <class T>
 struct Frame {
     using X = Exact<T>;
-    using R = rfa::Rfa<T>;
     static constexpr int W = X::W, K = X::K;
-    int e;  // the exponent of u_m
-    T s;    // 2^e
-    T sx;   // 2^-e
+    T s;   // 2^e, e the exponent of u_m
+    T sx;  // 2^-e
 
     __device__ explicit Frame(int j) {
-        e = X::E0 + (j - (K - 1)) * W;
+        const int e = X::E0 + (j - (K - 1)) * W;
         s = X::pow2n(e);
         sx = X::pow2n(-e);
     }
