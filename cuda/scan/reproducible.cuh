@@ -622,41 +622,6 @@ __device__ inline void rfa_warp(const In *__restrict__ in, Acc *__restrict__ out
     }
 }
 
-// Pass B's loads and stores in the chunk kernel (scan_rfa_warps): its loads
-// are the elements' second and last reads and its stores are not read
-// again, so both go evict-first (__ldcs, __stcs) - leaving the L2 to the
-// chunks that pass A has read and pass B has yet to read again.  Otherwise
-// scan::load_items / store_items.
-template <int ITEMS, class In, class Acc>
-__device__ inline void load_last(const In *in, int64_t first, int64_t n, bool vec, Acc (&items)[ITEMS]) {
-    if constexpr (std::is_same<In, Acc>::value) {
-        if (vec && first + ITEMS <= n) {
-            const uint4 *src = reinterpret_cast<const uint4 *>(in + first);
-#pragma unroll
-            for (int v = 0; v < int(ITEMS * sizeof(Acc) / 16); ++v) {
-                const uint4 x = __ldcs(src + v);
-                memcpy(reinterpret_cast<char *>(items) + 16 * v, &x, 16);
-            }
-            return;
-        }
-    }
-    scan::load_items<ITEMS, Sum<Acc>>(in, first, n, vec, items);  // 0 past n
-}
-template <int ITEMS, class Acc>
-__device__ inline void store_last(Acc *out, int64_t first, int64_t n, bool vec, const Acc (&items)[ITEMS]) {
-    if (vec && first + ITEMS <= n) {
-        uint4 *dst = reinterpret_cast<uint4 *>(out + first);
-#pragma unroll
-        for (int v = 0; v < int(ITEMS * sizeof(Acc) / 16); ++v) {
-            uint4 x;
-            memcpy(&x, reinterpret_cast<const char *>(items) + 16 * v, 16);
-            __stcs(dst + v, x);
-        }
-        return;
-    }
-    scan::store_items<ITEMS, Acc>(out, first, n, vec, items);
-}
-
 // The block's next unit of work (a tile or a chunk) from the counter,
 // every thread getting it.  Units are taken in order, so the units before
 // one were all taken by blocks already running: a look-back never waits
@@ -815,8 +780,16 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         // each element the rounding of the count before it (the exact
         // value of its state: N u_m at the top bin).
         State<Acc> at = part[warp];  // the state before the warp's slice
+        // Pass B's loads are the elements' second and last reads (where the
+        // input has the accumulator's type) and its stores are not read
+        // again, so both go evict-first - leaving the L2 to the chunks that
+        // pass A has read and pass B has yet to read again.
+        constexpr bool LAST = std::is_same<In, Acc>::value;
+        const auto load_last = [&](int64_t step_first, Acc (&x)[ITEMS]) {
+            scan::load_items<ITEMS, Sum<Acc>, LAST>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
+        };
         const auto load_step = [&](int64_t step_first, Acc (&x)[ITEMS]) {
-            load_last<ITEMS>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
+            load_last(step_first, x);
             return abs_max_bits(x);
         };
         // A fast step's counts: the lane's elements as one count (own) and
@@ -838,7 +811,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                                     I128 N0) {
             Acc y[ITEMS];
             round_elements(f, N0, x, amax, inclusive, y);
-            store_last<ITEMS>(out, step_first + int64_t(lane) * ITEMS, n, vec_out, y);
+            scan::store_items<ITEMS, Acc, true>(out, step_first + int64_t(lane) * ITEMS, n, vec_out, y);
         };
         // float: the same step in 64-bit counts where every count it makes
         // fits them - the warp's largest |x| in units of u_m, times STEP,
@@ -876,7 +849,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                     y[k] = inclusive ? z : last;
                     last = z;
                 }
-                store_last<ITEMS>(out, step_first + int64_t(lane) * ITEMS, n, vec_out, y);
+                scan::store_items<ITEMS, Acc, true>(out, step_first + int64_t(lane) * ITEMS, n, vec_out, y);
                 N = I128(backwards ? before : before + total);
                 return true;
             } else {
@@ -904,7 +877,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             constexpr bool AHEAD = sizeof(Acc) == 4;
             Acc next[ITEMS];
             if (AHEAD && steps > 0)
-                load_last<ITEMS>(in, w0 + int64_t(steps - 1) * STEP + int64_t(lane) * ITEMS, n, vec_in, next);
+                load_last(w0 + int64_t(steps - 1) * STEP, next);
 #pragma unroll 1
             for (int k = steps - 1; k >= 0; --k) {
                 const int64_t step_first = w0 + int64_t(k) * STEP;
@@ -914,7 +887,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
 #pragma unroll
                     for (int i = 0; i < ITEMS; ++i) x[i] = next[i];
                     if (k > 0)
-                        load_last<ITEMS>(in, step_first - STEP + int64_t(lane) * ITEMS, n, vec_in, next);
+                        load_last(step_first - STEP, next);
                     amax = abs_max_bits(x);
                 } else {
                     amax = load_step(step_first, x);

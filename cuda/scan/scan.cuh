@@ -80,7 +80,10 @@ __device__ inline T block_scan(T (&items)[ITEMS], T &before, Op op, T *smem) {
 // A tile of ITEMS items per thread, thread t holding TILE-consecutive items
 // t*ITEMS ...: loaded with 16-byte vectors where the tile is whole and the
 // pointer aligned, element by element (identity past n) otherwise.
-template <int ITEMS, class Op, class In>
+// EVICT_FIRST: the vectors are their data's last read (__ldcs instead of
+// __ldg), so their L2 lines go first; store_items' EVICT_FIRST: the output
+// is not read again (__stcs).
+template <int ITEMS, class Op, bool EVICT_FIRST = false, class In>
 __device__ inline void load_items(const In *in, int64_t first, int64_t n, bool vector_ok,
                                   typename Op::type (&items)[ITEMS]) {
     using Acc = typename Op::type;
@@ -90,7 +93,7 @@ __device__ inline void load_items(const In *in, int64_t first, int64_t n, bool v
         const uint4 *src = reinterpret_cast<const uint4 *>(in + first);
 #pragma unroll
         for (int v = 0; v < int(ITEMS * sizeof(In) / 16); ++v) {
-            const uint4 x = __ldg(src + v);
+            const uint4 x = EVICT_FIRST ? __ldcs(src + v) : __ldg(src + v);
             memcpy(reinterpret_cast<char *>(raw) + 16 * v, &x, 16);
         }
 #pragma unroll
@@ -101,7 +104,7 @@ __device__ inline void load_items(const In *in, int64_t first, int64_t n, bool v
     }
 }
 
-template <int ITEMS, class Acc>
+template <int ITEMS, class Acc, bool EVICT_FIRST = false>
 __device__ inline void store_items(Acc *out, int64_t first, int64_t n, bool vector_ok,
                                    const Acc (&items)[ITEMS]) {
     if (vector_ok && first + ITEMS <= n) {
@@ -111,7 +114,8 @@ __device__ inline void store_items(Acc *out, int64_t first, int64_t n, bool vect
         for (int v = 0; v < int(ITEMS * sizeof(Acc) / 16); ++v) {
             uint4 x;
             memcpy(&x, reinterpret_cast<const char *>(items) + 16 * v, 16);
-            dst[v] = x;
+            if (EVICT_FIRST) __stcs(dst + v, x);
+            else dst[v] = x;
         }
     } else {
 #pragma unroll
