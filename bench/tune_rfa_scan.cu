@@ -23,7 +23,7 @@
 //   bash bench/gpu_run.sh tune-rfa-scan      (or tune-rfa-scan-mid)
 // which runs
 //   CCCL=$(python3 -c "import site, glob; print(sorted(g for p in site.getsitepackages() + [site.getusersitepackages()] for g in glob.glob(p + '/nvidia/cu*/include/cccl'))[-1])")
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan [mid]
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan [mid|lib]
 #include <cmath>
 #include <cstring>
 #include <vector>
