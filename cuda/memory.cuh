@@ -36,4 +36,22 @@ __device__ inline uint4 load_nc_no_l1_prefetch_256b(const void *p) {
     return r;
 }
 
+// A 16-byte read-only load whose L2 line is kept before others
+// (createpolicy evict_last as the load's cache hint, PTX ISA 7.4+, sm_80+):
+// for data read again soon by the same kernel.  A plain load on the
+// emulator.
+__device__ inline uint4 load_nc_keep_l2(const void *p) {
+    uint4 r;
+#if defined(GP_EMULATOR) || !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 800
+    memcpy(&r, p, sizeof(r));
+#else
+    unsigned long long policy;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p), "l"(policy));
+#endif
+    return r;
+}
+
 GP_NAMESPACE_END

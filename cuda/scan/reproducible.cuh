@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "../memory.cuh"
 #include "scan.cuh"
 #include "segmented.cuh"
 #include "../rfa.cuh"  // after common.cuh: in the build's namespace
@@ -97,8 +98,15 @@ __device__ inline void add_items(rfa::Acc<Acc> &a, const Acc (&x)[ITEMS]) {
         for (int k = 0; k < ITEMS; ++k) a.deposit(x[k]);
         a.counted(ITEMS, ITEMS);
     } else {
+        // one add a trip, x[k] picked out by selects: an index into x
+        // itself would put x in local memory, and every step's loads with it
 #pragma unroll 1
-        for (int k = 0; k < ITEMS; ++k) a.add(x[k]);
+        for (int k = 0; k < ITEMS; ++k) {
+            Acc v = x[0];
+#pragma unroll
+            for (int j = 1; j < ITEMS; ++j) v = j == k ? x[j] : v;
+            a.add(v);
+        }
     }
 }
 
@@ -751,10 +759,12 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             bool done = false;
             if constexpr (std::is_same<In, Acc>::value) {
                 if (striped) {
+                    // pass B reads these again: kept in the L2 before other lines
 #pragma unroll
-                    for (int v = 0; v < ITEMS / VEC; ++v)
-                        scan::load_items<VEC, Sum<Acc>>(in, step_first + int64_t(v * WARP + lane) * VEC, n, true,
-                                                        *reinterpret_cast<Acc(*)[VEC]>(x + v * VEC));
+                    for (int v = 0; v < ITEMS / VEC; ++v) {
+                        const uint4 w = load_nc_keep_l2(in + step_first + int64_t(v * WARP + lane) * VEC);
+                        memcpy(x + v * VEC, &w, 16);
+                    }
                     done = true;
                 }
             }
