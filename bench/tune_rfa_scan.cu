@@ -24,7 +24,12 @@
 // which runs
 //   CCCL=$(python3 -c "import site, glob; print(sorted(g for p in site.getsitepackages() + [site.getusersitepackages()] for g in glob.glob(p + '/nvidia/cu*/include/cccl'))[-1])")
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan [mid|lib]
+// It prints the device's L2 set-aside for persisting accesses (pass A's
+// evict-last loads are timed with whatever the machine has);
+// PERSIST=<bytes>|max sets it for the run (cudaDeviceSetLimit), to time
+// the kernels under another.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -209,6 +214,15 @@ int main(int argc, char **argv) {
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     CHECK(device_facts(facts));
+    size_t set_aside = 0;
+    CHECK(cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize));
+    if (const char *v = std::getenv("PERSIST")) {
+        const size_t want = std::strcmp(v, "max") == 0 ? size_t(p.persistingL2CacheMaxSize) : size_t(std::atoll(v));
+        CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, want));
+        CHECK(cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize));
+    }
+    std::printf("L2 %d bytes, set aside for persisting accesses %zu (at most %d)\n", p.l2CacheSize, set_aside,
+                p.persistingL2CacheMaxSize);
     size_t fb = 0;
     void *flush = l2_flush_buffer(p, fb);
     const int64_t N = int64_t(1) << 28;
