@@ -717,6 +717,21 @@ __device__ inline State<Acc> warp_state(State<Acc> s) {
     return s;
 }
 
+// The steps of its slice a warp of scan_rfa_warps keeps in shared memory
+// from pass A for pass B (the slice's first ones: pass B, reading
+// backwards, reaches them last, when the L2 has most likely let them go),
+// and the block's bytes for them: 6 steps of 1 KiB a warp, 48 KiB a block
+// (float 3 blocks an SM, double 4); none where the input is converted
+// (pass A's loads are not striped there).
+template <int TPC, class In, class Acc>
+__host__ __device__ constexpr int kept_steps() {
+    return !std::is_same<In, Acc>::value ? 0 : TPC < 6 ? TPC : 6;
+}
+template <class Sh, int TPC, class In, class Acc>
+__host__ __device__ constexpr int kept_bytes() {
+    return kept_steps<TPC, In, Acc>() * (Sh::BLOCK / WARP) * WARP * Sh::ITEMS * int(sizeof(Acc));
+}
+
 // The 1-D scan in chunks of TPC tiles, each warp on its own part.  A block
 // takes a chunk from the counter; warp w owns the chunk's w-th slice of
 // TPC x WARP x ITEMS consecutive elements.  Pass A: each warp sums its
@@ -741,6 +756,15 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
     __shared__ State<Acc> part[WARPS];
     __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    // the warp's kept steps (kept_steps): step k's 16-byte vector s at
+    // kept[k * VECS + slot(s)], the slot s ^ ((s / 8) % 2) - so the 8 lanes of
+    // an access phase meet 8 different bank quads both when pass A writes
+    // the vectors v x WARP + lane and when pass B reads lane x VPL + q
+    constexpr int KEEP = kept_steps<TPC, In, Acc>();
+    constexpr int VPL = ITEMS * int(sizeof(Acc)) / 16, VECS = WARP * VPL;
+    static_assert(VPL == 2, "the slots' swizzle is for 2 vectors a lane");
+    uint4 *const kept = reinterpret_cast<uint4 *>(dynamic_shared_memory()) + warp * KEEP * VECS;
+    const auto slot = [](int v) { return v ^ ((v >> 3) & 1); };
     for (;;) {
         const int64_t c = take(counter, taken);
         if (c >= chunks) break;
@@ -759,10 +783,19 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             bool done = false;
             if constexpr (std::is_same<In, Acc>::value) {
                 if (striped) {
-                    // pass B reads these again: kept in the L2 before other lines
+                    // pass B reads these again: the first KEEP steps from
+                    // shared memory (their L2 lines go first), the rest
+                    // kept in the L2 before other lines
 #pragma unroll
                     for (int v = 0; v < ITEMS / VEC; ++v) {
-                        const uint4 w = load_nc_keep_l2(in + step_first + int64_t(v * WARP + lane) * VEC);
+                        const Acc *src = in + step_first + int64_t(v * WARP + lane) * VEC;
+                        uint4 w;
+                        if (k < KEEP) {
+                            w = __ldcs(reinterpret_cast<const uint4 *>(src));
+                            kept[k * VECS + slot(v * WARP + lane)] = w;
+                        } else {
+                            w = load_nc_keep_l2(src);
+                        }
                         memcpy(x + v * VEC, &w, 16);
                     }
                     done = true;
@@ -797,6 +830,15 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         constexpr bool LAST = std::is_same<In, Acc>::value;
         const auto load_last = [&](int64_t step_first, Acc (&x)[ITEMS]) {
             scan::load_items<ITEMS, Sum<Acc>, LAST>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
+        };
+        // the fast path's: a kept step from shared memory
+        const auto load_fast = [&](int k, Acc (&x)[ITEMS]) {
+            if (LAST && striped && k < KEEP) {
+#pragma unroll
+                for (int q = 0; q < VPL; ++q) memcpy(x + q * (16 / int(sizeof(Acc))), &kept[k * VECS + slot(lane * VPL + q)], 16);
+            } else {
+                load_last(w0 + int64_t(k) * STEP, x);
+            }
         };
         const auto load_step = [&](int64_t step_first, Acc (&x)[ITEMS]) {
             load_last(step_first, x);
@@ -887,7 +929,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             constexpr bool AHEAD = sizeof(Acc) == 4;
             Acc next[ITEMS];
             if (AHEAD && steps > 0)
-                load_last(w0 + int64_t(steps - 1) * STEP, next);
+                load_fast(steps - 1, next);
 #pragma unroll 1
             for (int k = steps - 1; k >= 0; --k) {
                 const int64_t step_first = w0 + int64_t(k) * STEP;
@@ -897,10 +939,11 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
 #pragma unroll
                     for (int i = 0; i < ITEMS; ++i) x[i] = next[i];
                     if (k > 0)
-                        load_last(step_first - STEP, next);
+                        load_fast(k - 1, next);
                     amax = abs_max_bits(x);
                 } else {
-                    amax = load_step(step_first, x);
+                    load_fast(k, x);
+                    amax = abs_max_bits(x);
                 }
                 if (step_narrow(step_first, x, amax, f, N, true)) continue;
                 I128 own, inc;
@@ -1051,7 +1094,9 @@ struct ScanRepWith {
             GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc,
                       vin, vout, counter, ts, nt, cin, cout);
         } else if constexpr (U == Unit::chunk) {
-            GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n,
+            constexpr int KEPT = kept_bytes<Sh, TPC, In, Acc>();
+            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, KEPT, 1024));
+            GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, KEPT, a.stream, in, out, a.n,
                       inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
             GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc, vin,
