@@ -740,7 +740,7 @@ __host__ __device__ constexpr int kept_bytes() {
 // states for its prefix (tile_prefix, as scan_rfa does for tiles), and
 // leaves each warp the state before its slice.  Pass B: each warp scans
 // its slice, WARP x ITEMS elements (a step) at a time, reading it again
-// (partly from L2) - no barrier and no look-back until the next chunk, so
+// (its first kept_steps from shared memory, the rest partly from L2) - no barrier and no look-back until the next chunk, so
 // the warps of an SM run unhindered by each other.  The bits are
 // scan_rfa's: every element is the rounding of its prefix's state.
 template <class Sh, int TPC, class In, class Acc>
@@ -1095,7 +1095,7 @@ struct ScanRepWith {
                       vin, vout, counter, ts, nt, cin, cout);
         } else if constexpr (U == Unit::chunk) {
             constexpr int KEPT = kept_bytes<Sh, TPC, In, Acc>();
-            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, KEPT, 1024));
+            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, KEPT, 1024));  // static: part, taken
             GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, KEPT, a.stream, in, out, a.n,
                       inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
