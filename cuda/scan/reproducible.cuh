@@ -740,8 +740,9 @@ __host__ __device__ constexpr int kept_bytes() {
 // states for its prefix (tile_prefix, as scan_rfa does for tiles), and
 // leaves each warp the state before its slice.  Pass B: each warp scans
 // its slice, WARP x ITEMS elements (a step) at a time, reading it again
-// (its first kept_steps from shared memory, the rest partly from L2) - no barrier and no look-back until the next chunk, so
-// the warps of an SM run unhindered by each other.  The bits are
+// (its first kept_steps from shared memory, the rest partly from L2) - no
+// barrier and no look-back until the next chunk, so the warps of an SM run
+// unhindered by each other.  The bits are
 // scan_rfa's: every element is the rounding of its prefix's state.
 template <class Sh, int TPC, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
