@@ -2,6 +2,8 @@
 moved in chunks through the pinned ring.  A private hook makes the chunks
 tiny (CHUNK bytes) so that sizes around the chunk boundaries, many chunks
 and a tail run in seconds on the emulator; the same tests run on the GPU."""
+import signal
+
 import numpy as np
 import pytest
 
@@ -267,10 +269,17 @@ def test_interrupt(small_chunks, what):
           "transpose": lambda a: gpuprims.transpose(a.reshape(160, 128))}[what]
     fn(x)  # the ring allocated (an earlier test may have freed it, or used the other backend's)
     stats = _core.pipeline_stats()
+    # the hook simulates SIGINT, which Python only turns into KeyboardInterrupt
+    # while its own handler is installed: a process started in the background
+    # by a shell inherits SIGINT ignored
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     _core.pipeline_config(interrupt_after=2)
-    with pytest.raises(KeyboardInterrupt):
-        fn(x)
-    _core.pipeline_config(interrupt_after=-1)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fn(x)
+    finally:
+        _core.pipeline_config(interrupt_after=-1)
+        signal.signal(signal.SIGINT, handler)
     after = _core.pipeline_stats()
     assert after["interrupted"] == stats["interrupted"] + 1
     assert after["allocations"] == stats["allocations"]  # the ring kept, not leaked or regrown
