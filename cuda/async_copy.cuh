@@ -24,19 +24,7 @@ GP_NAMESPACE_BEGIN
 #define GP_SYNC_COPIES 1
 #endif
 
-// An L2 policy that marks the lines a copy brings in as the first to
-// evict (createpolicy, PTX ISA 7.4+, sm_80+), for the copies' cache hint.
-// Not volatile: createpolicy only computes a value, so the compiler may
-// make it once for all the copies of a loop.
-__device__ inline unsigned long long evict_first_policy() {
-    unsigned long long policy = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(GP_EMULATOR)
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-#endif
-    return policy;
-}
-
-// evict_first: the copy's lines leave the L2 first (evict_first_policy):
+// evict_first: the copy's lines leave the L2 first (l2_evict_policy):
 // where the L2 holds dirty lines of earlier work, lines brought in
 // plainly may each write one of them back, while evict-first lines make
 // room for each other.
@@ -49,7 +37,7 @@ __device__ inline void async_copy16(void *shared_dst, const void *global_src, bo
         asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
                      :
                      : "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
-                       "l"(__cvta_generic_to_global(global_src)), "l"(evict_first_policy())
+                       "l"(__cvta_generic_to_global(global_src)), "l"(l2_evict_policy<false>())
                      : "memory");
     else
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
@@ -161,7 +149,7 @@ __device__ inline void bulk_copy(void *shared_dst, const void *global_src, unsig
         asm volatile(
             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], "
             "%4;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(shared_dst))),
-            "l"(__cvta_generic_to_global(global_src)), "r"(bytes), "r"(b), "l"(evict_first_policy())
+            "l"(__cvta_generic_to_global(global_src)), "r"(bytes), "r"(b), "l"(l2_evict_policy<false>())
             : "memory");
     else
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(

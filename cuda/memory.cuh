@@ -1,6 +1,7 @@
 // memory.cuh - memory accesses whose form differs between the GPU and the
-// emulator: the block's dynamic shared memory and a streaming 16-byte
-// load.  Included by common.cuh.
+// emulator: the block's dynamic shared memory, a streaming 16-byte load,
+// the L2 cache policies of cache hints and a load kept in the L2.
+// Included by common.cuh.
 #pragma once
 
 #include <cstring>
@@ -36,20 +37,33 @@ __device__ inline uint4 load_nc_no_l1_prefetch_256b(const void *p) {
     return r;
 }
 
+// The L2 policy of an access's cache hint (createpolicy, PTX ISA 7.4+,
+// sm_80+): the lines it brings in are the first to evict (LAST: the last).
+// Not volatile: createpolicy only computes a value, so the compiler may
+// make it once for all the accesses of a loop.
+template <bool LAST>
+__device__ inline unsigned long long l2_evict_policy() {
+    unsigned long long policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(GP_EMULATOR)
+    if constexpr (LAST)
+        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    else
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+    return policy;
+}
+
 // A 16-byte read-only load whose L2 line is kept before others
-// (createpolicy evict_last as the load's cache hint, PTX ISA 7.4+, sm_80+):
-// for data read again soon by the same kernel.  A plain load on the
-// emulator.
+// (l2_evict_policy<true> as its cache hint): for data read again soon by the
+// same kernel.  A plain load on the emulator.
 __device__ inline uint4 load_nc_keep_l2(const void *p) {
     uint4 r;
 #if defined(GP_EMULATOR) || !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 800
     memcpy(&r, p, sizeof(r));
 #else
-    unsigned long long policy;
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
     asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
         : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-        : "l"(p), "l"(policy));
+        : "l"(p), "l"(l2_evict_policy<true>()));
 #endif
     return r;
 }

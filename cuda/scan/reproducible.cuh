@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <type_traits>
 
-#include "../memory.cuh"
 #include "scan.cuh"
 #include "segmented.cuh"
 #include "../rfa.cuh"  // after common.cuh: in the build's namespace
@@ -836,7 +835,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         const auto load_fast = [&](int k, Acc (&x)[ITEMS]) {
             if (LAST && striped && k < KEEP) {
 #pragma unroll
-                for (int q = 0; q < VPL; ++q) memcpy(x + q * (16 / int(sizeof(Acc))), &kept[k * VECS + slot(lane * VPL + q)], 16);
+                for (int q = 0; q < VPL; ++q) memcpy(x + q * VEC, &kept[k * VECS + slot(lane * VPL + q)], 16);
             } else {
                 load_last(w0 + int64_t(k) * STEP, x);
             }
