@@ -71,6 +71,21 @@ __device__ inline void async_wait_groups() {
 #endif
 }
 
+// ... the same with N known only at run time (0 to 8; more waits as for 8).
+__device__ inline void async_wait_pending(int n) {
+    switch (n) {
+    case 0: async_wait_groups<0>(); break;
+    case 1: async_wait_groups<1>(); break;
+    case 2: async_wait_groups<2>(); break;
+    case 3: async_wait_groups<3>(); break;
+    case 4: async_wait_groups<4>(); break;
+    case 5: async_wait_groups<5>(); break;
+    case 6: async_wait_groups<6>(); break;
+    case 7: async_wait_groups<7>(); break;
+    default: async_wait_groups<8>(); break;
+    }
+}
+
 // ------------------------------------------------------ completion barriers
 // A completion barrier (mbarrier, sm_80+) per batch of async copies: each
 // of `count` threads calls async_arrive() after issuing its copies, and

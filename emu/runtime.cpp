@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -66,7 +67,8 @@ dim3 block_dim, grid_dim;
 namespace {
 
 constexpr size_t STACK_BYTES = 256 * 1024;  // per thread, plus a guard page
-constexpr size_t MAX_DYNAMIC_SHARED = 48 * 1024;  // without an opt-in, as on every GPU since Volta
+constexpr size_t DEFAULT_DYNAMIC_SHARED = 48 * 1024;  // without an opt-in, as on every GPU since Volta
+constexpr size_t OPT_IN_DYNAMIC_SHARED = 227 * 1024;  // the most a kernel may opt in to (sm_90)
 
 enum State { READY, AT_BARRIER, AT_WARP, DONE };
 
@@ -485,8 +487,20 @@ cudaError_t interrupted(const gp_emu_progress &p) {
 }
 }  // namespace
 
-cudaError_t launch(const char *name, dim3 grid, dim3 block, size_t smem, cudaStream_t, void (*body)(void *),
-                   void *ctx) {
+// Each kernel's opt-in (cudaFuncSetAttribute): the dynamic shared memory a
+// launch of it may take, where it is over the default.
+static std::mutex opt_in_mutex;
+static std::map<const void *, size_t> opted_in;
+
+cudaError_t set_max_dynamic_shared(const void *kernel, int bytes) {
+    if (bytes < 0 || size_t(bytes) > OPT_IN_DYNAMIC_SHARED) return cudaErrorInvalidValue;
+    std::lock_guard<std::mutex> lock(opt_in_mutex);
+    opted_in[kernel] = size_t(bytes);
+    return cudaSuccess;
+}
+
+cudaError_t launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t,
+                   void (*body)(void *), void *ctx) {
     std::lock_guard<std::mutex> lock(launch_mutex);
     auto args = std::move(trace.args);
     trace.args.clear();
@@ -500,9 +514,17 @@ cudaError_t launch(const char *name, dim3 grid, dim3 block, size_t smem, cudaStr
                       std::to_string(block.z) + ") is over the limits of a GPU (1024 threads per block)";
         return cudaErrorInvalidConfiguration;
     }
-    if (smem > MAX_DYNAMIC_SHARED) {
+    size_t most = DEFAULT_DYNAMIC_SHARED;
+    {
+        std::lock_guard<std::mutex> opt_lock(opt_in_mutex);
+        const auto it = opted_in.find(kernel);
+        if (it != opted_in.end()) most = std::max(most, it->second);
+    }
+    if (smem > most) {
         last_detail = std::string("emulator: kernel ") + name + ": " + std::to_string(smem) +
-                      " bytes of dynamic shared memory, over the 48 KiB a launch gets without an opt-in";
+                      " bytes of dynamic shared memory, over the " + std::to_string(most) +
+                      (most == DEFAULT_DYNAMIC_SHARED ? " a launch gets without an opt-in (cudaFuncSetAttribute)"
+                                                      : " the kernel opted in to");
         return cudaErrorInvalidValue;
     }
     if (fibers.size() < threads) fibers.resize(threads);

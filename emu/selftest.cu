@@ -14,6 +14,9 @@
 //                   AddressSanitizer builds, GPUPRIMS_EMU_ASAN=1)
 //   warp            every warp collective, results into buf
 //   too_many_threads, too_much_shared  launches a GPU refuses
+//   opted_in_shared  64 KiB after the kernel's opt-in (cudaFuncSetAttribute);
+//                   over_opt_in_shared: 96 KiB after an opt-in to 64 KiB;
+//                   opt_in_too_far: an opt-in past sm_90's 227 KiB
 #include <cstdio>
 #include <cstring>
 
@@ -83,6 +86,7 @@ __global__ void warp_collectives(long long *out) {
 }
 
 __global__ void nothing(long long *) {}
+__global__ void opted_in(long long *out) { out[threadIdx.x] = 1; }
 
 }  // namespace
 GP_NAMESPACE_END
@@ -101,6 +105,11 @@ static cudaError_t selftest(const char *name, void *buf, int64_t n) {
         else if (!strcmp(name, "warp")) GP_LAUNCH(warp_collectives, 1, 64, 0, s, out);
         else if (!strcmp(name, "too_many_threads")) GP_LAUNCH(nothing, 1, 2048, 0, s, out);
         else if (!strcmp(name, "too_much_shared")) GP_LAUNCH(nothing, 1, 32, 64 * 1024, s, out);
+        else if (!strcmp(name, "opted_in_shared") || !strcmp(name, "over_opt_in_shared")) {
+            GP_TRY(cudaFuncSetAttribute(opted_in, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+            GP_LAUNCH(opted_in, 1, 32, (strcmp(name, "opted_in_shared") ? 96 : 64) * 1024, s, out);
+        } else if (!strcmp(name, "opt_in_too_far"))
+            GP_TRY(cudaFuncSetAttribute(opted_in, cudaFuncAttributeMaxDynamicSharedMemorySize, 228 * 1024));
         else return cudaErrorInvalidValue;
         return cudaSuccess;
     };

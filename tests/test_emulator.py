@@ -164,8 +164,19 @@ def test_launch_configuration_errors_like_a_gpu(emulator, selftest):
     with pytest.raises(gpuprims.CudaError, match="1024 threads per block") as info:
         selftest("too_many_threads")
     assert info.value.status == "cudaErrorInvalidConfiguration"
-    with pytest.raises(gpuprims.CudaError, match="dynamic shared memory") as info:
+    with pytest.raises(gpuprims.CudaError, match="dynamic shared memory.*without an opt-in") as info:
         selftest("too_much_shared")
+    assert info.value.status == "cudaErrorInvalidValue"
+
+
+def test_dynamic_shared_memory_past_48_kib_needs_the_kernels_opt_in(emulator, selftest):
+    np.testing.assert_array_equal(selftest("opted_in_shared")[:32], np.ones(32))  # 64 KiB after opting in to 64
+    with pytest.raises(gpuprims.CudaError, match="98304 bytes of dynamic shared memory, over the 65536 the kernel "
+                                                 "opted in to") as info:
+        selftest("over_opt_in_shared")
+    assert info.value.status == "cudaErrorInvalidValue"
+    with pytest.raises(gpuprims.CudaError) as info:  # past sm_90's 227 KiB
+        selftest("opt_in_too_far")
     assert info.value.status == "cudaErrorInvalidValue"
 
 

@@ -21,6 +21,7 @@
 #include "scan.cuh"
 #include "segmented.cuh"
 #include "../rfa.cuh"  // after common.cuh: in the build's namespace
+#include "../async_copy.cuh"
 
 GP_NAMESPACE_BEGIN
 namespace scanrep {
@@ -718,17 +719,25 @@ __device__ inline State<Acc> warp_state(State<Acc> s) {
 
 // The steps of its slice a warp of scan_rfa_warps keeps in shared memory
 // from pass A for pass B (the slice's first ones: pass B, reading
-// backwards, reaches them last, when the L2 has most likely let them go),
-// and the block's bytes for them: 6 steps of 1 KiB a warp, 48 KiB a block
-// (float 3 blocks an SM, double 4); none where the input is converted
-// (pass A's loads are not striped there).
+// backwards, reaches them last, when the L2 has most likely let them go):
+// 6 steps of 1 KiB a warp; none where the input is converted (pass A's
+// loads are not striped there).  Beside them, float's pass B has a ring of
+// 3 steps a warp that its loads land in two steps ahead of use (cp.async:
+// no registers held).  The block's bytes: float 72 KiB (3 blocks an SM),
+// double 48 KiB (4 blocks; a ring would take kept steps' room, which
+// measured slower).
 template <int TPC, class In, class Acc>
 __host__ __device__ constexpr int kept_steps() {
     return !std::is_same<In, Acc>::value ? 0 : TPC < 6 ? TPC : 6;
 }
+template <class In, class Acc>
+__host__ __device__ constexpr int ring_steps() {
+    return std::is_same<In, Acc>::value && sizeof(Acc) == 4 ? 3 : 0;
+}
 template <class Sh, int TPC, class In, class Acc>
 __host__ __device__ constexpr int kept_bytes() {
-    return kept_steps<TPC, In, Acc>() * (Sh::BLOCK / WARP) * WARP * Sh::ITEMS * int(sizeof(Acc));
+    return (kept_steps<TPC, In, Acc>() + ring_steps<In, Acc>()) * (Sh::BLOCK / WARP) * WARP * Sh::ITEMS *
+           int(sizeof(Acc));
 }
 
 // The 1-D scan in chunks of TPC tiles, each warp on its own part.  A block
@@ -759,11 +768,13 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
     // the warp's kept steps (kept_steps): step k's 16-byte vector s at
     // kept[k * VECS + slot(s)], the slot s ^ ((s / 8) % 2) - so the 8 lanes of
     // an access phase meet 8 different bank quads both when pass A writes
-    // the vectors v x WARP + lane and when pass B reads lane x VPL + q
-    constexpr int KEEP = kept_steps<TPC, In, Acc>();
+    // the vectors v x WARP + lane and when pass B reads lane x VPL + q; and
+    // its ring (ring_steps; the same slots), after every warp's kept steps
+    constexpr int KEEP = kept_steps<TPC, In, Acc>(), RING = ring_steps<In, Acc>();
     constexpr int VPL = ITEMS * int(sizeof(Acc)) / 16, VECS = WARP * VPL;
     static_assert(VPL == 2, "the slots' swizzle is for 2 vectors a lane");
     uint4 *const kept = reinterpret_cast<uint4 *>(dynamic_shared_memory()) + warp * KEEP * VECS;
+    uint4 *const ring = reinterpret_cast<uint4 *>(dynamic_shared_memory()) + WARPS * KEEP * VECS + warp * RING * VECS;
     const auto slot = [](int v) { return v ^ ((v >> 3) & 1); };
     for (;;) {
         const int64_t c = take(counter, taken);
@@ -773,36 +784,82 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         // pass A: the order of the deposits does not matter, so where it
         // can each access of the warp reads one contiguous run (lane l
         // takes the step's 16-byte vectors l, l + 32, ...)
-        constexpr int VEC = 16 / int(sizeof(Acc));
+        constexpr int VEC = 16 / int(sizeof(Acc)), NV = ITEMS / VEC;
         const bool striped = vec_in && w0 + SLICE <= n;
-#pragma unroll 1
-        for (int k = 0; k < TPC; ++k) {
-            const int64_t step_first = w0 + int64_t(k) * STEP;
-            if (step_first >= n) break;
-            Acc x[ITEMS];
-            bool done = false;
-            if constexpr (std::is_same<In, Acc>::value) {
-                if (striped) {
-                    // pass B reads these again: the first KEEP steps from
-                    // shared memory (their L2 lines go first), the rest
-                    // kept in the L2 before other lines
+        bool summed = false;
+        if constexpr (std::is_same<In, Acc>::value) {
+            if (striped) {
+                // A whole slice, read twice.  Its KEEP kept steps go
+                // straight into their slots, all at once (cp.async, a group
+                // a step, evict-first: pass B reads them from there); the
+                // rest come a step ahead into registers, kept in the L2
+                // before other lines (pass B reads them again).
+                const auto vec = [&](int k, int v) {
+                    return in + w0 + int64_t(k) * STEP + int64_t(v * WARP + lane) * VEC;
+                };
 #pragma unroll
-                    for (int v = 0; v < ITEMS / VEC; ++v) {
-                        const Acc *src = in + step_first + int64_t(v * WARP + lane) * VEC;
-                        uint4 w;
-                        if (k < KEEP) {
-                            w = __ldcs(reinterpret_cast<const uint4 *>(src));
-                            kept[k * VECS + slot(v * WARP + lane)] = w;
-                        } else {
-                            w = load_nc_keep_l2(src);
-                        }
-                        memcpy(x + v * VEC, &w, 16);
-                    }
-                    done = true;
+                for (int k = 0; k < KEEP; ++k) {
+#pragma unroll
+                    for (int v = 0; v < NV; ++v) async_copy16(&kept[k * VECS + slot(v * WARP + lane)], vec(k, v), true);
+                    async_commit();
                 }
+                uint4 next[NV];
+                const auto load_ahead = [&](int k) {
+                    if (k < TPC) {
+#pragma unroll
+                        for (int v = 0; v < NV; ++v) next[v] = load_nc_keep_l2(vec(k, v));
+                    }
+                };
+                load_ahead(KEEP);
+#pragma unroll 1
+                for (int k = 0; k < KEEP; ++k) {
+                    async_wait_pending(KEEP - 1 - k);  // step k's group has landed
+                    Acc x[ITEMS];
+#pragma unroll
+                    for (int v = 0; v < NV; ++v) memcpy(x + v * VEC, &kept[k * VECS + slot(v * WARP + lane)], 16);
+                    add_items(a, x);
+                }
+#pragma unroll 1
+                for (int k = KEEP; k < TPC; ++k) {
+                    Acc x[ITEMS];
+                    memcpy(x, next, sizeof(x));
+                    load_ahead(k + 1);
+                    add_items(a, x);
+                }
+                summed = true;
             }
-            if (!done) scan::load_items<ITEMS, Sum<Acc>>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
-            add_items(a, x);
+        }
+        if (!summed) {
+#pragma unroll 1
+            for (int k = 0; k < TPC; ++k) {
+                const int64_t step_first = w0 + int64_t(k) * STEP;
+                if (step_first >= n) break;
+                Acc x[ITEMS];
+                scan::load_items<ITEMS, Sum<Acc>>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
+                add_items(a, x);
+            }
+        }
+        // Pass B's ring (float, a whole slice): step k of the slice in slot
+        // k % RING, two steps in flight.  Its first two - the slice's last
+        // two, which pass B's backward walk reads first - are asked for
+        // now, so they fly during the look-back.  ring_ask(k) asks for step
+        // k (a group, empty for a kept step or none) into the slot that
+        // step k + 3 used - read a step before, its values long used.
+        constexpr int SLOTS = RING > 0 ? RING : 1;
+        const auto ring_ask = [&](int k) {
+            if (k >= KEEP) {
+#pragma unroll
+                for (int q = 0; q < VPL; ++q)
+                    async_copy16(&ring[(k % SLOTS) * VECS + slot(lane * VPL + q)],
+                                 in + w0 + int64_t(k) * STEP + int64_t(lane * VPL + q) * VEC, true);
+            }
+            async_commit();
+        };
+        const bool ringed = RING > 0 && striped;
+        if (ringed) {
+            async_wait_all();  // an earlier chunk's asks (one the fast path did not take) have landed
+            ring_ask(TPC - 1);
+            ring_ask(TPC - 2);
         }
         const State<Acc> mine = warp_state(a.state());
         if (lane == 0) part[warp] = mine;
@@ -831,11 +888,18 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         const auto load_last = [&](int64_t step_first, Acc (&x)[ITEMS]) {
             scan::load_items<ITEMS, Sum<Acc>, LAST>(in, step_first + int64_t(lane) * ITEMS, n, vec_in, x);  // 0 past n
         };
-        // the fast path's: a kept step from shared memory
+        // the fast path's, steps from the last to the first: a kept step
+        // from shared memory, the others from the ring (asking for step
+        // k - 2 once step k has landed) or from global memory
         const auto load_fast = [&](int k, Acc (&x)[ITEMS]) {
             if (LAST && striped && k < KEEP) {
 #pragma unroll
                 for (int q = 0; q < VPL; ++q) memcpy(x + q * VEC, &kept[k * VECS + slot(lane * VPL + q)], 16);
+            } else if (ringed) {
+                async_wait_pending(1);  // of steps k and k - 1 in flight, k has landed
+#pragma unroll
+                for (int q = 0; q < VPL; ++q) memcpy(x + q * VEC, &ring[(k % SLOTS) * VECS + slot(lane * VPL + q)], 16);
+                ring_ask(k - 2);
             } else {
                 load_last(w0 + int64_t(k) * STEP, x);
             }
@@ -923,10 +987,11 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             const Frame<Acc> f(at.index);
             const int64_t left = w0 >= n ? 0 : ceil_div<int64_t>(n - w0, STEP);  // steps with elements
             const int steps = left < TPC ? int(left) : TPC;
-            // float: each step's loads issued a step ahead (next), so that
-            // they fly while the step before is scanned (double: its
-            // registers would spill, and it measured slower)
-            constexpr bool AHEAD = sizeof(Acc) == 4;
+            // float with no ring (a converted input): each step's loads
+            // issued a step ahead (next), so that they fly while the step
+            // before is scanned (double: its registers would spill, and it
+            // measured slower)
+            constexpr bool AHEAD = sizeof(Acc) == 4 && RING == 0;
             Acc next[ITEMS];
             if (AHEAD && steps > 0)
                 load_fast(steps - 1, next);

@@ -74,8 +74,11 @@ void *dynamic_shared();
 // Registers a kernel's pointer argument for explain mode (gpuprims.trace).
 void note_pointer_arg(int index, void *p, int itemsize);
 
-cudaError_t launch(const char *name, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+// kernel: the kernel's address, whose opt-in (cudaFuncSetAttribute) sets
+// how much dynamic shared memory a launch of it may take.
+cudaError_t launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                    void (*body)(void *), void *ctx);
+cudaError_t set_max_dynamic_shared(const void *kernel, int bytes);
 
 // Host side of the launchers (the emulated device is the host).
 cudaError_t memset_async(void *p, int value, size_t bytes, cudaStream_t s);
@@ -115,7 +118,7 @@ cudaError_t launch_kernel(const char *name, void (*kernel)(P...), dim3 grid, dim
         int i = 0;
         (note_arg(i++, a), ...);
     }, ctx.args);
-    return launch(name, grid, block, smem, stream,
+    return launch(name, reinterpret_cast<const void *>(kernel), grid, block, smem, stream,
                   [](void *c) {
                       Ctx *x = static_cast<Ctx *>(c);
                       Args copy = x->args;  // each thread's own parameters
@@ -206,6 +209,14 @@ inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline void __nanosleep(unsigned) { ::gp_emu_rt::yield(); }
 
 // ------------------------------------------- the host API the launchers use
+// A kernel's opt-in to more than 48 KiB of dynamic shared memory a launch
+// (up to sm_90's 227 KiB), the one function attribute the emulator keeps.
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+template <class... P>
+static inline cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), cudaFuncAttribute attr, int value) {
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaErrorInvalidValue;
+    return ::gp_emu_rt::set_max_dynamic_shared(reinterpret_cast<const void *>(kernel), value);
+}
 static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 static inline cudaError_t cudaPeekAtLastError(void) { return cudaSuccess; }
 static inline cudaError_t cudaGetDevice(int *dev) { *dev = 0; return cudaSuccess; }
