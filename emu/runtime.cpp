@@ -523,8 +523,8 @@ cudaError_t launch(const char *name, const void *kernel, dim3 grid, dim3 block, 
     if (smem > most) {
         last_detail = std::string("emulator: kernel ") + name + ": " + std::to_string(smem) +
                       " bytes of dynamic shared memory, over the " + std::to_string(most) +
-                      (most == DEFAULT_DYNAMIC_SHARED ? " a launch gets without an opt-in (cudaFuncSetAttribute)"
-                                                      : " the kernel opted in to");
+                      (most == DEFAULT_DYNAMIC_SHARED ? " bytes a launch gets without an opt-in (cudaFuncSetAttribute)"
+                                                      : " bytes the kernel opted in to");
         return cudaErrorInvalidValue;
     }
     if (fibers.size() < threads) fibers.resize(threads);

@@ -171,8 +171,8 @@ def test_launch_configuration_errors_like_a_gpu(emulator, selftest):
 
 def test_dynamic_shared_memory_past_48_kib_needs_the_kernels_opt_in(emulator, selftest):
     np.testing.assert_array_equal(selftest("opted_in_shared")[:32], np.ones(32))  # 64 KiB after opting in to 64
-    with pytest.raises(gpuprims.CudaError, match="98304 bytes of dynamic shared memory, over the 65536 the kernel "
-                                                 "opted in to") as info:
+    with pytest.raises(gpuprims.CudaError, match="98304 bytes of dynamic shared memory, over the 65536 bytes the "
+                                                 "kernel opted in to") as info:
         selftest("over_opt_in_shared")
     assert info.value.status == "cudaErrorInvalidValue"
     with pytest.raises(gpuprims.CudaError) as info:  # past sm_90's 227 KiB
