@@ -722,10 +722,10 @@ __device__ inline State<Acc> warp_state(State<Acc> s) {
 // backwards, reaches them last, when the L2 has most likely let them go):
 // 6 steps of 1 KiB a warp; none where the input is converted (pass A's
 // loads are not striped there).  Beside them, float's pass B has a ring of
-// 3 steps a warp that its loads land in two steps ahead of use (cp.async:
-// no registers held).  The block's bytes: float 72 KiB (3 blocks an SM),
-// double 48 KiB (4 blocks; a ring would take kept steps' room, which
-// measured slower).
+// 3 steps a warp that its loads land in, RING - 1 = two steps ahead of use
+// (cp.async: no registers held).  The block's bytes for both (shared_bytes):
+// float 72 KiB (3 blocks an SM), double 48 KiB (4 blocks; a ring would take
+// kept steps' room, which measured slower).
 template <int TPC, class In, class Acc>
 __host__ __device__ constexpr int kept_steps() {
     return !std::is_same<In, Acc>::value ? 0 : TPC < 6 ? TPC : 6;
@@ -735,7 +735,7 @@ __host__ __device__ constexpr int ring_steps() {
     return std::is_same<In, Acc>::value && sizeof(Acc) == 4 ? 3 : 0;
 }
 template <class Sh, int TPC, class In, class Acc>
-__host__ __device__ constexpr int kept_bytes() {
+__host__ __device__ constexpr int shared_bytes() {
     return (kept_steps<TPC, In, Acc>() + ring_steps<In, Acc>()) * (Sh::BLOCK / WARP) * WARP * Sh::ITEMS *
            int(sizeof(Acc));
 }
@@ -766,16 +766,19 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
     __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     // the warp's kept steps (kept_steps): step k's 16-byte vector s at
-    // kept[k * VECS + slot(s)], the slot s ^ ((s / 8) % 2) - so the 8 lanes of
+    // kept_at(k, s), the slot s ^ ((s / 8) % 2) - so the 8 lanes of
     // an access phase meet 8 different bank quads both when pass A writes
     // the vectors v x WARP + lane and when pass B reads lane x VPL + q; and
-    // its ring (ring_steps; the same slots), after every warp's kept steps
+    // its ring (ring_steps; the same slots, ring_at), after every warp's kept steps
     constexpr int KEEP = kept_steps<TPC, In, Acc>(), RING = ring_steps<In, Acc>();
     constexpr int VPL = ITEMS * int(sizeof(Acc)) / 16, VECS = WARP * VPL;
     static_assert(VPL == 2, "the slots' swizzle is for 2 vectors a lane");
     uint4 *const kept = reinterpret_cast<uint4 *>(dynamic_shared_memory()) + warp * KEEP * VECS;
     uint4 *const ring = reinterpret_cast<uint4 *>(dynamic_shared_memory()) + WARPS * KEEP * VECS + warp * RING * VECS;
-    const auto slot = [](int v) { return v ^ ((v >> 3) & 1); };
+    constexpr int SLOTS = RING > 0 ? RING : 1;
+    const auto slot = [](int s) { return s ^ ((s >> 3) & 1); };
+    const auto kept_at = [&](int k, int s) -> uint4 & { return kept[k * VECS + slot(s)]; };
+    const auto ring_at = [&](int k, int s) -> uint4 & { return ring[k % SLOTS * VECS + slot(s)]; };
     for (;;) {
         const int64_t c = take(counter, taken);
         if (c >= chunks) break;
@@ -800,7 +803,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
 #pragma unroll
                 for (int k = 0; k < KEEP; ++k) {
 #pragma unroll
-                    for (int v = 0; v < NV; ++v) async_copy16(&kept[k * VECS + slot(v * WARP + lane)], vec(k, v), true);
+                    for (int v = 0; v < NV; ++v) async_copy16(&kept_at(k, v * WARP + lane), vec(k, v), true);
                     async_commit();
                 }
                 uint4 next[NV];
@@ -816,7 +819,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                     async_wait_pending(KEEP - 1 - k);  // step k's group has landed
                     Acc x[ITEMS];
 #pragma unroll
-                    for (int v = 0; v < NV; ++v) memcpy(x + v * VEC, &kept[k * VECS + slot(v * WARP + lane)], 16);
+                    for (int v = 0; v < NV; ++v) memcpy(x + v * VEC, &kept_at(k, v * WARP + lane), 16);
                     add_items(a, x);
                 }
 #pragma unroll 1
@@ -840,26 +843,26 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             }
         }
         // Pass B's ring (float, a whole slice): step k of the slice in slot
-        // k % RING, two steps in flight.  Its first two - the slice's last
-        // two, which pass B's backward walk reads first - are asked for
-        // now, so they fly during the look-back.  ring_ask(k) asks for step
-        // k (a group, empty for a kept step or none) into the slot that
-        // step k + 3 used - read a step before, its values long used.
-        constexpr int SLOTS = RING > 0 ? RING : 1;
+        // k % RING, RING - 1 steps in flight.  Its first RING - 1 - the
+        // slice's last, which pass B's backward walk reads first - are
+        // asked for now, so they fly during the look-back.  ring_ask(k) asks
+        // for step k (a group, empty for a kept step or none) into the slot
+        // that step k + RING used - read a step before, its values long used.
+        constexpr int IN_FLIGHT = RING - 1;
+        static_assert(RING == 0 || IN_FLIGHT >= 1, "a ring has a slot beside those in flight");
         const auto ring_ask = [&](int k) {
             if (k >= KEEP) {
 #pragma unroll
                 for (int q = 0; q < VPL; ++q)
-                    async_copy16(&ring[(k % SLOTS) * VECS + slot(lane * VPL + q)],
-                                 in + w0 + int64_t(k) * STEP + int64_t(lane * VPL + q) * VEC, true);
+                    async_copy16(&ring_at(k, lane * VPL + q), in + w0 + int64_t(k) * STEP + int64_t(lane * VPL + q) * VEC,
+                                 true);
             }
             async_commit();
         };
         const bool ringed = RING > 0 && striped;
         if (ringed) {
             async_wait_all();  // an earlier chunk's asks (one the fast path did not take) have landed
-            ring_ask(TPC - 1);
-            ring_ask(TPC - 2);
+            for (int r = 1; r <= IN_FLIGHT; ++r) ring_ask(TPC - r);
         }
         const State<Acc> mine = warp_state(a.state());
         if (lane == 0) part[warp] = mine;
@@ -890,16 +893,16 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         };
         // the fast path's, steps from the last to the first: a kept step
         // from shared memory, the others from the ring (asking for step
-        // k - 2 once step k has landed) or from global memory
+        // k - IN_FLIGHT once step k has landed) or from global memory
         const auto load_fast = [&](int k, Acc (&x)[ITEMS]) {
-            if (LAST && striped && k < KEEP) {
+            if (striped && k < KEEP) {  // KEEP is 0 where the input is converted
 #pragma unroll
-                for (int q = 0; q < VPL; ++q) memcpy(x + q * VEC, &kept[k * VECS + slot(lane * VPL + q)], 16);
+                for (int q = 0; q < VPL; ++q) memcpy(x + q * VEC, &kept_at(k, lane * VPL + q), 16);
             } else if (ringed) {
-                async_wait_pending(1);  // of steps k and k - 1 in flight, k has landed
+                async_wait_pending(IN_FLIGHT - 1);  // of the steps in flight, k (the oldest) has landed
 #pragma unroll
-                for (int q = 0; q < VPL; ++q) memcpy(x + q * VEC, &ring[(k % SLOTS) * VECS + slot(lane * VPL + q)], 16);
-                ring_ask(k - 2);
+                for (int q = 0; q < VPL; ++q) memcpy(x + q * VEC, &ring_at(k, lane * VPL + q), 16);
+                ring_ask(k - IN_FLIGHT);
             } else {
                 load_last(w0 + int64_t(k) * STEP, x);
             }
@@ -1159,9 +1162,9 @@ struct ScanRepWith {
             GP_LAUNCH((scan_rfa_stepwise<In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc,
                       vin, vout, counter, ts, nt, cin, cout);
         } else if constexpr (U == Unit::chunk) {
-            constexpr int KEPT = kept_bytes<Sh, TPC, In, Acc>();
-            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, KEPT, 1024));  // static: part, taken
-            GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, KEPT, a.stream, in, out, a.n,
+            constexpr int SHARED = shared_bytes<Sh, TPC, In, Acc>();
+            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, SHARED, 1024));  // static: part, taken
+            GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, SHARED, a.stream, in, out, a.n,
                       inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
             GP_LAUNCH((scan_rfa<Sh, In, Acc>), unsigned(grid), Sh::BLOCK, 0, a.stream, in, out, a.n, inc, vin,
