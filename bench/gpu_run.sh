@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-scan8-evict|tune-scan8-parts|tune-scan8-hops|tune-scan8-small|tune-rfa-scan|tune-rfa-scan-mid|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segscan-long|tune-segflat-packs|bench|bench-axis|bench-calls|bench-reduce-dtypes|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-scan8-evict|tune-scan8-parts|tune-scan8-hops|tune-scan8-small|tune-rfa-scan|tune-rfa-scan-mid|tune-rfa-scan-big|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segscan-long|tune-segflat-packs|bench|bench-axis|bench-calls|bench-reduce-dtypes|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -76,6 +76,7 @@ for step in $steps; do
     tune-scan) tune_prog tune_scan tune-scan ;;
     tune-rfa-scan) tune_prog tune_rfa_scan tune-rfa-scan -I"$(cccl_include)" ;;
     tune-rfa-scan-mid) RUN_ARGS=mid tune_prog tune_rfa_scan tune-rfa-scan-mid -I"$(cccl_include)" ;;
+    tune-rfa-scan-big) RUN_ARGS=big tune_prog tune_rfa_scan tune-rfa-scan-big -I"$(cccl_include)" ;;
     tune-scan8) tune_prog tune_scan8 tune-scan8 -I"$(cccl_include)" ;;
     tune-scan8-evict) RUN_ARGS=evict tune_prog tune_scan8 tune-scan8-evict -I"$(cccl_include)" ;;
     tune-scan8-parts) RUN_ARGS=parts tune_prog tune_scan8 tune-scan8-parts -I"$(cccl_include)" ;;

@@ -4,7 +4,8 @@
 // Times, in one run, float32 and float64 inclusive sums at 2^20, 2^24 and
 // 2^28 (`mid`: at 2^16 to 2^23, the kernels for those sizes only; `lib`:
 // at 2^24 and 2^28, the library's scan and its rivals only, for comparing
-// two builds of the headers, run one after the other): the
+// two builds of the headers, run one after the other; `big`: at 2^24, 2^26
+// and 2^28, the library and chunks of 4 to 32 tiles): the
 // reproducible scan as the library runs it (ScanRepFloat: the kernel that
 // scans a chunk of tiles with each warp's running state, scan_rfa_warps,
 // or for small inputs scan_rfa, a tile at a time), each of the two kernels
@@ -20,10 +21,10 @@
 // prefix.  The data: random in [-1, 1) (never zeros), and a positive
 // [0, 1) set whose large prefix sums take the fast path's wide rounding.
 // On the GPU machine (the CCCL 3.5 headers of the nvidia-cuda-cccl wheel):
-//   bash bench/gpu_run.sh tune-rfa-scan      (or tune-rfa-scan-mid)
+//   bash bench/gpu_run.sh tune-rfa-scan      (or tune-rfa-scan-mid, -big)
 // which runs
 //   CCCL=$(python3 -c "import site, glob; print(sorted(g for p in site.getsitepackages() + [site.getusersitepackages()] for g in glob.glob(p + '/nvidia/cu*/include/cccl'))[-1])")
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan [mid|lib]
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I"$CCCL" -Icuda bench/tune_rfa_scan.cu -o /tmp/tune_rfa_scan && /tmp/tune_rfa_scan [mid|lib|big]
 // It prints the device's L2 set-aside for persisting accesses (pass A's
 // evict-last loads are timed with whatever the machine has);
 // PERSIST=<bytes>|max sets it for the run (cudaDeviceSetLimit), to time
@@ -132,8 +133,8 @@ struct CubRunToRun {
 
 // `mid` mode: the sizes below the library's switch to chunks of 32 tiles:
 // chunks of 4 to 32 tiles of the library's chunk shape, beside the tile
-// kernel.
-bool mid = false, lib = false;
+// kernel; `big`: the same chunks at the large sizes.
+bool mid = false, lib = false, big = false;
 template <class T>
 void mid_candidates(Case<T> &c) {
     using Sh = typename scanrep::WarpShapeOf<T>::type;
@@ -150,10 +151,11 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
     using Production = scanrep::ScanRepFloat<T, T>;
     const std::vector<int> logs = mid ? std::vector<int>{16, 18, 20, 21, 22, 23}
                                   : lib ? std::vector<int>{24, 28}
+                                  : big ? std::vector<int>{24, 26, 28}
                                         : std::vector<int>{20, 24, 28};
     for (int lg : logs) {
         for (int pos = 0; pos < 2; ++pos) {
-            if (pos && (lg != 28 || lib)) continue;
+            if (pos && (lg != 28 || lib || big)) continue;
             Case<T> c{};
             c.n = int64_t(1) << lg;
             c.in = pos ? dpos : din;
@@ -187,6 +189,10 @@ void sizes(const std::vector<T> &h, const std::vector<T> &hpos, T *din, T *dpos,
             }
             candidate<Production>("library (ScanRepFloat)", c);
             if (lib) continue;
+            if (big) {
+                mid_candidates(c);
+                continue;
+            }
             candidate<scanrep::ScanRepWith<typename scanrep::ShapeOf<T>::type, T, T>>("scan_rfa (tile by tile)", c);
             if (mid) {
                 mid_candidates(c);
@@ -211,6 +217,7 @@ int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     mid = argc > 1 && std::strcmp(argv[1], "mid") == 0;
     lib = argc > 1 && std::strcmp(argv[1], "lib") == 0;
+    big = argc > 1 && std::strcmp(argv[1], "big") == 0;
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, 0));
     CHECK(device_facts(facts));

@@ -1,6 +1,7 @@
 // memory.cuh - memory accesses whose form differs between the GPU and the
 // emulator: the block's dynamic shared memory, a streaming 16-byte load,
-// the L2 cache policies of cache hints and a load kept in the L2.
+// the L2 cache policies of cache hints, a load kept in the L2 and
+// prefetches.
 // Included by common.cuh.
 #pragma once
 
@@ -66,6 +67,25 @@ __device__ inline uint4 load_nc_keep_l2(const void *p) {
         : "l"(p), "l"(l2_evict_policy<true>()));
 #endif
     return r;
+}
+
+// Hints that fetch the line holding p ahead of its loads, with no register
+// held: into the L2, kept there before other lines
+// (prefetch.global.L2::evict_last, PTX ISA 7.4+, sm_80+), or into the SM's
+// L1 (prefetch.global.L1).  Nothing on the emulator: they change no value.
+__device__ inline void prefetch_l2_keep(const void *p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(GP_EMULATOR)
+    asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p));
+#else
+    (void)p;
+#endif
+}
+__device__ inline void prefetch_l1(const void *p) {
+#if defined(__CUDA_ARCH__) && !defined(GP_EMULATOR)
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+#else
+    (void)p;
+#endif
 }
 
 GP_NAMESPACE_END

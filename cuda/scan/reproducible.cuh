@@ -113,9 +113,10 @@ __device__ inline void add_items(rfa::Acc<Acc> &a, const Acc (&x)[ITEMS]) {
 // ------------------------------------------------ the tile status of 1-D
 // Per tile: a status word (0: nothing yet; 1: the tile's own state, its
 // aggregate; 2: its inclusive prefix) and the two 32-byte states.  A state
-// is stored, __threadfence(), then its status; a reader reads the status,
-// __threadfence(), then the state past L1 - the look-back protocol for
-// wide values (lookback.cuh, Slots), here with a 32-byte value.
+// is stored, __threadfence(), then its status; a reader reads the status
+// with acquire semantics (poll), then the state past L1.  Each lane orders
+// only its own loads, so no fence of the whole warp waits between the
+// statuses and the states.
 template <class Acc>
 struct TileStates {
     unsigned *status;
@@ -145,7 +146,18 @@ struct TileStates {
         __threadfence();
         reinterpret_cast<volatile unsigned *>(status)[t] = what;
     }
-    __device__ unsigned poll(int64_t t) const { return reinterpret_cast<volatile unsigned *>(status)[t]; }
+    // tile t's status; the loads after it see the state stored before it
+    __device__ unsigned poll(int64_t t) const {
+#if defined(__CUDA_ARCH__) && !defined(GP_EMULATOR)
+        unsigned v;
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(status + t) : "memory");
+        return v;
+#else
+        const unsigned v = reinterpret_cast<volatile unsigned *>(status)[t];
+        __threadfence();
+        return v;
+#endif
+    }
 };
 
 // The prefix of tile t > 0 (the whole warp calls it, after the tile's
@@ -166,7 +178,6 @@ __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int
             lookback::spin_pause<20>();
             if (f == 0u) f = ts.poll(p);
         }
-        __threadfence();
         State<Acc> v = rfa::Rfa<Acc>::identity();
         const unsigned incl = __ballot_sync(FULL_MASK, f == 2u);
         const int stop = incl ? __ffs(int(incl)) - 1 : WARP - 1;
@@ -177,27 +188,32 @@ __device__ inline State<Acc> look_back(const TileStates<Acc> &ts, int64_t t, int
     }
 }
 
-// Warp 0's part of the chaining of tile t (agg: the tile's own state): the
-// state of everything before the tile (carry_in, or the identity, for the
-// first tile; else the look-back, after the tile's aggregate is published),
-// and the tile's inclusive state published for the tiles after it (and into
-// carry_out for the last tile).
+// The two halves of the chaining of tile t (agg: the tile's own state).
+// tile_before (the whole warp): the state of everything before the tile -
+// carry_in, or the identity, for the first tile; else the look-back, after
+// the tile's aggregate is published.  publish_inclusive (one thread): the
+// tile's inclusive state (inc = before (+) agg) for the tiles after it, and
+// into carry_out for the last tile.
+template <class Acc>
+__device__ inline State<Acc> tile_before(const TileStates<Acc> &ts, int64_t t, int lane, const State<Acc> &agg,
+                                         const State<Acc> *carry_in) {
+    if (t == 0) return carry_in != nullptr ? *carry_in : rfa::Rfa<Acc>::identity();
+    if (lane == 0) ts.publish(t, agg, 1u);
+    return look_back(ts, t, lane);
+}
+template <class Acc>
+__device__ inline void publish_inclusive(const TileStates<Acc> &ts, int64_t t, int64_t tiles, const State<Acc> &inc,
+                                         State<Acc> *carry_out) {
+    ts.publish(t, inc, 2u);
+    if (carry_out != nullptr && t == tiles - 1) *carry_out = inc;
+}
+// Both, by warp 0: returns the state before tile t.
 template <class Acc>
 __device__ inline State<Acc> tile_prefix(const TileStates<Acc> &ts, int64_t t, int64_t tiles, int lane,
                                          const State<Acc> &agg, const State<Acc> *carry_in,
                                          State<Acc> *carry_out) {
-    State<Acc> prefix = rfa::Rfa<Acc>::identity();
-    if (t == 0) {
-        if (carry_in != nullptr) prefix = *carry_in;
-    } else {
-        if (lane == 0) ts.publish(t, agg, 1u);
-        prefix = look_back(ts, t, lane);
-    }
-    if (lane == 0) {
-        const State<Acc> inc = rfa::Rfa<Acc>::merge(prefix, agg);
-        ts.publish(t, inc, 2u);
-        if (carry_out != nullptr && t == tiles - 1) *carry_out = inc;
-    }
+    const State<Acc> prefix = tile_before(ts, t, lane, agg, carry_in);
+    if (lane == 0) publish_inclusive(ts, t, tiles, rfa::Rfa<Acc>::merge(prefix, agg), carry_out);
     return prefix;
 }
 
@@ -750,8 +766,9 @@ __host__ __device__ constexpr int shared_bytes() {
 // its slice, WARP x ITEMS elements (a step) at a time, reading it again
 // (its first kept_steps from shared memory, the rest partly from L2) - no
 // barrier and no look-back until the next chunk, so the warps of an SM run
-// unhindered by each other.  The bits are
-// scan_rfa's: every element is the rounding of its prefix's state.
+// unhindered by each other; thread 0 publishes the chunk's inclusive state
+// meanwhile.  The bits are scan_rfa's: every element is the rounding of its
+// prefix's state.
 template <class Sh, int TPC, class In, class Acc>
 __global__ void __launch_bounds__(Sh::BLOCK, Sh::BLOCKS_PER_SM)
 scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool inclusive, bool vec_in,
@@ -763,6 +780,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
     using X = Exact<Acc>;
     using Bits = typename R::Bits;
     __shared__ State<Acc> part[WARPS];
+    __shared__ State<Acc> chunk_inc;  // the chunk's inclusive state, from warp 0's lane 0 to thread 0
     __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     // the warp's kept steps (kept_steps): step k's 16-byte vector s at
@@ -796,7 +814,10 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                 // straight into their slots, all at once (cp.async, a group
                 // a step, evict-first: pass B reads them from there); the
                 // rest come a step ahead into registers, kept in the L2
-                // before other lines (pass B reads them again).
+                // before other lines (pass B reads them again), each
+                // prefetched into the L2 PREFETCH steps before its use - more
+                // bytes in flight than the registers hold.
+                constexpr int PREFETCH = 3;
                 const auto vec = [&](int k, int v) {
                     return in + w0 + int64_t(k) * STEP + int64_t(v * WARP + lane) * VEC;
                 };
@@ -807,10 +828,15 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                     async_commit();
                 }
                 uint4 next[NV];
-                const auto load_ahead = [&](int k) {
+                const auto load_ahead = [&](int k) {  // step k; step k - 1 is in use
                     if (k < TPC) {
 #pragma unroll
                         for (int v = 0; v < NV; ++v) next[v] = load_nc_keep_l2(vec(k, v));
+                    }
+                    const int p = k - 1 + PREFETCH;
+                    if (p < TPC && p >= KEEP) {
+#pragma unroll
+                        for (int v = 0; v < NV; ++v) prefetch_l2_keep(vec(p, v));
                     }
                 };
                 load_ahead(KEEP);
@@ -872,11 +898,15 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
             const State<Acc> agg = shfl_from_state(v, WARPS - 1);
             State<Acc> lower = shfl_up_state(v, 1);
             if (lane == 0) lower = R::identity();
-            const State<Acc> prefix = tile_prefix(ts, c, chunks, lane, agg, carry_in, carry_out);
+            const State<Acc> prefix = tile_before(ts, c, lane, agg, carry_in);
+            if (lane == 0) chunk_inc = R::merge(prefix, agg);
             __syncwarp();  // every lane has read part[] before it is overwritten
             if (lane < WARPS) part[lane] = R::merge(prefix, lower);
         }
         __syncthreads();
+        // the chunk's inclusive state out, by one thread while the others
+        // start pass B (its store's fence stalls warp 0 alone)
+        if (threadIdx.x == 0) publish_inclusive(ts, c, chunks, chunk_inc, carry_out);
         // Pass B.  A fast step (no element raises the top bin of the
         // state before it, no Inf or NaN) needs no deposits into bins: its
         // elements' D summed over the warp and scanned as 128-bit integers,
@@ -1010,6 +1040,12 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                         load_fast(k - 1, next);
                     amax = abs_max_bits(x);
                 } else {
+                    // the next step, where pass B reads it from global
+                    // memory, prefetched into the L1 while this one is
+                    // scanned (no registers held: double's registers a step
+                    // ahead spill)
+                    const int64_t next_first = w0 + int64_t(k - 1) * STEP + int64_t(lane) * ITEMS;
+                    if (k > 0 && !(striped && k - 1 < KEEP) && !ringed && next_first < n) prefetch_l1(in + next_first);
                     load_fast(k, x);
                     amax = abs_max_bits(x);
                 }
@@ -1163,7 +1199,7 @@ struct ScanRepWith {
                       vin, vout, counter, ts, nt, cin, cout);
         } else if constexpr (U == Unit::chunk) {
             constexpr int SHARED = shared_bytes<Sh, TPC, In, Acc>();
-            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, SHARED, 1024));  // static: part, taken
+            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, SHARED, 1024));  // static: part, chunk_inc, taken
             GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, SHARED, a.stream, in, out, a.n,
                       inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
@@ -1175,13 +1211,14 @@ struct ScanRepWith {
 };
 template <class In, class Acc>
 using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>, In, Acc, Unit::stepwise>;
-// The library's: scan_rfa_warps in chunks of 32, 16, 8 or 4 of its tiles
-// (32: float 64 Ki elements, double 32 Ki; per-element work 32 bytes a
+// The library's: scan_rfa_warps in chunks of 16, 8 or 4 of its tiles
+// (16: float 32 Ki elements, double 16 Ki; per-element work 32 bytes a
 // lane; float 3 blocks an SM, double 4 - at 64 registers, where it spills a
 // little and still gains more from the fourth block than it loses): the
 // largest chunks of which there are at least half as many as resident
 // blocks (fewer chunks leave blocks idle, smaller ones cost more
-// look-backs); below that chunks of 4 where there are enough of them
+// look-backs; larger ones keep more in the L2 between pass A and pass B,
+// and measured slower at every size); below that chunks of 4 where there are enough of them
 // (float: half as many as resident blocks; double: an eighth: the float64
 // tile kernel is the slower one); else scan_rfa a tile at a time (small
 // inputs, whose few chunks would leave most blocks idle).  On an H200 that
@@ -1199,8 +1236,7 @@ struct ScanRepFloat {
     static size_t scratch(int64_t n) { return std::max(Tiles::scratch(n), Chunks<4>::scratch(n)); }  // the most units
     static cudaError_t run(const gp_scan_args &a) {
         int64_t resident;  // the chunk kernel's full grid (GPUPRIMS_TEST_GRID applies)
-        GP_TRY(Chunks<32>::grid_for(INT64_MAX, resident));
-        if (2 * Chunks<32>::units(a.n) >= resident) return Chunks<32>::run(a);
+        GP_TRY(Chunks<16>::grid_for(INT64_MAX, resident));
         if (2 * Chunks<16>::units(a.n) >= resident) return Chunks<16>::run(a);
         if (2 * Chunks<8>::units(a.n) >= resident) return Chunks<8>::run(a);
         if (SMALL_SHARE<Acc> * Chunks<4>::units(a.n) >= resident) return Chunks<4>::run(a);
