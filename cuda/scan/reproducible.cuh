@@ -780,7 +780,6 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
     using X = Exact<Acc>;
     using Bits = typename R::Bits;
     __shared__ State<Acc> part[WARPS];
-    __shared__ State<Acc> chunk_inc;  // the chunk's inclusive state, from warp 0's lane 0 to thread 0
     __shared__ unsigned long long taken;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
     // the warp's kept steps (kept_steps): step k's 16-byte vector s at
@@ -893,6 +892,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         const State<Acc> mine = warp_state(a.state());
         if (lane == 0) part[warp] = mine;
         __syncthreads();
+        State<Acc> chunk_inc;  // thread 0: the chunk's inclusive state
         if (warp == 0) {
             const State<Acc> v = warp_inclusive(lane < WARPS ? part[lane] : R::identity(), lane);
             const State<Acc> agg = shfl_from_state(v, WARPS - 1);
@@ -1044,8 +1044,10 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                     // memory, prefetched into the L1 while this one is
                     // scanned (no registers held: double's registers a step
                     // ahead spill)
-                    const int64_t next_first = w0 + int64_t(k - 1) * STEP + int64_t(lane) * ITEMS;
-                    if (k > 0 && !(striped && k - 1 < KEEP) && !ringed && next_first < n) prefetch_l1(in + next_first);
+                    if (k > 0 && !(striped && k - 1 < KEEP) && !ringed) {
+                        const int64_t next_first = w0 + int64_t(k - 1) * STEP + int64_t(lane) * ITEMS;
+                        if (next_first < n) prefetch_l1(in + next_first);
+                    }
                     load_fast(k, x);
                     amax = abs_max_bits(x);
                 }
@@ -1199,7 +1201,7 @@ struct ScanRepWith {
                       vin, vout, counter, ts, nt, cin, cout);
         } else if constexpr (U == Unit::chunk) {
             constexpr int SHARED = shared_bytes<Sh, TPC, In, Acc>();
-            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, SHARED, 1024));  // static: part, chunk_inc, taken
+            GP_TRY(opt_in_shared(scan_rfa_warps<Sh, TPC, In, Acc>, SHARED, 1024));  // static: part, taken
             GP_LAUNCH((scan_rfa_warps<Sh, TPC, In, Acc>), unsigned(grid), Sh::BLOCK, SHARED, a.stream, in, out, a.n,
                       inc, vin, vout, counter, ts, nt, cin, cout);
         } else {
