@@ -25,8 +25,8 @@
 // prefix already holds a step's largest magnitude (all steps but the few
 // that raise it), every element's state is the prefix's count plus integer
 // counts of the elements at one bin index - no per-element state, no
-// renormalization; and large inputs go in chunks of 32 tiles (mid sizes:
-// of 16, 8 or 4): a block sums its chunk (pass A), looks back once for the
+// renormalization; and large inputs go in chunks of 16 tiles (mid sizes:
+// of 8 or 4): a block sums its chunk (pass A), looks back once for the
 // chunk's prefix, and each warp then scans its own slice of the chunk with
 // a running count (pass B, reading the chunk again; float32 in 64-bit
 // integers where the counts fit), with no barrier between the warps
