@@ -131,9 +131,9 @@ struct CubRunToRun {
     }
 };
 
-// `mid` mode: the sizes below the library's switch to chunks of 32 tiles:
-// chunks of 4 to 32 tiles of the library's chunk shape, beside the tile
-// kernel; `big`: the same chunks at the large sizes.
+// `mid` mode: the sizes below the library's largest chunks: chunks of 4 to
+// 32 tiles of the library's chunk shape, beside the tile kernel; `big`: the
+// same chunks at the large sizes.
 bool mid = false, lib = false, big = false;
 template <class T>
 void mid_candidates(Case<T> &c) {

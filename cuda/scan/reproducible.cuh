@@ -1220,12 +1220,13 @@ using ScanRepStepwise = ScanRepWith<TileShape<256, 8, sizeof(Acc) == 4 ? 3 : 2>,
 // largest chunks of which there are at least half as many as resident
 // blocks (fewer chunks leave blocks idle, smaller ones cost more
 // look-backs; larger ones keep more in the L2 between pass A and pass B,
-// and measured slower at every size); below that chunks of 4 where there are enough of them
-// (float: half as many as resident blocks; double: an eighth: the float64
-// tile kernel is the slower one); else scan_rfa a tile at a time (small
-// inputs, whose few chunks would leave most blocks idle).  On an H200 that
-// puts float32 from 2^21 elements and float64 from 2^19 in chunks, the
-// crossovers of bench/tune_rfa_scan.cu mid.  The same bits either way.
+// and measured slower at every size); below that chunks of 4 where there
+// are enough of them (float: half as many as resident blocks; double: an
+// eighth: the float64 tile kernel is the slower one); else scan_rfa a tile
+// at a time (small inputs, whose few chunks would leave most blocks idle).
+// On an H200 that puts float32 from 2^21 elements and float64 from 2^19 in
+// chunks, the crossovers of bench/tune_rfa_scan.cu mid.  The same bits
+// either way.
 template <class Acc> struct WarpShapeOf;
 template <> struct WarpShapeOf<float> { using type = TileShape<256, 8, 3>; };
 template <> struct WarpShapeOf<double> { using type = TileShape<256, 4, 4>; };
