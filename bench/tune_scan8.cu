@@ -26,7 +26,10 @@
 // `tune_scan8 parts` splits the small shape's time at 2^20 (Parts below);
 // `tune_scan8 hops` times it at tile counts around a new look-back level
 // (hops below), on zeroed slots and on the tagged slots the library's calls
-// use; `tune_scan8 small` times candidates for 2^20 (Small below).
+// use; `tune_scan8 small` times candidates for 2^20 (Small below);
+// `tune_scan8 runs` and `runs2` time tiles read in runs (RunRows, RunRows2
+// below), and `tune_scan8 ncu` launches two of them once each, for Nsight
+// Compute.
 //
 // On the GPU machine (after pip install --no-build-isolation -e . with the
 // nvidia-cuda-cccl wheel installed):
@@ -93,6 +96,17 @@ using F_Small = SmallTuning;                                           // float3
 // or 1366 blocks of one (up to 11) - whether the fullest SMs set the time.
 using W_1x12B12 = LookbackShape<1, 12, 2, 12, false, true, false>;
 using N_1x6B12 = LookbackShape<1, 6, 2, 12, false, true, false>;
+// Tiles read in runs (`tune_scan8 runs`): the large shapes with each lane
+// reading RUN consecutive vectors, a warp scan a run instead of a vector;
+// the results stored from registers (o0), through a buffer of shared
+// memory stored striped (o1) or by a bulk copy (o2).
+// LookbackShape<..., HOLD, FENCED, RUN, OUT>
+template <int VPT, int RUN, int OUT, bool MID = false, int BLOCKS = 6, bool STREAM = true>
+using Runs = LookbackShape<2, VPT, 2, BLOCKS, true, STREAM, MID, false, false, RUN, OUT>;
+// Small-scan shapes in runs of 3 through a bulk copy (`tune_scan8 runs2`):
+// cp.async copies as the library's small shapes.
+template <int WARPS, int VPT, int BLOCKS>
+using SmallRuns = LookbackShape<WARPS, VPT, 2, BLOCKS, false, true, false, false, false, 3, 2>;
 
 // ------------------------------------------------------------- one case
 template <class In, class Acc>
@@ -106,7 +120,7 @@ struct Case {
     float copy_ms = 0, cub_ms = 0, r2r_ms = 0;
     std::vector<Acc> ref;      // the host scan
     std::vector<double> absref; // floats: the prefix sums of |x|
-    std::map<int64_t, std::vector<Acc>> first_of;  // by tile elements
+    std::map<int64_t, std::vector<Acc>> first_of;  // by tile elements and runs
     std::vector<Acc> auto_bits;
 
     double bytes() const { return double(n) * (sizeof(In) + sizeof(Acc)); }
@@ -155,6 +169,11 @@ void make_input(int64_t n, std::vector<In> &h) {
 template <class L> struct IsLookback : std::false_type {};
 template <class In, class Op, int64_t E> struct IsLookback<Lookback<In, Op, E>> : std::true_type {};
 template <class L>
+constexpr int run_of() {
+    if constexpr (IsLookback<L>::value) return 1;
+    else return L::Shape::RUN;
+}
+template <class L>
 int64_t tile_of(int64_t n) {
     if constexpr (IsLookback<L>::value) {
         return ceil_div<int64_t>(n, L::Small::TILE) <= resident_warps<typename L::Small::Shape>(facts)
@@ -199,9 +218,12 @@ void run_with(const char *variant, Case<In, Acc> &c, gp_lookback_cache *cache = 
     bad = bad || !same;
     const int64_t tile = tile_of<L>(c.n);
     {
-        auto it = c.first_of.find(tile);
+        // Runs sum a tile's elements in another order: the same bits only
+        // with the same runs.
+        const int64_t key = tile * 64 + run_of<L>();
+        auto it = c.first_of.find(key);
         if (it == c.first_of.end()) {
-            c.first_of[tile] = r1;
+            c.first_of[key] = r1;
         } else {
             const bool eq = std::memcmp(r1.data(), it->second.data(), c.n * sizeof(Acc)) == 0;
             check += eq ? ", = first of its tile" : ", DIFFERS from first of its tile";
@@ -209,7 +231,7 @@ void run_with(const char *variant, Case<In, Acc> &c, gp_lookback_cache *cache = 
         }
     }
     char t[48];
-    std::snprintf(t, sizeof t, ", tile %lld", (long long)tile);
+    std::snprintf(t, sizeof t, ", tile %lld run %d", (long long)tile, run_of<L>());
     check += t;
     if (bad) {
         check += " FAIL";
@@ -483,6 +505,93 @@ struct Widening {
     }
 };
 
+// `tune_scan8 runs`: the large shapes with tiles read in runs (Runs).
+struct RunRows {
+    template <class C>
+    void operator()(C &c) const {
+        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
+        if constexpr (sizeof(In) == 8) {
+            runs<Runs<12, 1, 0>>("2x12 (library large)", c);
+            runs<Runs<12, 3, 0>>("2x12 runs of 3, o0", c);
+            runs<Runs<12, 3, 1>>("2x12 runs of 3, o1", c);
+            runs<Runs<12, 3, 2>>("2x12 runs of 3, o2", c);
+            runs<Runs<12, 3, 2, true>>("2x12 runs of 3, o2, mid", c);
+            runs<Runs<15, 3, 0>>("2x15 runs of 3, o0", c);
+            runs<Runs<15, 5, 0>>("2x15 runs of 5, o0", c);
+            runs<Runs<15, 5, 2, false, 4>>("2x15 runs of 5, o2, b4", c);
+            runs<Runs<12, 1, 0>>("2x12 (library large, again)", c);
+            runs<Runs<12, 3, 2>>("2x12 runs of 3, o2 (again)", c);
+        } else {
+            runs<Runs<6, 1, 0>>("2x6 (library large)", c);
+            runs<Runs<6, 3, 0>>("2x6 runs of 3, o0", c);
+            runs<Runs<6, 3, 1>>("2x6 runs of 3, o1", c);
+            runs<Runs<6, 3, 2>>("2x6 runs of 3, o2", c);
+            runs<Runs<9, 3, 2>>("2x9 runs of 3, o2", c);
+        }
+    }
+};
+
+// `tune_scan8 runs2`: runs of 3 through a bulk copy at more warps an SM
+// (smaller tiles), with plain bulk stores, and for small scans (2^20, on
+// tagged slots as the library's calls run them) at larger tiles.
+struct RunRows2 {
+    template <class C>
+    void operator()(C &c) const {
+        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
+        if (c.n == (int64_t(1) << 20)) {
+            if constexpr (sizeof(In) == 8) {
+                runs<W_Small12>("2x12 b6 (library small)", c, lookback_cache());
+                runs<SmallRuns<2, 12, 6>>("small 2x12 b6 runs of 3, o2", c, lookback_cache());
+                runs<SmallRuns<2, 18, 4>>("small 2x18 b4 runs of 3, o2", c, lookback_cache());
+                runs<SmallRuns<1, 18, 8>>("small 1x18 b8 runs of 3, o2", c, lookback_cache());
+                runs<SmallRuns<2, 21, 3>>("small 2x21 b3 runs of 3, o2", c, lookback_cache());
+                runs<SmallRuns<2, 9, 8>>("small 2x9 b8 runs of 3, o2", c, lookback_cache());
+                runs<W_Small12>("2x12 b6 (library small, again)", c, lookback_cache());
+            } else {
+                runs<N_Small6>("2x6 b6 (library small)", c, lookback_cache());
+                runs<SmallRuns<2, 6, 6>>("small 2x6 b6 runs of 3, o2", c, lookback_cache());
+                runs<SmallRuns<2, 9, 4>>("small 2x9 b4 runs of 3, o2", c, lookback_cache());
+                runs<SmallRuns<2, 12, 4>>("small 2x12 b4 runs of 3, o2", c, lookback_cache());
+                runs<N_Small6>("2x6 b6 (library small, again)", c, lookback_cache());
+            }
+            return;
+        }
+        if constexpr (sizeof(In) == 8) {
+            runs<Runs<12, 1, 0>>("2x12 b6 (library large before)", c);
+            runs<Runs<12, 3, 2>>("2x12 b6 runs of 3, o2", c);
+            runs<Runs<12, 3, 2, false, 6, false>>("2x12 b6 runs of 3, o2, plain", c);
+            runs<Runs<9, 3, 2, false, 8>>("2x9 b8 runs of 3, o2", c);
+            runs<Runs<9, 3, 2, false, 7>>("2x9 b7 runs of 3, o2", c);
+            runs<Runs<6, 3, 2, false, 10>>("2x6 b10 runs of 3, o2", c);
+            runs<Runs<6, 3, 2, false, 11>>("2x6 b11 runs of 3, o2", c);
+            runs<Runs<12, 3, 2>>("2x12 b6 runs of 3, o2 (again)", c);
+        } else {
+            runs<Runs<6, 1, 0>>("2x6 b6 (library large)", c);
+            runs<Runs<6, 3, 2>>("2x6 b6 runs of 3, o2", c);
+            runs<Runs<6, 3, 2, false, 8>>("2x6 b8 runs of 3, o2", c);
+            runs<Runs<6, 1, 0>>("2x6 b6 (library large, again)", c);
+        }
+    }
+};
+
+// `tune_scan8 ncu`: one launch each of the library's large 8-byte shape and
+// of runs of 3 through a bulk copy, float64 and int64 at 2^28, for a
+// profiler (no timing, no checks).
+template <class In>
+void profile_once() {
+    const Buffers<In, In> b(int64_t(1) << 28);
+    gp_scan_args a{};
+    a.in = b.in; a.out = b.out; a.n = int64_t(1) << 28; a.inclusive = 1;
+    using L0 = LookbackWith<Runs<12, 1, 0>, In, gp::Sum<In>>;
+    using L1 = LookbackWith<Runs<12, 3, 2>, In, gp::Sum<In>>;
+    a.scratch_bytes = L0::scratch(a.n);
+    CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+    CHECK(L0::run(a, facts));
+    CHECK(L1::run(a, facts));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaFree(a.scratch));
+}
+
 int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
     const bool evict = argc > 1 && std::strcmp(argv[1], "evict") == 0;
@@ -497,6 +606,11 @@ int main(int argc, char **argv) {
     std::printf("shapes: warps a block x vectors a lane, stages, blocks an SM; hold: the tile waits in shared "
                 "memory; FENCED: flag + __threadfence slots, else paired words.  x copy / x CUB / x r2r: their "
                 "time over the row's (above 1: the row is faster)\n\n");
+    if (argc > 1 && std::strcmp(argv[1], "ncu") == 0) {
+        profile_once<double>();
+        profile_once<long long>();
+        return 0;
+    }
     if (argc > 1 && std::strcmp(argv[1], "hops") == 0) {
         std::printf("| sum | tiles | n | us, zeroed slots | us, tagged slots (library) | copy us | tagged - copy | "
                     "check |\n|---|---:|---:|---:|---:|---:|---:|---|\n");
@@ -512,6 +626,14 @@ int main(int argc, char **argv) {
         one_type<long long, long long>("int64", flush, fb, Small{});
         one_type<int, long long>("int32 -> int64", flush, fb, Small{});
         one_type<float, double>("float32 -> float64", flush, fb, Small{});
+    } else if (argc > 1 && std::strcmp(argv[1], "runs") == 0) {
+        one_type<double, double>("float64", flush, fb, RunRows{});
+        one_type<long long, long long>("int64", flush, fb, RunRows{});
+        one_type<int, long long>("int32 -> int64", flush, fb, RunRows{});
+    } else if (argc > 1 && std::strcmp(argv[1], "runs2") == 0) {
+        one_type<double, double>("float64", flush, fb, RunRows2{});
+        one_type<long long, long long>("int64", flush, fb, RunRows2{});
+        one_type<int, long long>("int32 -> int64", flush, fb, RunRows2{});
     } else if (parts) {
         one_type<float, float>("float32", flush, fb, Parts{});
         one_type<double, double>("float64", flush, fb, Parts{});

@@ -176,6 +176,45 @@ __device__ inline void bulk_copy(void *shared_dst, const void *global_src, unsig
 #endif
 }
 
+// Bulk copies the other way (sm_90+): one thread copies `bytes` (a
+// multiple of 16, both addresses 16-byte aligned) from shared to global
+// memory with one instruction, as a bulk group of its own; evict_first as
+// async_copy16's.  The shared bytes must be written before (each writer's
+// fence_proxy_async, then a barrier); the thread waits with
+// bulk_store_wait_read before they are written again, and with
+// bulk_store_wait before its block exits.  Elsewhere a synchronous copy.
+__device__ inline void bulk_store(void *global_dst, const void *shared_src, unsigned bytes, bool evict_first = false) {
+#ifdef GP_BULK_COPIES
+    const unsigned src = static_cast<unsigned>(__cvta_generic_to_shared(shared_src));
+    if (evict_first)
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;" ::"l"(
+                         __cvta_generic_to_global(global_dst)),
+                     "r"(src), "r"(bytes), "l"(l2_evict_policy<false>())
+                     : "memory");
+    else
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(
+                         __cvta_generic_to_global(global_dst)),
+                     "r"(src), "r"(bytes)
+                     : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#else
+    (void)evict_first;
+    memcpy(global_dst, shared_src, bytes);
+#endif
+}
+// The thread's bulk stores have read their shared bytes.
+__device__ inline void bulk_store_wait_read() {
+#ifdef GP_BULK_COPIES
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+#endif
+}
+// The thread's bulk stores are done.
+__device__ inline void bulk_store_wait() {
+#ifdef GP_BULK_COPIES
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+
 // Arrive at a count-1 barrier with no bytes to wait for: the thread's
 // copies were synchronous.
 __device__ inline void barrier_arrive(unsigned long long *bar) {

@@ -231,13 +231,21 @@ def test_dtype_override(backend, variant, dtype, acc):
     check(x, got, "sum", True, variant, dtype=acc)
 
 
+# An input one element past a 16-byte boundary: no 16-byte vector loads or
+# stores, every tile partial in its vectors (the 8-byte scans' runs and
+# their tile buffer among them), small and large inputs.
+@pytest.mark.parametrize("n", [5003, 2**17 + 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 @pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
-def test_unaligned_device_view(backend, variant):
+def test_unaligned_device_view(backend, variant, dtype, n):
     need(backend, BY_NAME[variant])
-    x = host_case(5003, "float32")
+    x = host_case(n, dtype)
     d = gpuprims.to_device(x)
-    view = gpuprims.DeviceArray((5002,), np.float32, _ptr=d.ptr + 4, _owner=d)
-    check(x[1:], gpuprims.cumsum(view, variant=variant).get(), "sum", True, variant)
+    view = gpuprims.DeviceArray((n - 1,), x.dtype, _ptr=d.ptr + x.itemsize, _owner=d)
+    for inclusive in (True, False):
+        got = gpuprims.scan(view, "sum", inclusive=inclusive, variant=variant)
+        check(x[1:], got.get(), "sum", inclusive, variant)
+    np.testing.assert_array_equal(d.get(), x)
 
 
 # ------------------------------------------- look-back slots across calls

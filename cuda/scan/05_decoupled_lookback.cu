@@ -30,7 +30,14 @@
 // are coalesced; each lane copies its own vectors into shared memory and
 // reads them back, so no barrier), scans its VEC elements, and the 32 lane
 // totals are scanned with __shfl_up_sync; a carry takes the round totals
-// from round to round.
+// from round to round.  8-byte elements are read in runs instead: a
+// 16-byte vector holds two, so the warp would run 12 such scans a tile of
+// 8-byte values (two shuffles a step).  Each lane reads 3 consecutive
+// vectors from shared memory (a run of odd length: the lanes' reads fall in
+// different banks) and scans their 6 elements in order, and the warp scans
+// once a run - 4 times a tile.  A lane's results are then not one vector a
+// round, and a store instruction would span 1.5 KiB, so they go through a
+// tile buffer in shared memory, from which one bulk copy writes the tile.
 //
 // Deterministic: CUB's look-back adds whatever its predecessors have
 // published when it looks (totals, or inclusive prefixes where ready), so

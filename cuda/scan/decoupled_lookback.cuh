@@ -68,7 +68,8 @@ struct Ring {
             }
         }
     }
-    // The lane's vector v, the identity past n (and, FROM, before `from`).
+    // The lane's vector v (`stage`: the lane's part of the stage), the
+    // identity past n (and, FROM, before `from`).
     template <class Op, bool FROM = false>
     __device__ static void read(const unsigned char *stage, int64_t t, int v, int64_t n, int lane,
                                 typename Op::type (&e)[VEC], int64_t from = 0) {
@@ -79,6 +80,26 @@ struct Ring {
 #pragma unroll
         for (int k = 0; k < VEC; ++k)
             e[k] = i0 + k < n && (!FROM || i0 + k >= from) ? typename Op::type(raw[k]) : Op::identity();
+    }
+    // Vector q of tile t (`stage`: the stage's start), as read's.  read
+    // keeps its own body: written as read_at(stage - lane * 16, ..., v * 32
+    // + lane) it compiled to other code for the 4-byte kernels.
+    template <class Op>
+    __device__ static void read_at(const unsigned char *stage, int64_t t, int q, int64_t n,
+                                   typename Op::type (&e)[VEC]) {
+        const int64_t i0 = t * TILE + int64_t(q) * VEC;
+        In raw[VEC];
+        const uint4 w = *reinterpret_cast<const uint4 *>(stage + q * 16);
+        memcpy(raw, &w, 16);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) e[k] = i0 + k < n ? typename Op::type(raw[k]) : Op::identity();
+    }
+    // The tile's vector in the lane's place j of a tile read in runs of RUN
+    // (LookbackShape::RUN): run s = j / RUN of the lane is vectors s * RUN *
+    // 32 + lane * RUN ... + RUN - 1.
+    template <int RUN>
+    __device__ static int run_vector(int j, int lane) {
+        return (j / RUN) * RUN * WARP + lane * RUN + j % RUN;
     }
     // The tile's total: pairwise within each vector, pairwise over the
     // lane's vectors, then a warp tree - deterministic, and no rounding
@@ -230,6 +251,13 @@ struct WarpRing {
     __device__ void read_oldest(typename Op::type (&x)[Shape::VPT][R::VEC]) const {
         read_stage<Op>(s0, t[0], x);
     }
+    // The oldest tile's vectors in the lane's runs of RUN (Ring::run_vector).
+    template <class Op, int RUN>
+    __device__ void read_oldest_runs(typename Op::type (&x)[Shape::VPT][R::VEC]) const {
+#pragma unroll
+        for (int j = 0; j < Shape::VPT; ++j)
+            R::template read_at<Op>(stages + s0 * SB, t[0], R::template run_vector<RUN>(j, lane), n, x[j]);
+    }
     // The totals of the lane's vectors of the oldest tile, each summed in
     // the order of the vector's scan (its last element).
     template <class Op>
@@ -324,21 +352,30 @@ struct WarpRing {
 };
 
 // ------------------------------------------------------ a tile in registers
-// The tile's own scan: x[v][] becomes the vector's inclusive scan, base[v]
-// what comes before vector v within the tile (the tile's total, published
-// earlier, comes from Ring::total).
-template <int VPT, int VEC, class Acc, class Op>
-__device__ inline void scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int lane) {
+// The tile's own scan, the lane's vectors in runs of RUN (Ring::run_vector;
+// RUN 1: striped): each run x[s * RUN ...][] becomes the inclusive scan of
+// its elements in order, base[s] what comes before the lane's run s within
+// the tile (the tile's total, published earlier, comes from Ring::total).
+// A warp scan a run.
+template <int RUN, int VPT, int VEC, class Acc, class Op>
+__device__ inline void scan_runs(Acc (&x)[VPT][VEC], Acc (&base)[VPT / RUN], Op op, int lane) {
     Acc carry = Op::identity();
 #pragma unroll
-    for (int v = 0; v < VPT; ++v) {
+    for (int s = 0; s < VPT / RUN; ++s) {
 #pragma unroll
-        for (int k = 1; k < VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
-        const Acc inc = scan::warp_inclusive_scan(x[v][VEC - 1], op);
+        for (int j = s * RUN; j < (s + 1) * RUN; ++j)
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                if (j > s * RUN || k > 0) x[j][k] = op(k > 0 ? x[j][k - 1] : x[j - 1][VEC - 1], x[j][k]);
+        const Acc inc = scan::warp_inclusive_scan(x[(s + 1) * RUN - 1][VEC - 1], op);
         const Acc exc = __shfl_up_sync(FULL_MASK, inc, 1);
-        base[v] = lane > 0 ? op(carry, exc) : carry;
+        base[s] = lane > 0 ? op(carry, exc) : carry;
         carry = op(carry, __shfl_sync(FULL_MASK, inc, WARP - 1));
     }
+}
+template <int VPT, int VEC, class Acc, class Op>
+__device__ inline void scan_tile(Acc (&x)[VPT][VEC], Acc (&base)[VPT], Op op, int lane) {
+    scan_runs<1>(x, base, op, lane);
 }
 
 // The base[] of scan_tile from the totals of the lane's vectors alone (the
@@ -355,35 +392,83 @@ __device__ inline void scan_totals(const Acc (&tot)[VPT], Acc (&base)[VPT], Op o
     }
 }
 
-// Write tile `tile`: prefix p (where the tile has one), then what comes
-// before the vector, then the vector.  STREAM: evict-first stores.  The
-// elements from n on are not written (nor, FROM, those before `from`).
+// Write tile `tile`, scanned in runs of RUN (scan_runs): prefix p (where
+// the tile has one), then what comes before the run, then the run's
+// elements.  OUT (LookbackShape::OUT) 0: each lane stores its runs; 1 and
+// 2, for a whole tile of aligned vectors: the lanes put their runs in the
+// warp's buffer `buf` (the tile's bytes in order), then the warp stores it
+// striped (1) or lane 0 by a bulk copy (2); other tiles as 0.  STREAM:
+// evict-first stores.  The elements from n on are not written (nor, FROM,
+// those before `from`; OUT 0 only).
+template <bool STREAM, class R, int RUN, int OUT, bool FROM = false, int VPT, int VEC, class Acc, class Op>
+__device__ inline void write_runs(Acc *out, int64_t n, bool inclusive, bool vector_ok, const Acc (&x)[VPT][VEC],
+                                  const Acc (&base)[VPT / RUN], bool has_prefix, Acc p, Op op, int64_t tile,
+                                  int lane, unsigned char *buf, int64_t from = 0) {
+    static_assert(!FROM || OUT == 0, "a buffer holds whole tiles");
+    constexpr int VB = VEC * sizeof(Acc), WORDS = VB / 16;  // a vector's results: bytes, 16-byte words
+    const bool whole = OUT > 0 && vector_ok && (tile + 1) * R::TILE <= n;
+    if (whole) {  // the buffer's last tile is read
+        if (OUT == 2 && lane == 0) bulk_store_wait_read();
+        __syncwarp();
+    }
+#pragma unroll
+    for (int s = 0; s < VPT / RUN; ++s) {
+        const Acc b = has_prefix ? op(p, base[s]) : base[s];
+#pragma unroll
+        for (int j = s * RUN; j < (s + 1) * RUN; ++j) {
+            Acc r[VEC];
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                r[k] = inclusive               ? op(b, x[j][k])
+                       : k > 0                 ? op(b, x[j][k - 1])
+                       : j > s * RUN           ? op(b, x[j - 1][VEC - 1])
+                                               : b;
+            const int q = R::template run_vector<RUN>(j, lane);
+            uint4 w[WORDS];
+            memcpy(w, r, sizeof r);
+            if (whole) {
+#pragma unroll
+                for (int c = 0; c < WORDS; ++c) reinterpret_cast<uint4 *>(buf + q * VB)[c] = w[c];
+                continue;
+            }
+            const int64_t i0 = tile * R::TILE + int64_t(q) * VEC;
+            if (vector_ok && i0 + VEC <= n && (!FROM || i0 >= from)) {
+#pragma unroll
+                for (int c = 0; c < WORDS; ++c) {
+                    uint4 *dst = reinterpret_cast<uint4 *>(out + i0) + c;
+                    if (STREAM) __stcs(dst, w[c]);
+                    else *dst = w[c];
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k)
+                    if (i0 + k < n && (!FROM || i0 + k >= from)) out[i0 + k] = r[k];
+            }
+        }
+    }
+    if (!whole) return;
+    if (OUT == 2) {
+        fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) bulk_store(out + tile * R::TILE, buf, unsigned(R::TILE * sizeof(Acc)), STREAM);
+        return;
+    }
+    __syncwarp();
+    uint4 *dst = reinterpret_cast<uint4 *>(out + tile * R::TILE);
+    const uint4 *src = reinterpret_cast<const uint4 *>(buf);
+#pragma unroll
+    for (int i = lane; i < VPT * WARP * WORDS; i += WARP) {
+        if (STREAM) __stcs(dst + i, src[i]);
+        else dst[i] = src[i];
+    }
+}
+// write_runs of a striped tile (scan_tile's), stored from registers.
 template <bool STREAM, class R, bool FROM = false, int VPT, int VEC, class Acc, class Op>
 __device__ inline void write_tile(Acc *out, int64_t n, bool inclusive, bool vector_ok, const Acc (&x)[VPT][VEC],
                                   const Acc (&base)[VPT], bool has_prefix, Acc p, Op op, int64_t tile, int lane,
                                   int64_t from = 0) {
-#pragma unroll
-    for (int v = 0; v < VPT; ++v) {
-        const Acc b = has_prefix ? op(p, base[v]) : base[v];
-        Acc r[VEC];
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) r[k] = inclusive ? op(b, x[v][k]) : (k == 0 ? b : op(b, x[v][k - 1]));
-        const int64_t i0 = R::first(tile, v, lane);
-        if (vector_ok && i0 + VEC <= n && (!FROM || i0 >= from)) {
-            uint4 w[VEC * sizeof(Acc) / 16];
-            memcpy(w, r, sizeof r);
-#pragma unroll
-            for (int q = 0; q < int(VEC * sizeof(Acc) / 16); ++q) {
-                uint4 *dst = reinterpret_cast<uint4 *>(out + i0) + q;
-                if (STREAM) __stcs(dst, w[q]);
-                else *dst = w[q];
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < VEC; ++k)
-                if (i0 + k < n && (!FROM || i0 + k >= from)) out[i0 + k] = r[k];
-        }
-    }
+    write_runs<STREAM, R, 1, 0, FROM>(out, n, inclusive, vector_ok, x, base, has_prefix, p, op, tile, lane, nullptr,
+                                      from);
 }
 
 // ------------------------------------------------------------- the kernel
@@ -418,9 +503,12 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     const Op op;
     Probe probe;
     const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    constexpr int RUN = Shape::RUN;
     __shared__ unsigned long long barriers[Shape::BARRIERS];
     unsigned t[W::STAGES];
     W ring(in, n, vector_ok, next_tile, tiles, lane, warp, barriers, t, evict_first);
+    // The warp's output buffer (Shape::OUT > 0), after the rings.
+    unsigned char *const buf = dynamic_shared_memory() + Shape::SMEM + warp * W::R::TILE * int(sizeof(Acc));
     ring.start(warp);
     probe.mark(START);  // the first fills and the wait for the zeroing
 
@@ -431,11 +519,14 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         probe.mark(LAND);
         if (LOOK_BACK) ring.publish_landed(slots, lv, rows, op);  // the tile among them, if it was not out yet
         probe.mark(PUBLISH);
-        Acc x[Shape::VPT][W::R::VEC], base[Shape::VPT];
-        if (Shape::HOLD) {  // only the vectors' totals now: the tile stays in its stage
+        Acc x[Shape::VPT][W::R::VEC], base[Shape::VPT / RUN];
+        if constexpr (Shape::HOLD) {  // only the vectors' totals now: the tile stays in its stage
             Acc tot[Shape::VPT];
             ring.template vector_totals<Op>(tot);
             scan_totals(tot, base, op, lane);
+        } else if constexpr (RUN > 1) {
+            ring.template read_oldest_runs<Op, RUN>(x);
+            scan_runs<RUN>(x, base, op, lane);
         } else {
             ring.template read_oldest<Op>(x);
             scan_tile(x, base, op, lane);
@@ -463,11 +554,17 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
 #pragma unroll
                 for (int k = 1; k < W::R::VEC; ++k) x[v][k] = op(x[v][k - 1], x[v][k]);
         }
-        write_tile<Shape::STREAM, typename W::R>(out, n, inclusive, vector_ok, x, base, local > 0, p, op, tile, lane);
+        if constexpr (RUN > 1)
+            write_runs<Shape::STREAM, typename W::R, RUN, Shape::OUT>(out, n, inclusive, vector_ok, x, base, local > 0,
+                                                                      p, op, tile, lane, buf);
+        else
+            write_tile<Shape::STREAM, typename W::R>(out, n, inclusive, vector_ok, x, base, local > 0, p, op, tile,
+                                                     lane);
         if (Shape::HOLD) ring.fill(ring.t[W::STAGES - 1], s);
         probe.mark(WRITE);
         probe.iteration(lane);
     }
+    if (Shape::OUT == 2 && lane == 0) bulk_store_wait();  // the buffer is read before the block exits
     probe.end(lane);
 }
 
@@ -546,9 +643,10 @@ struct LookbackWith {
         const int64_t blocks = persistent_blocks<Shape>(tiles, d);
         const bool vec = scan::aligned16<In>(a.in) && scan::aligned16<Acc>(a.out);
         // the rings, beside the static barriers
-        GP_TRY(opt_in_shared(scan_lookback<Shape, In, Op, Probe>, Shape::SMEM, Shape::BARRIERS * 8));
+        constexpr int SMEM = Shape::template smem<In, Acc>();
+        GP_TRY(opt_in_shared(scan_lookback<Shape, In, Op, Probe>, SMEM, Shape::BARRIERS * 8));
         GP_LAUNCH_EARLY(early && d.major >= 9, (scan_lookback<Shape, In, Op, Probe>), unsigned(blocks),
-                        Shape::WARPS * WARP, Shape::SMEM, a.stream, static_cast<const In *>(a.in),
+                        Shape::WARPS * WARP, SMEM, a.stream, static_cast<const In *>(a.in),
                         static_cast<Acc *>(a.out), a.n * rows, a.inclusive != 0, vec,
                         a.n * rows * int64_t(sizeof(In)) <= EVICT_FIRST_UP_TO,
                         reinterpret_cast<unsigned *>(p), slots, lv, rw, unsigned(tiles));

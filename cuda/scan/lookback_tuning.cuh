@@ -26,15 +26,30 @@ namespace lookback {
 // one tile fewer in flight, the registers of the tile free); FENCED:
 // 8-byte totals behind a flag and a __threadfence() (Slots<Acc, false>)
 // instead of the fence-free paired words (PairedSlots; lookback.cuh).
+// RUN: the lane reads the tile in runs of RUN consecutive vectors (1: the
+// tile's vector v * 32 + lane, striped; an odd RUN reads shared memory
+// without bank conflicts), so that a warp scans VPT / RUN times a tile, not
+// VPT.  OUT (RUN > 1): where the results go - 0 straight from registers to
+// global memory (a store instruction then spans RUN times the bytes of a
+// striped one), 1 through a tile's buffer of shared memory a warp that the
+// warp then stores striped, 2 through that buffer by a bulk copy.
 template <int WARPS_, int VPT_, int STAGES_, int BLOCKS_, bool BULK_ = true, bool STREAM_ = true,
-          bool MID_PUBLISH_ = true, bool HOLD_ = false, bool FENCED_ = false>
+          bool MID_PUBLISH_ = true, bool HOLD_ = false, bool FENCED_ = false, int RUN_ = 1, int OUT_ = 0>
 struct LookbackShape {
-    static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_;
+    static constexpr int WARPS = WARPS_, VPT = VPT_, STAGES = STAGES_, BLOCKS = BLOCKS_, RUN = RUN_, OUT = OUT_;
     static constexpr bool BULK = BULK_, STREAM = STREAM_, MID_PUBLISH = MID_PUBLISH_, HOLD = HOLD_, FENCED = FENCED_;
     static constexpr int STAGE_BYTES = VPT * WARP * 16;
     static constexpr int SMEM = WARPS * STAGES * STAGE_BYTES;  // dynamic: the rings
     static constexpr int BARRIERS = WARPS * STAGES;             // static: one a stage
     static_assert(STAGES >= 2 && STAGES <= 8, "a ring of 2 to 8 stages");
+    static_assert(VPT % RUN == 0 && (RUN == 1 || !HOLD), "whole runs, read from a tile in registers");
+    static_assert(OUT >= 0 && OUT <= 2 && (OUT == 0 || RUN > 1), "an output buffer for runs");
+    // The dynamic shared memory of a shape whose results are Acc: the rings,
+    // then the warps' output buffers.
+    template <class In, class Acc>
+    static constexpr int smem() {
+        return SMEM + (OUT > 0 ? WARPS * VPT * WARP * int(16 / sizeof(In) * sizeof(Acc)) : 0);
+    }
 };
 
 // The warps of a shape's grid resident at once on the device: as many
@@ -91,36 +106,49 @@ using SmallTuning = LookbackShape<2, 12, 2, 5, false, true, false>;
 
 // 8-byte inputs and accumulators (float64, int64), large inputs: 2 x 12
 // vectors (768 elements, 6 KiB tiles), two stages filled by bulk copies,
-// 6 blocks an SM, no publication after the scan.  2^28 on an H200
-// (bench/results/tune-scan8-nvidia-h200-2026-11-23-run2.md): float64
-// 1.276 ms (0.79 of a copy, 1.01x cub::DeviceScan::InclusiveSum, 1.14x
-// CUB's run_to_run scan), int64 1.250 ms (1.03x CUB); 2^24: 1.01x and
-// 1.02x.  In the same run the same shape with cp.async copies took 1.382
-// and 1.349 ms, three stages at 5 blocks 1.539, 2 x 16 vectors in three
-// stages at 4 blocks (8 KiB tiles, 240 registers for float64) 1.419, plain
-// stores instead of evict-first 1.362, 4 warps a block at 3 blocks 1.384.
-using WideTuning = LookbackShape<2, 12, 2, 6, true, true, false>;
+// 6 blocks an SM, no publication after the scan; each lane reads the tile
+// in runs of 3 vectors (4 warp scans a tile, not 12), and the results go
+// out through a warp's 6 KiB buffer by one bulk copy (36 KiB of shared
+// memory a block).  2^28 on an H200 (bench/results/tune-scan8-runs-nvidia-
+// h200-2026-11-25.md): float64 1.232-1.235 ms (0.82 of a copy, 1.05x
+// cub::DeviceScan::InclusiveSum), int64 1.224-1.227 ms (1.05x); the same
+// shape striped took 1.325-1.332 and 1.279-1.282.  Runs stored from
+// registers took 1.49 ms (a store instruction then spans 1.5 KiB), through
+// the buffer by the warp 1.255, by a bulk copy without the evict-first
+// hint 1.283; 2 x 9 vectors at 7 or 8 blocks 1.32-1.33.  Before the runs
+// (bench/results/tune-scan8-nvidia-h200-2026-11-23-run2.md) the striped
+// shape with cp.async copies took 1.382 ms, three stages at 5 blocks
+// 1.539, 2 x 16 vectors in three stages at 4 blocks (8 KiB tiles, 240
+// registers for float64) 1.419, plain stores instead of evict-first
+// 1.362, 4 warps a block at 3 blocks 1.384.
+using WideTuning = LookbackShape<2, 12, 2, 6, true, true, false, false, false, 3, 2>;
 
 // 4-byte inputs, 8-byte accumulators (int32 -> int64, float32 -> float64),
 // large inputs: 2 x 6 vectors (768 elements, 3 KiB of input a tile), two
 // stages filled by bulk copies, 6 blocks an SM, no publication after the
-// scan.  2^28 on an H200 (same run): int32 -> int64 1.026 ms (0.74 of a
-// copy of its bytes, 1.31x CUB's InclusiveScan, 1.12x its run_to_run
-// scan), float32 -> float64 1.046 ms (1.31x, 1.13x); 2^24: 1.26x CUB.  2 x
-// 8 vectors in four stages at 4 blocks (1024 elements, 189 and 225
-// registers) took 1.158 and 1.180 ms; this shape with cp.async copies
-// 1.083 and 1.130.
+// scan.  2^28 on an H200 (tune-scan8-nvidia-h200-2026-11-23-run2): int32
+// -> int64 1.026 ms (0.74 of a copy of its bytes, 1.31x CUB's
+// InclusiveScan, 1.12x its run_to_run scan), float32 -> float64 1.046 ms
+// (1.31x, 1.13x); 2^24: 1.26x CUB.  2 x 8 vectors in four stages at 4
+// blocks (1024 elements, 189 and 225 registers) took 1.158 and 1.180 ms;
+// this shape with cp.async copies 1.083 and 1.130; in runs of 3 through a
+// bulk copy 0.994 against 0.999 (tune-scan8-runs).
 using WideningTuning = LookbackShape<2, 6, 2, 6, true, true, false>;
 
 // Small inputs (every tile a warp of its own), 8-byte accumulators: as
 // SmallTuning, tiles of 6 KiB of input copied by cp.async, no publication
 // after the scan, 6 blocks an SM so that 2^20 elements are few enough
 // tiles (768 elements a tile for 8-byte inputs, 1366 tiles, 1584 warps on
-// 132 SMs).  ptxas: 166 registers for float64 and int64, no spills.
-using SmallWideTuning = LookbackShape<2, 12, 2, 6, false, true, false>;
+// 132 SMs); 8-byte inputs in runs of 3 out through a bulk copy, as
+// WideTuning.  2^20 on an H200 (tune-scan8-runs, tagged slots): float64
+// 12.4 us against 12.9 striped (CUB 12.4), int64 12.4 against 12.5-12.6
+// (CUB 12.2); tiles of 1152 or 1344 elements (fewer than 1024 tiles) no
+// faster.  ptxas: 154 registers for int64, 168 for float64, no spills.
+using SmallWideTuning = LookbackShape<2, 12, 2, 6, false, true, false, false, false, 3, 2>;
 // The same for 4-byte inputs into 8-byte sums: 2 x 6 vectors (768
 // elements, 3 KiB of input a tile): 149 registers for int32 -> int64, 161
-// for float32 -> float64, no spills.
+// for float32 -> float64, no spills.  Striped, as WideningTuning: runs of
+// 3 through a bulk copy were level (tune-scan8-runs: 2^20 11.3 us both).
 using SmallWideningTuning = LookbackShape<2, 6, 2, 6, false, true, false>;
 
 // The tuning of an input type and accumulator: Small (every tile a warp of
