@@ -2,7 +2,7 @@
 # One call on the GPU machine: build for sm_90, run the tests (GPU ones
 # included), compute-sanitizer over every variant, then the benchmark.
 # Logs go to $OUT (the device tool brings them back).  Usage:
-#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-scan8-evict|tune-scan8-parts|tune-scan8-hops|tune-scan8-small|tune-rfa-scan|tune-rfa-scan-mid|tune-rfa-scan-big|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segscan-long|tune-segflat-packs|bench|bench-axis|bench-calls|bench-reduce-dtypes|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
+#   bash bench/gpu_run.sh [wheels|tests|tests-FILE|sanitize|tune|tune-reduce-loads|tune-reduce-shapes|tune-axis|tune-colscan|tune-quad|tune-scan|tune-scan8|tune-scan8-evict|tune-scan8-parts|tune-scan8-hops|tune-scan8-small|tune-scan8-runs|tune-scan8-runs2|tune-scan8-where|tune-rfa-scan|tune-rfa-scan-mid|tune-rfa-scan-big|profile-scan|profile-flat|tune-transpose|tune-nd|tune-rfa|tune-segscan-packs|tune-segscan-long|tune-segflat-packs|bench|bench-axis|bench-calls|bench-reduce-dtypes|bench-segments|bench-scan-segments|bench-transpose|bench-scan|bench-scan-wide|bench-dask|bench-host|ncu|main|notebooks|slow ...]   (default: tests sanitize bench)
 # wheels: install the carried .whl/*.whl (nbclient, ipykernel, matplotlib ...; dask, distributed,
 # dask-cuda and their missing dependencies for the dask steps) into /tmp/site, with no index and no
 # dependency resolution, and put it on PYTHONPATH for the later steps (and the dask workers they
@@ -82,6 +82,9 @@ for step in $steps; do
     tune-scan8-parts) RUN_ARGS=parts tune_prog tune_scan8 tune-scan8-parts -I"$(cccl_include)" ;;
     tune-scan8-hops) RUN_ARGS=hops tune_prog tune_scan8 tune-scan8-hops -I"$(cccl_include)" ;;
     tune-scan8-small) RUN_ARGS=small tune_prog tune_scan8 tune-scan8-small -I"$(cccl_include)" ;;
+    tune-scan8-runs) RUN_ARGS=runs tune_prog tune_scan8 tune-scan8-runs -I"$(cccl_include)" ;;
+    tune-scan8-runs2) RUN_ARGS=runs2 tune_prog tune_scan8 tune-scan8-runs2 -I"$(cccl_include)" ;;
+    tune-scan8-where) RUN_ARGS=where tune_prog tune_scan8 tune-scan8-where -I"$(cccl_include)" ;;
     tune-transpose) tune_prog tune_transpose tune-transpose -lcublas ;;
     tune-nd) tune_prog tune_nd tune-nd ;;
     tune-rfa) tune_prog tune_rfa tune-rfa -I"$(cccl_include)" ;;

@@ -28,8 +28,9 @@
 // (hops below), on zeroed slots and on the tagged slots the library's calls
 // use; `tune_scan8 small` times candidates for 2^20 (Small below);
 // `tune_scan8 runs` and `runs2` time tiles read in runs (RunRows, RunRows2
-// below), and `tune_scan8 ncu` launches two of them once each, for Nsight
-// Compute.
+// below), `tune_scan8 ncu` launches two of them once each, for Nsight
+// Compute, and `tune_scan8 where` times the library's choice at 2^28 the
+// ways this program and the library's timing loop differ (where_rows).
 //
 // On the GPU machine (after pip install --no-build-isolation -e . with the
 // nvidia-cuda-cccl wheel installed):
@@ -574,6 +575,60 @@ struct RunRows2 {
     }
 };
 
+// `tune_scan8 where`: the library's choice at 2^28 timed as this program
+// times it (the legacy default stream, each run waited for) and as the
+// library's timing loop does (csrc/timing.c: the per-thread stream, where
+// the early launch of the scan after its zeroing takes effect, every run
+// queued, the output poisoned before each), one change at a time.
+template <class In>
+void where_rows(const char *name, void *flush, size_t fb) {
+    const int64_t n = int64_t(1) << 28;
+    const Buffers<In, In> b(n);
+    using L = Lookback<In, gp::Sum<In>>;
+    gp_scan_args a{};
+    a.in = b.in; a.out = b.out; a.n = n; a.inclusive = 1;
+    a.scratch_bytes = L::scratch(n);
+    CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+    const auto poison = [&] { CHECK(cudaMemsetAsync(b.out, 0xff, n * sizeof(In), a.stream)); };
+    const auto run = [&] { CHECK(L::run(a, facts)); };
+    for (int round = 0; round < 2; ++round) {
+        a.stream = 0;
+        const float waited = median_ms(run, flush, fb, REPEAT);
+        const float poisoned = median_ms(run, flush, fb, REPEAT, poison);
+        a.stream = cudaStreamPerThread;
+        const float pts = median_ms(run, flush, fb, REPEAT, NoPre{}, a.stream);
+        const float pts_q = median_ms<true>(run, flush, fb, REPEAT, NoPre{}, a.stream);
+        const float lib = median_ms<true>(run, flush, fb, REPEAT, poison, a.stream);
+        std::printf("| %s | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name, waited, poisoned, pts, pts_q, lib);
+    }
+    // The same input and output from the runtime's stream-ordered pool
+    // (cudaMallocAsync), where the library's arrays come from, against
+    // cudaMalloc's; CUB on both.
+    In *pin = nullptr, *pout = nullptr;
+    CHECK(cudaMallocAsync(&pin, n * sizeof(In), 0));
+    CHECK(cudaMallocAsync(&pout, n * sizeof(In), 0));
+    CHECK(cudaMemcpy(pin, b.in, n * sizeof(In), cudaMemcpyDeviceToDevice));
+    size_t tb = 0;
+    CHECK(cub_scan<In, In>(nullptr, tb, b.in, b.out, n));
+    void *tmp;
+    CHECK(cudaMalloc(&tmp, tb));
+    a.stream = 0;
+    for (int round = 0; round < 2; ++round) {
+        a.in = b.in; a.out = b.out;
+        const float lib_malloc = median_ms(run, flush, fb, REPEAT);
+        const float cub_malloc = median_ms([&] { CHECK(cub_scan<In, In>(tmp, tb, b.in, b.out, n)); }, flush, fb, REPEAT);
+        a.in = pin; a.out = pout;
+        const float lib_pool = median_ms(run, flush, fb, REPEAT);
+        const float cub_pool = median_ms([&] { CHECK(cub_scan<In, In>(tmp, tb, pin, pout, n)); }, flush, fb, REPEAT);
+        std::printf("| %s: cudaMalloc lib / CUB, pool lib / CUB | %.4f | %.4f | %.4f | %.4f | |\n", name, lib_malloc,
+                    cub_malloc, lib_pool, cub_pool);
+    }
+    CHECK(cudaFree(tmp));
+    CHECK(cudaFree(pin));
+    CHECK(cudaFree(pout));
+    CHECK(cudaFree(a.scratch));
+}
+
 // `tune_scan8 ncu`: one launch each of the library's large 8-byte shape and
 // of runs of 3 through a bulk copy, float64 and int64 at 2^28, for a
 // profiler (no timing, no checks).
@@ -609,6 +664,14 @@ int main(int argc, char **argv) {
     if (argc > 1 && std::strcmp(argv[1], "ncu") == 0) {
         profile_once<double>();
         profile_once<long long>();
+        return 0;
+    }
+    if (argc > 1 && std::strcmp(argv[1], "where") == 0) {
+        std::printf("| sum, 2^28 | default stream, waited | + output poisoned | per-thread stream, waited | "
+                    "per-thread, queued | per-thread, queued, poisoned (as the library times) |\n"
+                    "|---|---:|---:|---:|---:|---:|\n");
+        where_rows<double>("float64", flush, fb);
+        where_rows<long long>("int64", flush, fb);
         return 0;
     }
     if (argc > 1 && std::strcmp(argv[1], "hops") == 0) {
