@@ -181,8 +181,9 @@ __device__ inline void bulk_copy(void *shared_dst, const void *global_src, unsig
 // memory with one instruction, as a bulk group of its own; evict_first as
 // async_copy16's.  The shared bytes must be written before (each writer's
 // fence_proxy_async, then a barrier); the thread waits with
-// bulk_store_wait_read before they are written again, and with
-// bulk_store_wait before its block exits.  Elsewhere a synchronous copy.
+// bulk_store_wait<true> before they are written again, and with
+// bulk_store_wait<false> before its block exits.  Elsewhere a synchronous
+// copy.
 __device__ inline void bulk_store(void *global_dst, const void *shared_src, unsigned bytes, bool evict_first = false) {
 #ifdef GP_BULK_COPIES
     const unsigned src = static_cast<unsigned>(__cvta_generic_to_shared(shared_src));
@@ -202,16 +203,13 @@ __device__ inline void bulk_store(void *global_dst, const void *shared_src, unsi
     memcpy(global_dst, shared_src, bytes);
 #endif
 }
-// The thread's bulk stores have read their shared bytes.
-__device__ inline void bulk_store_wait_read() {
-#ifdef GP_BULK_COPIES
-    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-#endif
-}
-// The thread's bulk stores are done.
+// Wait until the thread's bulk stores have read their shared bytes (READ),
+// or until they are done.
+template <bool READ>
 __device__ inline void bulk_store_wait() {
 #ifdef GP_BULK_COPIES
-    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    if (READ) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    else asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #endif
 }
 

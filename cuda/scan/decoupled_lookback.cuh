@@ -408,7 +408,7 @@ __device__ inline void write_runs(Acc *out, int64_t n, bool inclusive, bool vect
     constexpr int VB = VEC * sizeof(Acc), WORDS = VB / 16;  // a vector's results: bytes, 16-byte words
     const bool whole = OUT > 0 && vector_ok && (tile + 1) * R::TILE <= n;
     if (whole) {  // the buffer's last tile is read
-        if (OUT == 2 && lane == 0) bulk_store_wait_read();
+        if (OUT == 2 && lane == 0) bulk_store_wait<true>();
         __syncwarp();
     }
 #pragma unroll
@@ -564,7 +564,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         probe.mark(WRITE);
         probe.iteration(lane);
     }
-    if (Shape::OUT == 2 && lane == 0) bulk_store_wait();  // the buffer is read before the block exits
+    if (Shape::OUT == 2 && lane == 0) bulk_store_wait<false>();  // the buffer is read before the block exits
     probe.end(lane);
 }
 
