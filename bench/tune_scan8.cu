@@ -68,7 +68,7 @@ bool failed = false;
 // Shapes for 8-byte inputs (float64, int64): a 16-byte vector holds 2.
 using W_Before = LookbackShape<2, 16, 3, 4, true, true, true, false, true>;  // fenced slots
 using W_S3B4 = LookbackShape<2, 16, 3, 4>;
-using W_Small12 = LookbackShape<2, 12, 2, 6, false, true, false>;  // the library's, small and large
+using W_Small12 = LookbackShape<2, 12, 2, 6, false, true, false>;  // the library's small one before runs
 using W_12S3B5 = LookbackShape<2, 12, 3, 5, false, true, false>;
 using W_12Bulk = LookbackShape<2, 12, 2, 6, true, true, false>;
 using W_12Mid = LookbackShape<2, 12, 2, 6, false, true, true>;
@@ -77,7 +77,7 @@ using W_4x12S2B3 = LookbackShape<4, 12, 2, 3, false, true, false>;
 using W_10S2B6 = LookbackShape<2, 10, 2, 6, false, true, false>;
 // Shapes for 4-byte inputs into 8-byte sums: a vector holds 4.
 using N_Before = LookbackShape<2, 8, 4, 4, true, true, true, false, true>;  // fenced slots
-using N_S4B4 = LookbackShape<2, 8, 4, 4>;                                   // the library's, large
+using N_S4B4 = LookbackShape<2, 8, 4, 4>;                                   // the library's large one, 2026-11-23
 using N_Small6 = LookbackShape<2, 6, 2, 6, false, true, false>;             // the library's, small
 using N_Small8 = LookbackShape<2, 8, 2, 6, false, true, false>;
 using N_6S3B6 = LookbackShape<2, 6, 3, 6, false, true, false>;

@@ -564,7 +564,7 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
         probe.mark(WRITE);
         probe.iteration(lane);
     }
-    if (Shape::OUT == 2 && lane == 0) bulk_store_wait<false>();  // the buffer is read before the block exits
+    if (Shape::OUT == 2 && lane == 0) bulk_store_wait<false>();  // the last tile is out before the block exits
     probe.end(lane);
 }
 
