@@ -508,7 +508,8 @@ scan_lookback(const In *in, typename Op::type *out, int64_t n, bool inclusive, b
     unsigned t[W::STAGES];
     W ring(in, n, vector_ok, next_tile, tiles, lane, warp, barriers, t, evict_first);
     // The warp's output buffer (Shape::OUT > 0), after the rings.
-    unsigned char *const buf = dynamic_shared_memory() + Shape::SMEM + warp * W::R::TILE * int(sizeof(Acc));
+    unsigned char *const buf =
+        dynamic_shared_memory() + Shape::SMEM + warp * Shape::template out_bytes<In, Acc>();
     ring.start(warp);
     probe.mark(START);  // the first fills and the wait for the zeroing
 

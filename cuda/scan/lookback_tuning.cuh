@@ -44,11 +44,16 @@ struct LookbackShape {
     static_assert(STAGES >= 2 && STAGES <= 8, "a ring of 2 to 8 stages");
     static_assert(VPT % RUN == 0 && (RUN == 1 || !HOLD), "whole runs, read from a tile in registers");
     static_assert(OUT >= 0 && OUT <= 2 && (OUT == 0 || RUN > 1), "an output buffer for runs");
-    // The dynamic shared memory of a shape whose results are Acc: the rings,
-    // then the warps' output buffers.
+    // A warp's output buffer where the results are Acc (a tile's results;
+    // none for OUT 0), and the dynamic shared memory: the rings, then the
+    // warps' output buffers.
+    template <class In, class Acc>
+    __host__ __device__ static constexpr int out_bytes() {
+        return OUT > 0 ? VPT * WARP * int(16 / sizeof(In) * sizeof(Acc)) : 0;
+    }
     template <class In, class Acc>
     static constexpr int smem() {
-        return SMEM + (OUT > 0 ? WARPS * VPT * WARP * int(16 / sizeof(In) * sizeof(Acc)) : 0);
+        return SMEM + WARPS * out_bytes<In, Acc>();
     }
 };
 
