@@ -43,6 +43,7 @@
 #include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tune_common.cuh"
@@ -197,14 +198,26 @@ gp_lookback_cache *lookback_cache() {
     return &cache;
 }
 
+// The arguments of an inclusive scan by L of n elements, with its scratch
+// allocated (the caller frees a.scratch).
+template <class L>
+gp_scan_args scan_args(const void *in, void *out, int64_t n, gp_lookback_cache *cache = nullptr) {
+    gp_scan_args a{};
+    a.in = in; a.out = out; a.n = n; a.inclusive = 1; a.cache = cache;
+    a.scratch_bytes = L::scratch(n);
+    CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+    return a;
+}
+
+// The input and accumulator types of a Case.
+template <class C> using InOf = std::remove_const_t<std::remove_pointer_t<decltype(std::declval<C>().in)>>;
+template <class C> using AccOf = std::remove_pointer_t<decltype(std::declval<C>().out)>;
+
 // cache: the slots a small scan publishes in instead of zeroed scratch (as
 // the library's calls run it), or nullptr (zeroed scratch every run).
 template <class L, class In, class Acc>
 void run_with(const char *variant, Case<In, Acc> &c, gp_lookback_cache *cache = nullptr) {
-    gp_scan_args a{};
-    a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1; a.cache = cache;
-    a.scratch_bytes = L::scratch(c.n);
-    CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+    gp_scan_args a = scan_args<L>(c.in, c.out, c.n, cache);
     const float ms = median_ms([&] { CHECK(L::run(a, facts)); }, c.flush, c.fb, REPEAT);
     std::vector<Acc> r1(c.n), r2(c.n);
     CHECK(cudaMemcpy(r1.data(), c.out, c.n * sizeof(Acc), cudaMemcpyDeviceToHost));
@@ -316,8 +329,8 @@ void one_case(const char *name, const std::vector<In> &h, In *in, Acc *out, void
 struct Evict {
     template <class C>
     void operator()(C &c) const {
-        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
-        using Acc = std::remove_pointer_t<decltype(c.out)>;
+        using In = InOf<C>;
+        using Acc = AccOf<C>;
         run_with<Lookback<In, gp::Sum<Acc>, 0>>("auto, plain copies", c);
         run_with<Lookback<In, gp::Sum<Acc>, INT64_MAX>>("auto, evict-first copies", c);
         run_with<Lookback<In, gp::Sum<Acc>, 0>>("auto, plain copies (again)", c);
@@ -339,15 +352,12 @@ void time_only(C &c, const char *variant, F call) {
 struct Parts {
     template <class C>
     void operator()(C &c) const {
-        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
-        using Acc = std::remove_pointer_t<decltype(c.out)>;
+        using In = InOf<C>;
+        using Acc = AccOf<C>;
         using Shape = TuningFor<In, Acc, true>;
         using L = LookbackWith<Shape, In, gp::Sum<Acc>>;
         using T = LookbackWith<Shape, In, gp::Sum<Acc>, NoLookBack>;
-        gp_scan_args a{};
-        a.in = c.in; a.out = c.out; a.n = c.n; a.inclusive = 1;
-        a.scratch_bytes = L::scratch(c.n);
-        CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+        gp_scan_args a = scan_args<L>(c.in, c.out, c.n);
         time_only(c, "small shape: zeroing alone", [&] { return L::zero(a); });
         time_only(c, "small shape: tile pass + zeroing", [&] { return T::run(a, facts); });
         time_only(c, "small shape: tile pass alone", [&] { return T::launch(a, facts); });
@@ -365,8 +375,8 @@ struct Parts {
 // with plain stores instead of streaming ones, on tagged slots.
 template <class Shape, class C>
 void small_copies(C &c) {
-    using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
-    using Acc = std::remove_pointer_t<decltype(c.out)>;
+    using In = InOf<C>;
+    using Acc = AccOf<C>;
     using Plain = LookbackShape<Shape::WARPS, Shape::VPT, Shape::STAGES, Shape::BLOCKS, Shape::BULK, false,
                                 Shape::MID_PUBLISH>;
     run_with<LookbackWith<Shape, In, gp::Sum<Acc>, NoProbe, 0>>("library, plain copies, tagged", c, lookback_cache());
@@ -381,8 +391,8 @@ void zeroed_and_tagged(const char *name, C &c) {
 struct Small {
     template <class C>
     void operator()(C &c) const {
-        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
-        using Acc = std::remove_pointer_t<decltype(c.out)>;
+        using In = InOf<C>;
+        using Acc = AccOf<C>;
         if constexpr (sizeof(Acc) == 4) {
             zeroed_and_tagged<F_Small>("2x12 s2 b5 (library)", c);
         } else if constexpr (sizeof(In) == 8) {
@@ -414,10 +424,7 @@ void hops(const char *name, const In *in, Acc *out, void *flush, size_t fb) {
     for (int64_t tiles : {int64_t(32), int64_t(33), int64_t(512), int64_t(1000), int64_t(1023), int64_t(1024),
                           int64_t(1025), int64_t(1100), int64_t(1366), resident}) {
         if (tiles > resident) continue;
-        gp_scan_args a{};
-        a.in = in; a.out = out; a.n = tiles * L::TILE; a.inclusive = 1;
-        a.scratch_bytes = L::scratch(a.n);
-        CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+        gp_scan_args a = scan_args<L>(in, out, tiles * L::TILE);
         const float ms = median_ms([&] { CHECK(L::run(a, facts)); }, flush, fb, REPEAT);
         std::vector<Acc> zeroed(a.n), tagged(a.n);
         CHECK(cudaMemcpy(zeroed.data(), out, a.n * sizeof(Acc), cudaMemcpyDeviceToHost));
@@ -510,7 +517,7 @@ struct Widening {
 struct RunRows {
     template <class C>
     void operator()(C &c) const {
-        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
+        using In = InOf<C>;
         if constexpr (sizeof(In) == 8) {
             runs<Runs<12, 1, 0>>("2x12 (library large)", c);
             runs<Runs<12, 3, 0>>("2x12 runs of 3, o0", c);
@@ -538,7 +545,7 @@ struct RunRows {
 struct RunRows2 {
     template <class C>
     void operator()(C &c) const {
-        using In = std::remove_const_t<std::remove_pointer_t<decltype(c.in)>>;
+        using In = InOf<C>;
         if (c.n == (int64_t(1) << 20)) {
             if constexpr (sizeof(In) == 8) {
                 runs<W_Small12>("2x12 b6 (library small)", c, lookback_cache());
@@ -585,10 +592,7 @@ void where_rows(const char *name, void *flush, size_t fb) {
     const int64_t n = int64_t(1) << 28;
     const Buffers<In, In> b(n);
     using L = Lookback<In, gp::Sum<In>>;
-    gp_scan_args a{};
-    a.in = b.in; a.out = b.out; a.n = n; a.inclusive = 1;
-    a.scratch_bytes = L::scratch(n);
-    CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+    gp_scan_args a = scan_args<L>(b.in, b.out, n);
     const auto poison = [&] { CHECK(cudaMemsetAsync(b.out, 0xff, n * sizeof(In), a.stream)); };
     const auto run = [&] { CHECK(L::run(a, facts)); };
     for (int round = 0; round < 2; ++round) {
@@ -635,12 +639,10 @@ void where_rows(const char *name, void *flush, size_t fb) {
 template <class In>
 void profile_once() {
     const Buffers<In, In> b(int64_t(1) << 28);
-    gp_scan_args a{};
-    a.in = b.in; a.out = b.out; a.n = int64_t(1) << 28; a.inclusive = 1;
     using L0 = LookbackWith<Runs<12, 1, 0>, In, gp::Sum<In>>;
     using L1 = LookbackWith<Runs<12, 3, 2>, In, gp::Sum<In>>;
-    a.scratch_bytes = L0::scratch(a.n);
-    CHECK(cudaMalloc(&a.scratch, a.scratch_bytes));
+    static_assert(L0::TILE == L1::TILE, "one scratch serves both");
+    const gp_scan_args a = scan_args<L0>(b.in, b.out, int64_t(1) << 28);
     CHECK(L0::run(a, facts));
     CHECK(L1::run(a, facts));
     CHECK(cudaDeviceSynchronize());
