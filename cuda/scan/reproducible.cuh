@@ -924,8 +924,9 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
         // the fast path's, steps from the last to the first: a kept step
         // from shared memory, the others from the ring (asking for step
         // k - IN_FLIGHT once step k has landed) or from global memory
+        const auto kept_step = [&](int k) { return striped && k < KEEP; };  // KEEP is 0 where the input is converted
         const auto load_fast = [&](int k, Acc (&x)[ITEMS]) {
-            if (striped && k < KEEP) {  // KEEP is 0 where the input is converted
+            if (kept_step(k)) {
 #pragma unroll
                 for (int q = 0; q < VPL; ++q) memcpy(x + q * VEC, &kept_at(k, lane * VPL + q), 16);
             } else if (ringed) {
@@ -1044,7 +1045,7 @@ scan_rfa_warps(const In *__restrict__ in, Acc *__restrict__ out, int64_t n, bool
                     // memory, prefetched into the L1 while this one is
                     // scanned (no registers held: double's registers a step
                     // ahead spill)
-                    if (k > 0 && !(striped && k - 1 < KEEP) && !ringed) {
+                    if (k > 0 && !kept_step(k - 1) && !ringed) {  // load_fast's last branch
                         const int64_t next_first = w0 + int64_t(k - 1) * STEP + int64_t(lane) * ITEMS;
                         if (next_first < n) prefetch_l1(in + next_first);
                     }
