@@ -232,8 +232,9 @@ def test_dtype_override(backend, variant, dtype, acc):
 
 
 # An input one element past a 16-byte boundary: no 16-byte vector loads or
-# stores, every tile partial in its vectors (the 8-byte scans' runs and
-# their tile buffer among them), small and large inputs.
+# stores, so every tile takes the per-element paths (for the 8-byte scans'
+# runs: stored from registers, not through the tile buffer), small and
+# large inputs.
 @pytest.mark.parametrize("n", [5003, 2**17 + 3])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 @pytest.mark.parametrize("variant", [v.name for v in DEVICE if v.max_n is None])
